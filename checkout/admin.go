@@ -1,0 +1,114 @@
+package checkout
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gameday-dev/gameday/breakers"
+)
+
+func (s *Server) routes() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /checkout", s.handleCheckout)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.HandleFunc("GET /admin/breakers", s.handleBreakers)
+	mux.HandleFunc("GET /admin/ledger", s.handleLedger)
+	mux.HandleFunc("PUT /admin/stock", s.handleStock)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	s.mux = mux
+}
+
+// BreakerView is one dependency's breaker as GET /admin/breakers shows it.
+type BreakerView struct {
+	State       breakers.State        `json:"state"`
+	InFlight    int                   `json:"in_flight"`
+	Transitions []breakers.Transition `json:"transitions"`
+	// TransitionCount includes transitions dropped from the kept history.
+	TransitionCount uint64 `json:"transition_count"`
+}
+
+// Breakers returns every dependency's breaker by name.
+func (s *Server) Breakers() map[string]BreakerView {
+	out := make(map[string]BreakerView, len(s.guards))
+	for _, g := range s.guards {
+		out[g.Name()] = BreakerView{State: g.State(), InFlight: g.InFlight(), Transitions: g.Transitions(), TransitionCount: g.TransitionCount()}
+	}
+	return out
+}
+
+func (s *Server) handleBreakers(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"at": time.Now().UTC(), "breakers": s.Breakers()})
+}
+
+// handleLedger answers the books of one SKU (?sku=) or of every SKU. It
+// reads Redis directly, not through the inventory breaker: the runner
+// reconciles after the faults are gone, and must not be refused by a
+// breaker still open from the drill.
+func (s *Server) handleLedger(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	skus := r.URL.Query()["sku"]
+	if len(skus) == 0 {
+		var err error
+		if skus, err = s.inv.SKUs(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+			return
+		}
+	}
+	ledgers := make([]Ledger, 0, len(skus))
+	for _, sku := range skus {
+		l, err := s.inv.Ledger(ctx, sku)
+		if err != nil {
+			code := http.StatusServiceUnavailable
+			if errorsIsUnknown(err) {
+				code = http.StatusNotFound
+			}
+			writeJSON(w, code, map[string]string{"error": err.Error()})
+			return
+		}
+		ledgers = append(ledgers, l)
+	}
+	sortLedgers(ledgers)
+	writeJSON(w, http.StatusOK, map[string]any{"ledgers": ledgers})
+}
+
+// StockRequest is the body of PUT /admin/stock.
+type StockRequest struct {
+	SKU   string `json:"sku"`
+	Units int64  `json:"units"`
+}
+
+func (s *Server) handleStock(w http.ResponseWriter, r *http.Request) {
+	var req StockRequest
+	if err := decodeJSON(r, &req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	if req.SKU == "" || req.Units < 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "sku: required; units: must not be negative"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if err := s.inv.SetStock(ctx, req.SKU, req.Units); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, req)
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
+	defer cancel()
+	if err := s.invRedis.Ping(ctx).Err(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "inventory unavailable", "error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,147 @@
+package checkout
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/gameday-dev/gameday/breakers"
+)
+
+// Config is the reference checkout's configuration. Every zero value is
+// documented and replaced by a default in New.
+type Config struct {
+	// InventoryRedis is the host:port of the Redis holding stock and orders.
+	// Required: without it nothing can be sold.
+	InventoryRedis string
+	// SessionRedis is the host:port of the Redis holding sessions. "" runs
+	// without a session store: every shopper is a guest (not degraded).
+	SessionRedis string
+	// PaymentURL is the payment provider's base URL. Required.
+	PaymentURL string
+
+	// Mode is ModeReserve (zero value) or ModeNaive.
+	Mode Mode
+	// LeaseTTL is how long a reservation holds its unit; 0 means 30s. It
+	// should exceed the longest payment a shopper would wait for.
+	LeaseTTL time.Duration
+	// PriceCents is the price of one unit; 0 means 1299.
+	PriceCents int64
+	// RetryAfter is what a refusal tells the shopper to wait; 0 means 1s.
+	RetryAfter time.Duration
+	// MinPaymentTime: a charge is not started when less than this is left
+	// before the shopper's deadline (the shopper would be gone before the
+	// answer). 0 means only a deadline already passed stops it.
+	MinPaymentTime time.Duration
+	// PaymentAttempts is how many times one checkout sends its charge when
+	// the connection fails; every attempt carries the same idempotency key,
+	// so at most one charge is made. 0 means 2.
+	PaymentAttempts int
+	// VoidRetryFor is how long a void that failed (payment unreachable) keeps
+	// being retried in the background; 0 means 30s.
+	VoidRetryFor time.Duration
+
+	// Payment, Inventory and Sessions guard each dependency. Their zero
+	// values are breakers' defaults, except the timeouts: payment 2s,
+	// inventory 250ms, sessions 100ms. Name is set by the checkout.
+	Payment, Inventory, Sessions breakers.Settings
+
+	// SessionTTL is a session's idle lifetime; 0 means 30 minutes.
+	SessionTTL time.Duration
+
+	// Logger receives the checkout's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c *Config) normalise() {
+	if c.Mode == "" {
+		c.Mode = ModeReserve
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = 30 * time.Second
+	}
+	if c.PriceCents == 0 {
+		c.PriceCents = 1299
+	}
+	if c.RetryAfter == 0 {
+		c.RetryAfter = time.Second
+	}
+	if c.PaymentAttempts == 0 {
+		c.PaymentAttempts = 2
+	}
+	if c.VoidRetryFor == 0 {
+		c.VoidRetryFor = 30 * time.Second
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = 30 * time.Minute
+	}
+	if c.Payment.Timeout == 0 {
+		c.Payment.Timeout = 2 * time.Second
+	}
+	if c.Inventory.Timeout == 0 {
+		c.Inventory.Timeout = 250 * time.Millisecond
+	}
+	if c.Sessions.Timeout == 0 {
+		c.Sessions.Timeout = 100 * time.Millisecond
+	}
+	c.Payment.Name, c.Inventory.Name, c.Sessions.Name = "payment", "inventory", "sessions"
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports the first setting that cannot work, naming it.
+func (c Config) Validate() error {
+	var errs []error
+	if err := checkHostPort(c.InventoryRedis); err != nil {
+		errs = append(errs, fmt.Errorf("inventory redis address %q: %w", c.InventoryRedis, err))
+	}
+	if c.SessionRedis != "" {
+		if err := checkHostPort(c.SessionRedis); err != nil {
+			errs = append(errs, fmt.Errorf("session redis address %q: %w", c.SessionRedis, err))
+		}
+	}
+	if u, err := url.Parse(c.PaymentURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("payment url %q: want http://host:port", c.PaymentURL))
+	}
+	switch c.Mode {
+	case "", ModeReserve, ModeNaive:
+	default:
+		errs = append(errs, fmt.Errorf("mode %q: want %q or %q", c.Mode, ModeReserve, ModeNaive))
+	}
+	for name, d := range map[string]time.Duration{
+		"lease ttl": c.LeaseTTL, "retry after": c.RetryAfter, "min payment time": c.MinPaymentTime,
+		"void retry": c.VoidRetryFor, "session ttl": c.SessionTTL,
+	} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s %s: must not be negative", name, d))
+		}
+	}
+	if c.PriceCents < 0 {
+		errs = append(errs, fmt.Errorf("price %d: must not be negative", c.PriceCents))
+	}
+	if c.PaymentAttempts < 0 {
+		errs = append(errs, fmt.Errorf("payment attempts %d: must not be negative", c.PaymentAttempts))
+	}
+	return errors.Join(errs...)
+}
+
+func checkHostPort(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if port == "" || port == "0" {
+		return errors.New("needs a port")
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("bad port: %w", err)
+	}
+	if host == "" {
+		return errors.New("needs a host")
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package checkout
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/gameday-dev/gameday/breakers"
+)
+
+// metrics are the checkout's Prometheus series, on a registry of its own.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	degraded *prometheus.CounterVec
+	voids    *prometheus.CounterVec
+}
+
+func newMetrics(guards []*breakers.Guard) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gameday_checkout_requests_total",
+			Help: "Checkout answers by outcome and HTTP status.",
+		}, []string{"outcome", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gameday_checkout_request_duration_seconds",
+			Help:    "Time to answer a checkout, by outcome.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"outcome"}),
+		degraded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gameday_checkout_degraded_total",
+			Help: "Checkouts answered in a degraded way, by reason.",
+		}, []string{"reason"}),
+		voids: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gameday_checkout_voids_total",
+			Help: "Charge voids by result: requested, done, called_off, abandoned.",
+		}, []string{"result"}),
+	}
+	m.reg.MustRegister(m.requests, m.duration, m.degraded, m.voids,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, g := range guards {
+		labels := prometheus.Labels{"dependency": g.Name()}
+		m.reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "gameday_breaker_state",
+				Help:        "Circuit breaker state: 0 closed, 1 half-open, 2 open.",
+				ConstLabels: labels,
+			}, func() float64 { return float64(g.State()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name:        "gameday_breaker_transitions_total",
+				Help:        "Circuit breaker state changes.",
+				ConstLabels: labels,
+			}, func() float64 { return float64(g.TransitionCount()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "gameday_breaker_in_flight",
+				Help:        "Calls in flight through the dependency's bulkhead.",
+				ConstLabels: labels,
+			}, func() float64 { return float64(g.InFlight()) }),
+		)
+	}
+	return m
+}
+
+func (m *metrics) observe(r Response, d time.Duration) {
+	m.requests.WithLabelValues(string(r.Status), strconv.Itoa(StatusCode(r.Status))).Inc()
+	m.duration.WithLabelValues(string(r.Status)).Observe(d.Seconds())
+}

@@ -1,0 +1,122 @@
+package payment
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// Config sets how the payment-gateway stand-in behaves. The zero value is a
+// provider that answers at once, approves every charge and has no slot limit.
+type Config struct {
+	// MinLatency and MaxLatency bound a charge's processing time, drawn
+	// uniformly in [MinLatency, MaxLatency]. Both zero means no latency.
+	// MaxLatency below MinLatency is an error, so a fixed latency is
+	// MinLatency == MaxLatency.
+	MinLatency, MaxLatency time.Duration
+	// TailProbability is the probability, in [0, 1], that a charge gets an
+	// extra long-tail delay on top of its uniform latency. Zero means no tail.
+	TailProbability float64
+	// TailLatency is the mean of the extra delay, which is drawn from an
+	// exponential distribution. It must be above zero when TailProbability is.
+	TailLatency time.Duration
+	// DeclineRate is the fraction of charges declined, in [0, 1].
+	DeclineRate float64
+	// Slots is how many charges are processed at once; the others wait in
+	// arrival order, roughly, for a slot. Zero means no limit.
+	Slots int
+	// Seed seeds every random draw, together with the charge's key.
+	Seed int64
+	// Now tells the time for created_at and voided_at. Nil means time.Now.
+	// Processing sleeps on the real clock whatever Now is.
+	Now func() time.Time
+}
+
+// ConfigError reports one invalid Config field.
+type ConfigError struct {
+	// Field is the Go name of the field, such as "MaxLatency".
+	Field string
+	// Value is the field's value as written by fmt.
+	Value string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error implements error.
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("payment config: %s %s: %s", e.Field, e.Value, e.Reason)
+}
+
+// Validate checks every field and reports every problem it finds, each as a
+// *ConfigError, joined with errors.Join. It returns nil for a valid Config.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field string, value any, reason string) {
+		errs = append(errs, &ConfigError{Field: field, Value: fmt.Sprint(value), Reason: reason})
+	}
+	if c.MinLatency < 0 {
+		bad("MinLatency", c.MinLatency, "must not be negative")
+	}
+	if c.MaxLatency < 0 {
+		bad("MaxLatency", c.MaxLatency, "must not be negative")
+	}
+	if c.MaxLatency < c.MinLatency {
+		bad("MaxLatency", c.MaxLatency, "must not be less than MinLatency "+c.MinLatency.String())
+	}
+	if !(c.TailProbability >= 0 && c.TailProbability <= 1) { // also catches NaN
+		bad("TailProbability", c.TailProbability, "must be in [0, 1]")
+	}
+	if c.TailLatency < 0 {
+		bad("TailLatency", c.TailLatency, "must not be negative")
+	}
+	if c.TailProbability > 0 && c.TailLatency == 0 {
+		bad("TailLatency", c.TailLatency, "must be above zero when TailProbability is "+
+			strconv.FormatFloat(c.TailProbability, 'g', -1, 64))
+	}
+	if !(c.DeclineRate >= 0 && c.DeclineRate <= 1) {
+		bad("DeclineRate", c.DeclineRate, "must be in [0, 1]")
+	}
+	if c.Slots < 0 {
+		bad("Slots", c.Slots, "must not be negative (0 means no limit)")
+	}
+	return errors.Join(errs...)
+}
+
+// outcome is what the provider decides for one charge.
+type outcome struct {
+	latency  time.Duration // how long processing takes
+	declined bool          // whether the charge is declined
+}
+
+// draw decides the outcome of the charge with the given key. It depends only
+// on the Config and the key, so the same seed and key give the same outcome
+// whatever order charges arrive in.
+func (c Config) draw(key string) outcome {
+	h := fnv.New64a()
+	h.Write([]byte(key)) // never fails
+	r := rand.New(rand.NewPCG(uint64(c.Seed), h.Sum64()))
+
+	// Always draw the same values in the same order, so that one setting
+	// does not shift the draws of another. ExpFloat64 comes last because it
+	// consumes a variable number of values.
+	declineCoin := r.Float64()
+	spread := r.Float64()
+	tailCoin := r.Float64()
+	tail := r.ExpFloat64()
+
+	latency := float64(c.MinLatency)
+	if c.MaxLatency > c.MinLatency {
+		latency += spread * float64(c.MaxLatency-c.MinLatency)
+	}
+	if c.TailLatency > 0 && tailCoin < c.TailProbability {
+		latency += tail * float64(c.TailLatency)
+	}
+	return outcome{
+		latency:  time.Duration(min(latency, float64(math.MaxInt64/2))),
+		declined: declineCoin < c.DeclineRate,
+	}
+}

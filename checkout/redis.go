@@ -1,0 +1,39 @@
+package checkout
+
+import (
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// NewRedisClient returns a go-redis client configured for a network that
+// misbehaves during a drill:
+//
+//   - ContextTimeoutEnabled: the caller's context deadline bounds socket reads
+//     and writes. Without it go-redis ignores the deadline and a GET with a
+//     50ms deadline behind 1s of latency succeeds after 1s.
+//   - MaxRetries -1: no command is re-sent by the client. go-redis v9 retries
+//     three times by default on read timeouts and dropped connections, so a
+//     write whose reply was lost is applied again (an INCR returns 2). Every
+//     write the checkout makes is keyed by checkout id and safe to repeat, but
+//     the checkout repeats it itself, deliberately, never the driver.
+//   - Short dial, read, write and pool timeouts, so a dead dependency is
+//     noticed in milliseconds rather than seconds.
+func NewRedisClient(addr string, timeout time.Duration) *redis.Client {
+	if timeout <= 0 {
+		timeout = 250 * time.Millisecond
+	}
+	return redis.NewClient(&redis.Options{
+		Addr:                  addr,
+		Protocol:              2,
+		DisableIdentity:       true,
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
+		DialTimeout:           timeout,
+		ReadTimeout:           timeout,
+		WriteTimeout:          timeout,
+		PoolTimeout:           timeout,
+		PoolSize:              64,
+		MinIdleConns:          0,
+	})
+}

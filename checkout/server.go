@@ -1,0 +1,480 @@
+package checkout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gameday-dev/gameday/breakers"
+	"github.com/gameday-dev/gameday/checkout/payment"
+)
+
+// Server is the reference checkout: an http.Handler plus the clients and
+// guards of its three dependencies.
+type Server struct {
+	cfg       Config
+	log       *slog.Logger
+	invRedis  *redis.Client
+	sessRedis *redis.Client
+	inv       *Inventory
+	sessions  *Sessions
+	pay       *payment.Client
+	guards    []*breakers.Guard // payment, inventory, sessions
+	payG      *breakers.Guard
+	invG      *breakers.Guard
+	sessG     *breakers.Guard
+	voids     *voider
+	metrics   *metrics
+	mux       *http.ServeMux
+
+	mu       sync.Mutex
+	inFlight map[string]struct{} // checkout ids being processed here
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New builds a checkout from cfg. It does not contact the dependencies: a
+// checkout starts even when they are down, and says so when asked.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("configure checkout: %w", err)
+	}
+	cfg.normalise()
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		invRedis: NewRedisClient(cfg.InventoryRedis, cfg.Inventory.Timeout),
+		pay:      payment.NewClient(cfg.PaymentURL, nil),
+		payG:     breakers.New(cfg.Payment),
+		invG:     breakers.New(cfg.Inventory),
+		sessG:    breakers.New(cfg.Sessions),
+		inFlight: map[string]struct{}{},
+	}
+	s.inv = NewInventory(s.invRedis)
+	if cfg.SessionRedis != "" {
+		s.sessRedis = NewRedisClient(cfg.SessionRedis, cfg.Sessions.Timeout)
+		s.sessions = NewSessions(s.sessRedis, cfg.SessionTTL)
+	}
+	s.guards = []*breakers.Guard{s.payG, s.invG, s.sessG}
+	s.metrics = newMetrics(s.guards)
+	s.voids = newVoider(s.pay, cfg.VoidRetryFor, cfg.Payment.Timeout, s.log, s.metrics)
+	s.routes()
+	return s, nil
+}
+
+// Close stops background work and closes connections. Voids still being
+// retried are abandoned; they are logged.
+func (s *Server) Close() error {
+	s.voids.close()
+	errs := []error{s.invRedis.Close()}
+	if s.sessRedis != nil {
+		errs = append(errs, s.sessRedis.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Registry is the Prometheus registry behind /metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.metrics.reg }
+
+// Guard returns the guard of a dependency: "payment", "inventory" or
+// "sessions".
+func (s *Server) Guard(name string) *breakers.Guard {
+	for _, g := range s.guards {
+		if g.Name() == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// Inventory is the checkout's stock store.
+func (s *Server) Inventory() *Inventory { return s.inv }
+
+// ServeHTTP serves the checkout and admin API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Request is the body of POST /checkout.
+type Request struct {
+	// CheckoutID identifies this purchase attempt and is its idempotency
+	// key: retries of the same attempt carry the same id.
+	CheckoutID string `json:"checkout_id"`
+	Shopper    string `json:"shopper"`
+	SKU        string `json:"sku"`
+	// Session is the shopper's session token; "" checks out as a guest.
+	Session string `json:"session,omitempty"`
+	// Deadline is when the shopper gives up (RFC 3339). Past it the checkout
+	// charges nothing. Zero means no deadline.
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
+// Outcome is the status field of every answer to POST /checkout.
+type Outcome string
+
+// The outcomes of a checkout and their HTTP status codes.
+const (
+	OutcomeConfirmed   Outcome = "confirmed"   // 200
+	OutcomeDeclined    Outcome = "declined"    // 402
+	OutcomeSoldOut     Outcome = "sold_out"    // 409
+	OutcomeInProgress  Outcome = "in_progress" // 409, Retry-After
+	OutcomeTooLate     Outcome = "too_late"    // 410
+	OutcomeUnavailable Outcome = "unavailable" // 503, Retry-After
+	OutcomeInvalid     Outcome = "invalid"     // 400
+)
+
+// Response is the body of every answer to POST /checkout.
+type Response struct {
+	Status     Outcome `json:"status"`
+	CheckoutID string  `json:"checkout_id,omitempty"`
+	Order      *Order  `json:"order,omitempty"`
+	// Replayed is true when the answer repeats an earlier purchase with the
+	// same checkout id.
+	Replayed bool `json:"replayed,omitempty"`
+	// Guest and Degraded: the shopper checked out without a session because
+	// the session store failed (Degraded) or because it had none (Guest only).
+	Guest           bool     `json:"guest,omitempty"`
+	Degraded        bool     `json:"degraded,omitempty"`
+	DegradedReasons []string `json:"degraded_reasons,omitempty"`
+	// Dependency and Reason say why a checkout was refused: the dependency
+	// ("inventory", "payment") and "breaker_open", "bulkhead_full",
+	// "timeout", "error", "deadline", "voided".
+	Dependency   string `json:"dependency,omitempty"`
+	Reason       string `json:"reason,omitempty"`
+	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+var statusCodes = map[Outcome]int{
+	OutcomeConfirmed:   http.StatusOK,
+	OutcomeDeclined:    http.StatusPaymentRequired,
+	OutcomeSoldOut:     http.StatusConflict,
+	OutcomeInProgress:  http.StatusConflict,
+	OutcomeTooLate:     http.StatusGone,
+	OutcomeUnavailable: http.StatusServiceUnavailable,
+	OutcomeInvalid:     http.StatusBadRequest,
+}
+
+// StatusCode is the HTTP status the checkout answers with for an outcome.
+func StatusCode(o Outcome) int { return statusCodes[o] }
+
+func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	resp := s.checkout(r)
+	s.metrics.observe(resp, time.Since(start))
+	if resp.Status == OutcomeUnavailable || resp.Status == OutcomeInProgress {
+		ra := s.cfg.RetryAfter
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (ra+time.Second-1)/time.Second))))
+		resp.RetryAfterMS = ra.Milliseconds()
+	}
+	writeJSON(w, StatusCode(resp.Status), resp)
+}
+
+func (s *Server) checkout(r *http.Request) Response {
+	var req Request
+	if err := decodeJSON(r, &req); err != nil {
+		return Response{Status: OutcomeInvalid, Error: err.Error()}
+	}
+	if err := req.validate(); err != nil {
+		return Response{Status: OutcomeInvalid, CheckoutID: req.CheckoutID, Error: err.Error()}
+	}
+	ctx := r.Context()
+	if !req.Deadline.IsZero() {
+		if !time.Now().Before(req.Deadline) {
+			return Response{Status: OutcomeTooLate, CheckoutID: req.CheckoutID, Reason: "deadline"}
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, req.Deadline)
+		defer cancel()
+	}
+	if !s.begin(req.CheckoutID) {
+		return Response{Status: OutcomeInProgress, CheckoutID: req.CheckoutID}
+	}
+	defer s.end(req.CheckoutID)
+
+	resp := Response{CheckoutID: req.CheckoutID}
+	s.touchSession(ctx, req, &resp)
+	if s.cfg.Mode == ModeNaive {
+		return s.naive(ctx, req, resp)
+	}
+	return s.reserve(ctx, req, resp)
+}
+
+func (req Request) validate() error {
+	switch {
+	case req.CheckoutID == "":
+		return errors.New("checkout_id: required")
+	case req.Shopper == "":
+		return errors.New("shopper: required")
+	case req.SKU == "":
+		return errors.New("sku: required")
+	case len(req.CheckoutID) > 200 || len(req.Shopper) > 200 || len(req.SKU) > 200 || len(req.Session) > 200:
+		return errors.New("checkout_id, shopper, sku, session: at most 200 bytes each")
+	}
+	return nil
+}
+
+// begin marks a checkout id as in progress on this instance, so that two
+// concurrent requests for the same purchase cannot race each other's
+// release and void.
+func (s *Server) begin(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.inFlight[id]; ok {
+		return false
+	}
+	s.inFlight[id] = struct{}{}
+	return true
+}
+
+func (s *Server) end(id string) {
+	s.mu.Lock()
+	delete(s.inFlight, id)
+	s.mu.Unlock()
+}
+
+// touchSession degrades open: when the session store fails, the shopper
+// carries on as a guest and the answer says so.
+func (s *Server) touchSession(ctx context.Context, req Request, resp *Response) {
+	if req.Session == "" || s.sessions == nil {
+		resp.Guest = true
+		return
+	}
+	err := s.sessG.Do(ctx, func(ctx context.Context) error {
+		_, err := s.sessions.Touch(ctx, req.Session, req.Shopper)
+		return err
+	})
+	if err != nil {
+		resp.Guest, resp.Degraded = true, true
+		resp.DegradedReasons = append(resp.DegradedReasons, "session_store_unavailable")
+		s.metrics.degraded.WithLabelValues("session_store_unavailable").Inc()
+		s.log.Debug("session store failed; checking out as guest", "checkout_id", req.CheckoutID, "err", err)
+	}
+}
+
+// reserve is the correct flow: reserve, pay, claim; release on anything
+// but success; void a charge whose unit is gone.
+func (s *Server) reserve(ctx context.Context, req Request, resp Response) Response {
+	res, err := breakers.Call(ctx, s.invG, func(ctx context.Context) (reservation, error) {
+		return s.inv.Reserve(ctx, req.SKU, req.CheckoutID, s.cfg.LeaseTTL)
+	})
+	switch {
+	case errors.Is(err, ErrUnknownSKU):
+		return invalid(resp, "sku: no stock set for "+req.SKU)
+	case err != nil:
+		// The reply may have been lost after the unit was reserved: give it
+		// back if we can; otherwise the lease expires on its own.
+		s.releaseLater(req)
+		return s.refused(resp, "inventory", err)
+	case res.status == resSold:
+		resp.Status, resp.Order, resp.Replayed = OutcomeConfirmed, res.order, true
+		return resp
+	case res.status == resSoldOut:
+		resp.Status = OutcomeSoldOut
+		return resp
+	}
+
+	ch, err := s.charge(ctx, req)
+	if err != nil {
+		s.release(req)
+		return s.refusedPayment(resp, req, err)
+	}
+	if ch.Status != payment.StatusApproved {
+		s.release(req)
+		resp.Status = OutcomeDeclined
+		if ch.Status == payment.StatusVoided {
+			resp.Reason = "voided"
+		}
+		return resp
+	}
+
+	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeID: ch.ID, AmountCents: ch.AmountCents, At: time.Now().UTC()}
+	res, err = s.claim(o)
+	switch {
+	case err != nil:
+		// Paid but the books cannot be written: the unit's lease will expire,
+		// so the money goes back.
+		reason := "claim failed: " + err.Error()
+		s.voids.enqueue(req.CheckoutID, reason, func(ctx context.Context) (bool, error) {
+			return s.inv.Abandon(ctx, req.SKU, Void{CheckoutID: o.CheckoutID, Shopper: o.Shopper, ChargeID: o.ChargeID, Reason: reason, At: o.At})
+		})
+		return s.refused(resp, "inventory", err)
+	case res.status == resLost:
+		s.voids.enqueue(req.CheckoutID, "lease expired and sold out", nil)
+		resp.Status, resp.Reason = OutcomeSoldOut, "voided"
+		return resp
+	}
+	resp.Status, resp.Order = OutcomeConfirmed, res.order
+	return resp
+}
+
+// claim records the order. It must survive the shopper leaving (the money
+// is taken), so it runs on its own context, retried a few times within the
+// inventory guard's timeout budget.
+func (s *Server) claim(o Order) (reservation, error) {
+	var res reservation
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Inventory.Timeout)
+		res, err = breakers.Call(ctx, s.invG, func(ctx context.Context) (reservation, error) {
+			return s.inv.Claim(ctx, o)
+		})
+		cancel()
+		if err == nil || errors.Is(err, breakers.ErrOpen) {
+			return res, err
+		}
+	}
+	return res, err
+}
+
+func (s *Server) release(req Request) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Inventory.Timeout)
+	defer cancel()
+	err := s.invG.Do(ctx, func(ctx context.Context) error {
+		_, err := s.inv.Release(ctx, req.SKU, req.CheckoutID)
+		return err
+	})
+	if err != nil {
+		s.log.Debug("release failed; the lease will expire", "checkout_id", req.CheckoutID, "err", err)
+	}
+}
+
+// releaseLater releases in the background, for a reservation whose outcome
+// is unknown; a failure is harmless because the lease expires.
+func (s *Server) releaseLater(req Request) { go s.release(req) }
+
+// charge sends the charge through the payment guard. It never starts a
+// charge after the shopper's deadline, and it resends only after the
+// connection failed, with the same idempotency key.
+func (s *Server) charge(ctx context.Context, req Request) (payment.Charge, error) {
+	var ch payment.Charge
+	var err error
+	for attempt := 0; attempt < s.cfg.PaymentAttempts; attempt++ {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= s.cfg.MinPaymentTime {
+			return ch, errTooLate
+		}
+		if ctx.Err() != nil {
+			return ch, errTooLate
+		}
+		ch, err = breakers.Call(ctx, s.payG, func(ctx context.Context) (payment.Charge, error) {
+			return s.pay.Charge(ctx, payment.ChargeRequest{Key: req.CheckoutID, AmountCents: s.cfg.PriceCents, Shopper: req.Shopper, SKU: req.SKU})
+		})
+		if err == nil || !retriable(err) {
+			return ch, err
+		}
+	}
+	return ch, err
+}
+
+var errTooLate = errors.New("shopper's deadline reached")
+
+// retriable: only a failed connection is worth an immediate resend; a
+// timeout means the provider is slow, and a refusal by the guard or the
+// provider will not change in a millisecond.
+func retriable(err error) bool {
+	switch {
+	case errors.Is(err, breakers.ErrOpen), errors.Is(err, breakers.ErrBulkheadFull),
+		errors.Is(err, breakers.ErrTimeout), errors.Is(err, context.Canceled),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, payment.ErrKeyConflict),
+		errors.Is(err, payment.ErrRejected):
+		return false
+	}
+	return true
+}
+
+func (s *Server) refusedPayment(resp Response, req Request, err error) Response {
+	switch {
+	case errors.Is(err, errTooLate):
+		resp.Status, resp.Reason = OutcomeTooLate, "deadline"
+		return resp
+	case errors.Is(err, breakers.ErrOpen), errors.Is(err, breakers.ErrBulkheadFull):
+		// Nothing was sent: nothing to void.
+		return s.refused(resp, "payment", err)
+	}
+	// The charge may have gone through before the reply was lost or the
+	// shopper left: void it by key. The provider keeps the void as a
+	// tombstone, so a charge still in flight lands voided.
+	s.voids.enqueue(req.CheckoutID, "payment outcome unknown: "+err.Error(), nil)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, breakers.ErrTimeout) {
+		resp.Status, resp.Reason = OutcomeTooLate, "deadline"
+		return resp
+	}
+	return s.refused(resp, "payment", err)
+}
+
+// refused is the fail-closed answer: 503 with Retry-After.
+func (s *Server) refused(resp Response, dep string, err error) Response {
+	resp.Status, resp.Dependency = OutcomeUnavailable, dep
+	switch {
+	case errors.Is(err, breakers.ErrOpen):
+		resp.Reason = "breaker_open"
+	case errors.Is(err, breakers.ErrBulkheadFull):
+		resp.Reason = "bulkhead_full"
+	case errors.Is(err, breakers.ErrTimeout):
+		resp.Reason = "timeout"
+	default:
+		resp.Reason = "error"
+	}
+	s.log.Debug("checkout refused", "checkout_id", resp.CheckoutID, "dependency", dep, "reason", resp.Reason, "err", err)
+	return resp
+}
+
+func invalid(resp Response, msg string) Response {
+	resp.Status, resp.Error = OutcomeInvalid, msg
+	return resp
+}
+
+// naive reads the stock, pays, then decrements: the flow that oversells.
+func (s *Server) naive(ctx context.Context, req Request, resp Response) Response {
+	avail, err := breakers.Call(ctx, s.invG, func(ctx context.Context) (int64, error) {
+		return s.inv.Available(ctx, req.SKU)
+	})
+	switch {
+	case errors.Is(err, ErrUnknownSKU):
+		return invalid(resp, "sku: no stock set for "+req.SKU)
+	case err != nil:
+		return s.refused(resp, "inventory", err)
+	case avail <= 0:
+		resp.Status = OutcomeSoldOut
+		return resp
+	}
+	ch, err := s.charge(ctx, req)
+	if err != nil {
+		return s.refusedPayment(resp, req, err)
+	}
+	if ch.Status != payment.StatusApproved {
+		resp.Status = OutcomeDeclined
+		return resp
+	}
+	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeID: ch.ID, AmountCents: ch.AmountCents, At: time.Now().UTC()}
+	wctx, cancel := context.WithTimeout(context.Background(), s.cfg.Inventory.Timeout)
+	defer cancel()
+	if err := s.invG.Do(wctx, func(ctx context.Context) error { return s.inv.NaiveSell(ctx, o) }); err != nil {
+		s.voids.enqueue(req.CheckoutID, "naive sale not recorded: "+err.Error(), nil)
+		return s.refused(resp, "inventory", err)
+	}
+	resp.Status, resp.Order = OutcomeConfirmed, &o
+	return resp
+}
+
+func decodeJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 16<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,90 @@
+// Command gameday runs flash-sale fire drills and the services they drill.
+//
+// Exit codes: 0 success; 1 an expectation failed (or a server stopped with an
+// error); 2 the command could not be carried out (bad flags, bad input,
+// setup failed); 3 inconclusive.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes shared by every command.
+const (
+	exitOK           = 0
+	exitFailed       = 1
+	exitUsage        = 2
+	exitInconclusive = 3
+)
+
+// usageError is bad input from the user: exit code 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+const usage = `gameday — flash-sale fire drills for checkouts
+
+Usage:
+  gameday serve checkout [flags]   run the reference checkout
+  gameday serve payment [flags]    run the payment-gateway stand-in
+  gameday version
+
+Run "gameday serve checkout -h" for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	err := dispatch(args, stdout, stderr)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errHelp):
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "gameday: %v\n", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitFailed
+}
+
+var errHelp = errors.New("help requested")
+
+func dispatch(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return errHelp
+	case "version":
+		fmt.Fprintln(stdout, "gameday", version())
+		return nil
+	case "serve":
+		if len(args) < 2 {
+			return usagef("serve: which service? checkout or payment")
+		}
+		switch args[1] {
+		case "checkout":
+			return serveCheckout(args[2:], stderr)
+		case "payment":
+			return servePayment(args[2:], stderr)
+		}
+		return usagef("serve: unknown service %q (want checkout or payment)", args[1])
+	}
+	fmt.Fprint(stderr, usage)
+	return usagef("unknown command %q", args[0])
+}

@@ -1,0 +1,204 @@
+package toxi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultCallTimeout bounds every API call whose context has no deadline.
+const DefaultCallTimeout = 5 * time.Second
+
+// ErrNotFound is returned when the proxy or toxic named does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Proxy is a Toxiproxy proxy as its API describes it.
+type Proxy struct {
+	Name     string  `json:"name"`
+	Listen   string  `json:"listen"`
+	Upstream string  `json:"upstream"`
+	Enabled  bool    `json:"enabled"`
+	Toxics   []Toxic `json:"toxics,omitempty"`
+}
+
+// Toxic is one fault on one direction of a proxy.
+//
+// Stream is "downstream" (server to client, Toxiproxy's default) or
+// "upstream" (client to server). Toxicity is the probability, decided once
+// per connection, that the toxic applies to it; Toxiproxy treats 0 as 1 when
+// a toxic is created, so this type sends 1 when Toxicity is 0.
+type Toxic struct {
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Stream     string         `json:"stream,omitempty"`
+	Toxicity   float64        `json:"toxicity"`
+	Attributes map[string]any `json:"attributes"`
+}
+
+// Client calls a Toxiproxy HTTP API. The zero value is not usable; use
+// NewClient.
+type Client struct {
+	base string
+	hc   *http.Client
+}
+
+// NewClient returns a client for the API at addr ("host:port" or a URL).
+func NewClient(addr string) *Client {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	return &Client{base: strings.TrimRight(addr, "/"), hc: &http.Client{}}
+}
+
+// Addr is the API's base URL.
+func (c *Client) Addr() string { return c.base }
+
+// Version asks the server for its version; it doubles as a readiness check.
+func (c *Client) Version(ctx context.Context) (string, error) {
+	var buf bytes.Buffer
+	if err := c.do(ctx, http.MethodGet, "/version", nil, &buf); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(buf.String()), nil
+}
+
+// CreateProxy creates an enabled proxy. listen may use port 0; the returned
+// Proxy carries the address actually bound.
+func (c *Client) CreateProxy(ctx context.Context, name, listen, upstream string) (Proxy, error) {
+	var p Proxy
+	err := c.do(ctx, http.MethodPost, "/proxies", Proxy{Name: name, Listen: listen, Upstream: upstream, Enabled: true}, &p)
+	return p, err
+}
+
+// Proxy returns one proxy with its toxics.
+func (c *Client) Proxy(ctx context.Context, name string) (Proxy, error) {
+	var p Proxy
+	err := c.do(ctx, http.MethodGet, "/proxies/"+url.PathEscape(name), nil, &p)
+	return p, err
+}
+
+// Proxies returns every proxy by name.
+func (c *Client) Proxies(ctx context.Context) (map[string]Proxy, error) {
+	ps := map[string]Proxy{}
+	err := c.do(ctx, http.MethodGet, "/proxies", nil, &ps)
+	return ps, err
+}
+
+// DeleteProxy removes a proxy and closes its connections.
+func (c *Client) DeleteProxy(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/proxies/"+url.PathEscape(name), nil, nil)
+}
+
+// SetEnabled enables or disables a proxy. A disabled proxy closes its
+// listener and every open connection: the dependency is down.
+func (c *Client) SetEnabled(ctx context.Context, name string, enabled bool) error {
+	return c.do(ctx, http.MethodPost, "/proxies/"+url.PathEscape(name), map[string]bool{"enabled": enabled}, nil)
+}
+
+// AddToxic adds a toxic to the named proxy.
+func (c *Client) AddToxic(ctx context.Context, proxy string, t Toxic) (Toxic, error) {
+	if t.Toxicity == 0 {
+		t.Toxicity = 1
+	}
+	if t.Attributes == nil {
+		t.Attributes = map[string]any{}
+	}
+	var out Toxic
+	err := c.do(ctx, http.MethodPost, "/proxies/"+url.PathEscape(proxy)+"/toxics", t, &out)
+	return out, err
+}
+
+// RemoveToxic removes a toxic from the named proxy.
+func (c *Client) RemoveToxic(ctx context.Context, proxy, toxic string) error {
+	return c.do(ctx, http.MethodDelete, "/proxies/"+url.PathEscape(proxy)+"/toxics/"+url.PathEscape(toxic), nil, nil)
+}
+
+// Toxics lists the toxics on the named proxy.
+func (c *Client) Toxics(ctx context.Context, proxy string) ([]Toxic, error) {
+	var ts []Toxic
+	err := c.do(ctx, http.MethodGet, "/proxies/"+url.PathEscape(proxy)+"/toxics", nil, &ts)
+	return ts, err
+}
+
+// Reset enables every proxy and removes every toxic on the server. On a
+// shared Toxiproxy it also removes other people's faults; gameday removes
+// its own faults by name instead.
+func (c *Client) Reset(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/reset", nil, nil)
+}
+
+// APIError is an error answer from the Toxiproxy API.
+type APIError struct {
+	Method, Path string
+	Status       int
+	Message      string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("toxiproxy %s %s: %d %s", e.Method, e.Path, e.Status, e.Message)
+}
+
+// Is makes errors.Is(err, ErrNotFound) true for 404 answers.
+func (e *APIError) Is(target error) bool { return target == ErrNotFound && e.Status == http.StatusNotFound }
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultCallTimeout)
+		defer cancel()
+	}
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode toxiproxy request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return fmt.Errorf("build toxiproxy request: %w", err)
+	}
+	req.Header.Set("User-Agent", "gameday")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("toxiproxy %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return fmt.Errorf("read toxiproxy answer to %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 300 {
+		var apiErr struct {
+			Error string `json:"error"`
+		}
+		msg := strings.TrimSpace(string(data))
+		if json.Unmarshal(data, &apiErr) == nil && apiErr.Error != "" {
+			msg = apiErr.Error
+		}
+		return &APIError{Method: method, Path: path, Status: resp.StatusCode, Message: msg}
+	}
+	switch o := out.(type) {
+	case nil:
+		return nil
+	case *bytes.Buffer:
+		o.Write(data)
+		return nil
+	default:
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decode toxiproxy answer to %s %s: %w", method, path, err)
+		}
+		return nil
+	}
+}
