@@ -214,7 +214,10 @@ func eventually(t testing.TB, limit time.Duration, cond func() (bool, string)) {
 	}
 }
 
-func (e *env) addToxic(proxy string, tx toxi.Toxic) { e.t.Helper(); testenv.AddToxic(e.t, e.toxi, proxy, tx) }
+func (e *env) addToxic(proxy string, tx toxi.Toxic) {
+	e.t.Helper()
+	testenv.AddToxic(e.t, e.toxi, proxy, tx)
+}
 func (e *env) removeToxic(proxy, name string) {
 	e.t.Helper()
 	testenv.RemoveToxic(e.t, e.toxi, proxy, name)

@@ -146,7 +146,9 @@ func (e *APIError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrNotFound) true for 404 answers.
-func (e *APIError) Is(target error) bool { return target == ErrNotFound && e.Status == http.StatusNotFound }
+func (e *APIError) Is(target error) bool {
+	return target == ErrNotFound && e.Status == http.StatusNotFound
+}
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	if _, ok := ctx.Deadline(); !ok {
