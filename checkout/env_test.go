@@ -34,6 +34,9 @@ type envOptions struct {
 	cfg     checkout.Config // addresses are filled in
 	payment payment.Config
 	stock   int64
+	// direct wires the checkout straight to its dependencies, bypassing
+	// Toxiproxy (for benchmarks that measure the proxy's cost).
+	direct bool
 }
 
 const sku = "sku-1"
@@ -55,6 +58,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 	cfg.InventoryRedis = testenv.Proxy(t, tc, "inventory", inv.Addr())
 	cfg.SessionRedis = testenv.Proxy(t, tc, "sessions", sess.Addr())
 	cfg.PaymentURL = "http://" + testenv.Proxy(t, tc, "payment", payHTTP.Listener.Addr().String())
+	if o.direct {
+		cfg.InventoryRedis, cfg.SessionRedis, cfg.PaymentURL = inv.Addr(), sess.Addr(), payHTTP.URL
+	}
 	srv, err := checkout.New(cfg)
 	if err != nil {
 		t.Fatal(err)

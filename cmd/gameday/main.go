@@ -33,6 +33,7 @@ const usage = `gameday — flash-sale fire drills for checkouts
 Usage:
   gameday serve checkout [flags]   run the reference checkout
   gameday serve payment [flags]    run the payment-gateway stand-in
+  gameday serve toxiproxy [flags]  run Toxiproxy (its standard HTTP API) embedded
   gameday version
 
 Run "gameday serve checkout -h" for a command's flags.
@@ -75,15 +76,17 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "serve":
 		if len(args) < 2 {
-			return usagef("serve: which service? checkout or payment")
+			return usagef("serve: which service? checkout, payment or toxiproxy")
 		}
 		switch args[1] {
 		case "checkout":
 			return serveCheckout(args[2:], stderr)
 		case "payment":
 			return servePayment(args[2:], stderr)
+		case "toxiproxy":
+			return serveToxiproxy(args[2:], stderr)
 		}
-		return usagef("serve: unknown service %q (want checkout or payment)", args[1])
+		return usagef("serve: unknown service %q (want checkout, payment or toxiproxy)", args[1])
 	}
 	fmt.Fprint(stderr, usage)
 	return usagef("unknown command %q", args[0])

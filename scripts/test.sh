@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The project's test command, on a fresh Debian machine: installs what the
+# tests need, checks formatting and vet, then runs every test under the race
+# detector against real redis-server processes and an embedded Toxiproxy.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+	echo "gofmt: these files need formatting:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+go vet ./...
+go test -race -count=1 -timeout 15m ./...
