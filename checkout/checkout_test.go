@@ -89,8 +89,8 @@ func TestNaiveModeOversells(t *testing.T) {
 // once the fault is gone the breaker half-opens and closes.
 func TestPaymentLatencyOpensBreakerAndRecovers(t *testing.T) {
 	e := newEnv(t, envOptions{stock: 1000, cfg: checkout.Config{
-		Payment:      breakers.Settings{Timeout: 150 * time.Millisecond, ConsecutiveFailures: 3, OpenFor: 300 * time.Millisecond},
-		VoidRetryFor: 20 * time.Second,
+		Payment:       breakers.Settings{Timeout: 150 * time.Millisecond, ConsecutiveFailures: 3, OpenFor: 300 * time.Millisecond},
+		SweepInterval: 100 * time.Millisecond,
 	}})
 	if a := e.post(shopper(0)); a.body.Status != checkout.OutcomeConfirmed {
 		t.Fatalf("warm-up checkout: %+v", a.body)
@@ -208,6 +208,9 @@ func TestInventoryFaultsMidSaleStayCorrect(t *testing.T) {
 			as := <-done
 
 			refused := count(as, checkout.OutcomeUnavailable)
+			if refused == 0 {
+				t.Fatal("no checkout was refused: the fault never hit")
+			}
 			t.Logf("%s: %d confirmed, %d sold out, %d refused", f.name, count(as, checkout.OutcomeConfirmed), count(as, checkout.OutcomeSoldOut), refused)
 			for _, a := range as {
 				if a.body.Status == checkout.OutcomeUnavailable && (a.code != http.StatusServiceUnavailable || a.retryAfter == "") {

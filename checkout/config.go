@@ -40,9 +40,14 @@ type Config struct {
 	// the connection fails; every attempt carries the same idempotency key,
 	// so at most one charge is made. 0 means 2.
 	PaymentAttempts int
-	// VoidRetryFor is how long a void that failed (payment unreachable) keeps
-	// being retried in the background; 0 means 30s.
-	VoidRetryFor time.Duration
+	// SweepInterval is how often the checkout looks for charges to void:
+	// those of leases that expired unclaimed and those whose void the
+	// provider has not confirmed yet. 0 means 1s.
+	SweepInterval time.Duration
+	// LateClaimGrace is how long after a lease expired a payment may still
+	// claim the unit before the sweeper voids its charge. 0 means the
+	// longest a charge can take: payment timeout × attempts + 1s.
+	LateClaimGrace time.Duration
 
 	// Payment, Inventory and Sessions guard each dependency. Their zero
 	// values are breakers' defaults, except the timeouts: payment 2s,
@@ -72,8 +77,8 @@ func (c *Config) normalise() {
 	if c.PaymentAttempts == 0 {
 		c.PaymentAttempts = 2
 	}
-	if c.VoidRetryFor == 0 {
-		c.VoidRetryFor = 30 * time.Second
+	if c.SweepInterval == 0 {
+		c.SweepInterval = time.Second
 	}
 	if c.SessionTTL == 0 {
 		c.SessionTTL = 30 * time.Minute
@@ -86,6 +91,11 @@ func (c *Config) normalise() {
 	}
 	if c.Sessions.Timeout == 0 {
 		c.Sessions.Timeout = 100 * time.Millisecond
+	}
+	// A probe gets half the timeout: long enough for a healthy provider's
+	// slow charge, short enough not to hold the breaker half-open.
+	if c.Payment.ProbeTimeout == 0 {
+		c.Payment.ProbeTimeout = c.Payment.Timeout / 2
 	}
 	c.Payment.Name, c.Inventory.Name, c.Sessions.Name = "payment", "inventory", "sessions"
 	if c.Logger == nil {
@@ -114,7 +124,7 @@ func (c Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"lease ttl": c.LeaseTTL, "retry after": c.RetryAfter, "min payment time": c.MinPaymentTime,
-		"void retry": c.VoidRetryFor, "session ttl": c.SessionTTL,
+		"sweep interval": c.SweepInterval, "late claim grace": c.LateClaimGrace, "session ttl": c.SessionTTL,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s %s: must not be negative", name, d))
@@ -144,4 +154,11 @@ func checkHostPort(addr string) error {
 		return errors.New("needs a host")
 	}
 	return nil
+}
+
+func (c Config) lateClaimGrace() time.Duration {
+	if c.LateClaimGrace > 0 {
+		return c.LateClaimGrace
+	}
+	return c.Payment.Timeout*time.Duration(c.PaymentAttempts) + time.Second
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,24 +171,24 @@ type books struct {
 func (e *env) books() books {
 	e.t.Helper()
 	b := books{ledger: e.ledger()}
-	byKey := map[string]int{}
-	approved := map[string]payment.Charge{}
+	approved := map[string]payment.Charge{} // by charge key
+	perCheckout := map[string]int{}
 	for _, c := range e.payment.Charges() {
-		byKey[c.Key]++
 		if c.Status == payment.StatusApproved {
 			b.approved++
 			approved[c.Key] = c
+			perCheckout[checkoutOf(c.Key)]++
 		}
 	}
-	for _, n := range byKey {
+	for _, n := range perCheckout {
 		if n > 1 {
 			b.doubleCharged++
 		}
 	}
-	orders := map[string]checkout.Order{}
+	byKey := map[string]checkout.Order{}
 	for _, o := range b.ledger.Orders {
-		orders[o.CheckoutID] = o
-		c, ok := approved[o.CheckoutID]
+		byKey[o.ChargeKey] = o
+		c, ok := approved[o.ChargeKey]
 		switch {
 		case !ok:
 			b.orderNoCharge++
@@ -196,11 +197,19 @@ func (e *env) books() books {
 		}
 	}
 	for key := range approved {
-		if _, ok := orders[key]; !ok {
+		if _, ok := byKey[key]; !ok {
 			b.chargeNoOrder++
 		}
 	}
 	return b
+}
+
+// checkoutOf is the checkout id of a charge key "<checkout id>/<attempt>".
+func checkoutOf(key string) string {
+	if i := strings.LastIndex(key, "/"); i >= 0 {
+		return key[:i]
+	}
+	return key
 }
 
 // eventually polls cond every 50ms for up to limit and fails the test with
@@ -248,4 +257,14 @@ func chargesString(cs []payment.Charge) string {
 		b = fmt.Appendf(b, "[%s %s %s] ", c.ID, c.Key, c.Status)
 	}
 	return string(b)
+}
+
+// proxyUpstream is the real address behind a proxy.
+func (e *env) proxyUpstream(name string) string {
+	e.t.Helper()
+	p, err := e.toxi.Proxy(context.Background(), name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p.Upstream
 }

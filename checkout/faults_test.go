@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -20,7 +21,7 @@ func TestLostPaymentReplyRetriedWithSameKeyChargesOnce(t *testing.T) {
 	e := newEnv(t, envOptions{stock: 5})
 	pay := payment.NewClient("http://"+e.proxyListen("payment"), nil)
 	ctx := context.Background()
-	req := payment.ChargeRequest{Key: "co-lost", AmountCents: 1299, Shopper: "s-lost", SKU: sku}
+	req := payment.ChargeRequest{Key: "co-lost/1", AmountCents: 1299, Shopper: "s-lost", SKU: sku}
 
 	e.addToxic("payment", toxi.Toxic{Name: "cut", Type: "limit_data", Stream: "downstream", Attributes: map[string]any{"bytes": 16}})
 	if _, err := pay.Charge(ctx, req); err == nil {
@@ -38,22 +39,124 @@ func TestLostPaymentReplyRetriedWithSameKeyChargesOnce(t *testing.T) {
 }
 
 // The same fault under the checkout: it resends once with the same key
-// (still cut), gives up, voids the charge it cannot confirm and releases
-// the unit. The shopper is not charged and the unit is back.
+// (still cut), gives up, records and sends a void for the charge it cannot
+// confirm and releases the unit. When the shopper retries the same checkout
+// id after the fault, the new attempt has its own charge key and buys; the
+// first charge stays voided: one unit, one charge.
 func TestLostPaymentReplyUnderCheckoutIsVoided(t *testing.T) {
-	e := newEnv(t, envOptions{stock: 5})
+	e := newEnv(t, envOptions{stock: 5, cfg: checkout.Config{SweepInterval: 100 * time.Millisecond}})
 	e.addToxic("payment", toxi.Toxic{Name: "cut", Type: "limit_data", Stream: "downstream", Attributes: map[string]any{"bytes": 16}})
 	a := e.post(shopper(1))
 	if a.body.Status != checkout.OutcomeUnavailable || a.body.Dependency != "payment" {
 		t.Fatalf("checkout with payment replies cut: %d %+v", a.code, a.body)
+	}
+	if l := e.ledger(); l.Available != 5 || len(l.Voids) != 1 || l.Voids[0].ChargeKey != "co-1/1" {
+		t.Fatalf("after the lost reply: ledger %+v", l)
 	}
 	e.removeToxic("payment", "cut")
 	eventually(t, 10*time.Second, func() (bool, string) {
 		cs := e.payment.Charges()
 		return len(cs) == 1 && cs[0].Status == payment.StatusVoided, "charges " + chargesString(cs)
 	})
-	if b := e.books(); !b.ledger.Balanced() || b.ledger.Available != 5 || b.chargeNoOrder != 0 {
-		t.Errorf("books after the void: %+v", b)
+	again := e.post(shopper(1))
+	if again.body.Status != checkout.OutcomeConfirmed || again.body.Order.ChargeKey != "co-1/2" {
+		t.Fatalf("retry of the same checkout id: %d %+v", again.code, again.body)
+	}
+	b := e.books()
+	if !b.ledger.Balanced() || b.ledger.Sold != 1 || b.approved != 1 || b.chargeNoOrder+b.orderNoCharge+b.doubleCharged != 0 {
+		t.Errorf("books: %+v", b)
+	}
+	eventually(t, 5*time.Second, func() (bool, string) {
+		l := e.ledger()
+		return len(l.Voids) == 1 && !l.Voids[0].Pending, fmt.Sprintf("voids %+v", l.Voids)
+	})
+}
+
+// A first send that reached the provider and tripped the breaker: the
+// resend is refused by the open breaker, and the charge that may have been
+// made is still voided.
+func TestResendRefusedByBreakerStillVoids(t *testing.T) {
+	e := newEnv(t, envOptions{stock: 5, cfg: checkout.Config{
+		Payment:       breakers.Settings{ConsecutiveFailures: 1, OpenFor: time.Minute},
+		SweepInterval: 100 * time.Millisecond,
+	}})
+	e.addToxic("payment", toxi.Toxic{Name: "cut", Type: "limit_data", Stream: "downstream", Attributes: map[string]any{"bytes": 16}})
+	a := e.post(shopper(1))
+	if a.body.Status != checkout.OutcomeUnavailable {
+		t.Fatalf("answer: %+v", a.body)
+	}
+	e.removeToxic("payment", "cut")
+	eventually(t, 10*time.Second, func() (bool, string) {
+		b := e.books()
+		return b.approved == 0 && len(e.payment.Charges()) == 1 && b.ledger.Balanced() && b.ledger.Available == 5,
+			fmt.Sprintf("charges %s, books %+v", chargesString(e.payment.Charges()), b)
+	})
+}
+
+// A checkout id reused by another shopper or for another SKU is refused as
+// invalid; the first purchase keeps its order and its charge.
+func TestCheckoutIDReusedElsewhereKeepsFirstOrder(t *testing.T) {
+	e := newEnv(t, envOptions{stock: 5})
+	ctx := context.Background()
+	if err := e.checkout.Inventory().SetStock(ctx, "sku-2", 5); err != nil {
+		t.Fatal(err)
+	}
+	first := e.post(shopper(1))
+	if first.body.Status != checkout.OutcomeConfirmed {
+		t.Fatalf("first: %+v", first.body)
+	}
+	other := shopper(1)
+	other.SKU = "sku-2"
+	if a := e.post(other); a.code != http.StatusBadRequest || a.body.Status != checkout.OutcomeInvalid {
+		t.Fatalf("same id for another sku: %d %+v", a.code, a.body)
+	}
+	time.Sleep(200 * time.Millisecond) // a wrongful void would have landed by now
+	b := e.books()
+	if b.approved != 1 || b.orderNoCharge != 0 || b.ledger.Sold != 1 {
+		t.Errorf("books after the reuse: %+v, charges %s", b, chargesString(e.payment.Charges()))
+	}
+	l2, err := e.checkout.Inventory().Ledger(ctx, "sku-2")
+	if err != nil || !l2.Balanced() || l2.Available != 5 {
+		t.Errorf("sku-2 ledger: %+v, %v", l2, err)
+	}
+}
+
+// A checkout that dies between the charge and the claim: its lease
+// expires, the unit goes back, and the sweeper of a live checkout voids the
+// charge once the late-claim grace has passed.
+func TestCheckoutDiedMidPaymentIsSwept(t *testing.T) {
+	e := newEnv(t, envOptions{stock: 3, cfg: checkout.Config{SweepInterval: 50 * time.Millisecond, LateClaimGrace: 200 * time.Millisecond}})
+	ctx := context.Background()
+	// What the dead checkout did: reserve, then charge with its attempt's key.
+	inv := checkout.NewInventory(checkout.NewRedisClient(e.proxyUpstream("inventory"), time.Second))
+	if err := inv.SetStock(ctx, sku, 3); err != nil {
+		t.Fatal(err)
+	}
+	res := checkout.ReserveFor(t, inv, "co-dead", 300*time.Millisecond)
+	pay := payment.NewClient(e.payURL, nil)
+	if ch, err := pay.Charge(ctx, payment.ChargeRequest{Key: "co-dead/" + res, AmountCents: 1299, Shopper: "s-dead", SKU: sku}); err != nil || ch.Status != payment.StatusApproved {
+		t.Fatalf("charge: %+v %v", ch, err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		cs := e.payment.Charges()
+		b := e.books()
+		return len(cs) == 1 && cs[0].Status == payment.StatusVoided && b.ledger.Available == 3 && b.ledger.Balanced(),
+			fmt.Sprintf("charges %s, ledger %+v", chargesString(cs), b.ledger)
+	})
+}
+
+// Restarting a checkout with the same -stock keeps its books.
+func TestInitStockKeepsExistingBooks(t *testing.T) {
+	e := newEnv(t, envOptions{stock: 4})
+	if a := e.post(shopper(1)); a.body.Status != checkout.OutcomeConfirmed {
+		t.Fatal(a.body)
+	}
+	set, err := e.checkout.Inventory().InitStock(context.Background(), sku, 4)
+	if err != nil || set {
+		t.Fatalf("InitStock on a SKU with books: set=%v err=%v", set, err)
+	}
+	if l := e.ledger(); l.Sold != 1 || l.Available != 3 {
+		t.Errorf("books after InitStock: %+v", l)
 	}
 }
 
@@ -116,8 +219,10 @@ func TestHungHalfOpenProbeTimesOut(t *testing.T) {
 		t.Errorf("transitions = %+v, want ... half-open, open", tr)
 	}
 	e.removeToxic("payment", "hold")
+	next := 60
 	eventually(t, 5*time.Second, func() (bool, string) {
-		a := e.post(shopper(60))
+		next++ // a fresh id each time: a timed-out probe voids its attempt
+		a := e.post(shopper(next))
 		return a.body.Status == checkout.OutcomeConfirmed && g.State() == breakers.StateClosed, "state " + g.State().String()
 	})
 }
@@ -125,7 +230,8 @@ func TestHungHalfOpenProbeTimesOut(t *testing.T) {
 // A shopper whose deadline has passed is refused and charged nothing; one
 // whose deadline passes while payment is slow is not charged either.
 func TestShopperPastDeadlineIsNeverCharged(t *testing.T) {
-	e := newEnv(t, envOptions{stock: 5, cfg: checkout.Config{Payment: breakers.Settings{Timeout: 5 * time.Second}}})
+	// One failure would open the breaker: the shopper leaving must not count.
+	e := newEnv(t, envOptions{stock: 5, cfg: checkout.Config{Payment: breakers.Settings{Timeout: 5 * time.Second, ConsecutiveFailures: 1}}})
 	late := shopper(1)
 	late.Deadline = time.Now().Add(-time.Second)
 	if a := e.post(late); a.code != http.StatusGone || a.body.Status != checkout.OutcomeTooLate {

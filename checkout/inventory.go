@@ -25,9 +25,12 @@ const (
 
 // Order is a sold unit as the ledger records it.
 type Order struct {
-	CheckoutID  string    `json:"checkout_id"`
-	Shopper     string    `json:"shopper"`
-	SKU         string    `json:"sku"`
+	CheckoutID string `json:"checkout_id"`
+	Shopper    string `json:"shopper"`
+	SKU        string `json:"sku"`
+	// ChargeKey is the idempotency key the charge was made with:
+	// "<checkout id>/<attempt>", and ChargeID the provider's id for it.
+	ChargeKey   string    `json:"charge_key"`
 	ChargeID    string    `json:"charge_id"`
 	AmountCents int64     `json:"amount_cents"`
 	At          time.Time `json:"at"`
@@ -36,14 +39,16 @@ type Order struct {
 	Reclaimed bool `json:"reclaimed,omitempty"`
 }
 
-// Void is a charge the checkout had to give back because the unit it paid
-// for was gone once payment returned.
+// Void is a charge the checkout gives back: its outcome was unknown, or the
+// unit it paid for was gone. It is recorded in Redis before the provider is
+// asked, so the void survives the checkout dying; Pending is true until the
+// provider has confirmed it.
 type Void struct {
 	CheckoutID string    `json:"checkout_id"`
-	Shopper    string    `json:"shopper"`
-	ChargeID   string    `json:"charge_id"`
+	ChargeKey  string    `json:"charge_key"`
 	Reason     string    `json:"reason"`
 	At         time.Time `json:"at"`
+	Pending    bool      `json:"pending"`
 }
 
 // Ledger is the stock of one SKU. In reserve mode Available + Reserved +
@@ -81,10 +86,15 @@ const (
 // ErrUnknownSKU is returned for a SKU with no stock set.
 var ErrUnknownSKU = errors.New("unknown sku")
 
-// Inventory keeps stock, leases and orders in Redis. Every write is one Lua
-// script keyed by checkout id, so it is atomic and repeating it is harmless.
-// Lease times come from the Redis server's clock, so checkouts on machines
-// whose clocks disagree still agree on when a lease expired.
+// Inventory keeps stock, leases, orders and voids in Redis. Every write is
+// one Lua script keyed by checkout id, so it is atomic and repeating it is
+// harmless. Lease times come from the Redis server's clock, so checkouts on
+// machines whose clocks disagree still agree on when a lease expired.
+//
+// Each reservation of a checkout id is an attempt with its own number; the
+// charge for it carries the key "<checkout id>/<attempt>". A new attempt
+// after an old one's lease was lost marks the old attempt's charge for
+// voiding, so a retry can never be charged twice.
 type Inventory struct {
 	rdb *redis.Client
 }
@@ -92,79 +102,115 @@ type Inventory struct {
 // NewInventory wraps a Redis client.
 func NewInventory(rdb *redis.Client) *Inventory { return &Inventory{rdb: rdb} }
 
-type skuKeys struct{ stock, leases, orders, voids string }
-
-func keys(sku string) skuKeys {
+// The keys of one SKU, in the order every script receives them.
+func keys(sku string) []string {
 	p := "gameday:inv:{" + sku + "}:"
-	return skuKeys{stock: p + "stock", leases: p + "leases", orders: p + "orders", voids: p + "voids"}
+	return []string{
+		p + "stock",   // 1 hash: initial, available, sold, expired, reclaimed
+		p + "leases",  // 2 zset: checkout id -> lease expiry (ms)
+		p + "orders",  // 3 hash: checkout id -> order json
+		p + "voids",   // 4 hash: charge key -> void json
+		p + "pending", // 5 zset: charge key -> when to ask the provider (ms)
+		p + "expired", // 6 zset: checkout id -> when its lease was reaped (ms)
+		p + "gens",    // 7 hash: checkout id -> attempt number
+		p + "okeys",   // 8 hash: checkout id -> the charge key of its order
+	}
 }
 
 const skuSet = "gameday:skus"
 
-// luaNow and luaReap are shared by the scripts: the server's time in
-// milliseconds, and the return of every expired lease's unit to the stock.
-const luaNow = `
+// luaHead is shared by the scripts: the server's time in milliseconds, a
+// helper that records a void, and the reaping of expired leases (their
+// units go back to the stock; their ids wait in "expired" until the
+// sweeper decides whether their charge must be voided).
+const luaHead = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`
-const luaReap = `
-local expired = redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-if expired > 0 then
-  redis.call('HINCRBY', KEYS[1], 'available', expired)
-  redis.call('HINCRBY', KEYS[1], 'expired', expired)
+local function markvoid(id, key, reason)
+  local v = '{"checkout_id":"' .. id .. '","charge_key":"' .. key .. '","reason":"' .. reason .. '","at_ms":' .. now .. '}'
+  if redis.call('HSETNX', KEYS[4], key, v) == 1 then
+    redis.call('ZADD', KEYS[5], now, key)
+  end
+end
+local function reap()
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 1000)
+  for _, id in ipairs(ids) do
+    redis.call('ZREM', KEYS[2], id)
+    redis.call('ZADD', KEYS[6], now, id)
+  end
+  if #ids > 0 then
+    redis.call('HINCRBY', KEYS[1], 'available', #ids)
+    redis.call('HINCRBY', KEYS[1], 'expired', #ids)
+  end
 end
 `
 
-// reserveScript: KEYS stock, leases, orders; ARGV checkout id, lease ms.
-var reserveScript = redis.NewScript(luaNow + `
+// reserveScript: ARGV checkout id, lease ms.
+var reserveScript = redis.NewScript(luaHead + `
+local id = ARGV[1]
 if redis.call('HEXISTS', KEYS[1], 'initial') == 0 then return {'unknown_sku'} end
-local order = redis.call('HGET', KEYS[3], ARGV[1])
+local order = redis.call('HGET', KEYS[3], id)
 if order then return {'sold', order} end
-` + luaReap + `
-if redis.call('ZSCORE', KEYS[2], ARGV[1]) then
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
-  return {'reserved'}
+reap()
+if redis.call('ZSCORE', KEYS[2], id) then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
+  return {'reserved', redis.call('HGET', KEYS[7], id)}
 end
 if tonumber(redis.call('HGET', KEYS[1], 'available')) <= 0 then return {'sold_out'} end
+local old = redis.call('HGET', KEYS[7], id)
+if old then markvoid(id, id .. '/' .. old, 'superseded by a new attempt') end
+redis.call('ZREM', KEYS[6], id)
 redis.call('HINCRBY', KEYS[1], 'available', -1)
-redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
-return {'reserved'}
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
+return {'reserved', tostring(redis.call('HINCRBY', KEYS[7], id, 1))}
 `)
 
-// claimScript: KEYS stock, leases, orders, voids; ARGV checkout id, order
-// json, void json.
-var claimScript = redis.NewScript(luaNow + `
-local order = redis.call('HGET', KEYS[3], ARGV[1])
-if order then return {'sold', order} end
-if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then return {'lost'} end
-if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
-  redis.call('HINCRBY', KEYS[1], 'sold', 1)
-  redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-  return {'claimed', ARGV[2]}
+// claimScript: ARGV checkout id, charge key, order json.
+var claimScript = redis.NewScript(luaHead + `
+local id, key = ARGV[1], ARGV[2]
+local function unlease()
+  if redis.call('ZREM', KEYS[2], id) == 1 then redis.call('HINCRBY', KEYS[1], 'available', 1) end
 end
-` + luaReap + `
+if redis.call('HEXISTS', KEYS[4], key) == 1 then unlease() return {'lost'} end
+local order = redis.call('HGET', KEYS[3], id)
+if order then return {'sold', order} end
+local function sell()
+  redis.call('HINCRBY', KEYS[1], 'sold', 1)
+  redis.call('HSET', KEYS[3], id, ARGV[3])
+  redis.call('HSET', KEYS[8], id, key)
+  redis.call('ZREM', KEYS[6], id)
+end
+if redis.call('ZREM', KEYS[2], id) == 1 then
+  sell()
+  return {'claimed', ARGV[3]}
+end
+reap()
 if tonumber(redis.call('HGET', KEYS[1], 'available')) > 0 then
   redis.call('HINCRBY', KEYS[1], 'available', -1)
-  redis.call('HINCRBY', KEYS[1], 'sold', 1)
   redis.call('HINCRBY', KEYS[1], 'reclaimed', 1)
-  redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-  return {'reclaimed', ARGV[2]}
+  sell()
+  return {'reclaimed', ARGV[3]}
 end
-redis.call('HSETNX', KEYS[4], ARGV[1], ARGV[3])
+markvoid(id, key, 'lease expired and sold out')
 return {'lost'}
 `)
 
-// abandonScript: KEYS orders, voids; ARGV checkout id, void json. After it
-// no claim for the checkout id can succeed, so its charge can be voided.
-var abandonScript = redis.NewScript(`
-local order = redis.call('HGET', KEYS[1], ARGV[1])
-if order then return 0 end
-redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
+// abandonScript: ARGV checkout id, charge key, reason, release (0|1).
+// Unless the order was made with this charge key, it marks the charge for
+// voiding (after which no claim with that key can succeed) and, with
+// release, gives the unit back.
+var abandonScript = redis.NewScript(luaHead + `
+local id, key = ARGV[1], ARGV[2]
+if redis.call('HGET', KEYS[8], id) == key then return 0 end
+markvoid(id, key, ARGV[3])
+if ARGV[4] == '1' and redis.call('ZREM', KEYS[2], id) == 1 then
+  redis.call('HINCRBY', KEYS[1], 'available', 1)
+end
 return 1
 `)
 
-// releaseScript: KEYS stock, leases; ARGV checkout id.
-var releaseScript = redis.NewScript(`
+// releaseScript: ARGV checkout id.
+var releaseScript = redis.NewScript(luaHead + `
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], 'available', 1)
   return 1
@@ -172,8 +218,33 @@ end
 return 0
 `)
 
-// reapScript: KEYS stock, leases. Returns the counters after reaping.
-var reapScript = redis.NewScript(luaNow + luaReap + `
+// sweepScript: ARGV grace ms, limit. Ids whose lease expired more than
+// grace ago without an order get their attempt's charge marked for
+// voiding: the checkout that held the lease died or gave up. Returns the
+// charge keys due to be voided at the provider.
+var sweepScript = redis.NewScript(luaHead + `
+reap()
+local ids = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', now - tonumber(ARGV[1]), 'LIMIT', 0, tonumber(ARGV[2]))
+for _, id in ipairs(ids) do
+  redis.call('ZREM', KEYS[6], id)
+  local gen = redis.call('HGET', KEYS[7], id)
+  if gen and redis.call('HEXISTS', KEYS[3], id) == 0 then
+    markvoid(id, id .. '/' .. gen, 'lease expired unclaimed')
+  end
+end
+return redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, tonumber(ARGV[2]))
+`)
+
+// voidedScript: ARGV charge key, retry ms. With retry 0 the void is done;
+// otherwise it is asked again after retry ms.
+var voidedScript = redis.NewScript(luaHead + `
+if tonumber(ARGV[2]) == 0 then return redis.call('ZREM', KEYS[5], ARGV[1]) end
+return redis.call('ZADD', KEYS[5], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+`)
+
+// reapScript returns the counters after reaping.
+var reapScript = redis.NewScript(luaHead + `
+reap()
 return {redis.call('HGET', KEYS[1], 'initial') or false,
         redis.call('HGET', KEYS[1], 'available') or false,
         redis.call('ZCARD', KEYS[2]),
@@ -187,8 +258,8 @@ return {redis.call('HGET', KEYS[1], 'initial') or false,
 func (inv *Inventory) SetStock(ctx context.Context, sku string, units int64) error {
 	k := keys(sku)
 	_, err := inv.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.stock, k.leases, k.orders, k.voids)
-		p.HSet(ctx, k.stock, "initial", units, "available", units, "sold", 0, "expired", 0, "reclaimed", 0)
+		p.Del(ctx, k...)
+		p.HSet(ctx, k[0], "initial", units, "available", units, "sold", 0, "expired", 0, "reclaimed", 0)
 		p.SAdd(ctx, skuSet, sku)
 		return nil
 	})
@@ -198,69 +269,113 @@ func (inv *Inventory) SetStock(ctx context.Context, sku string, units int64) err
 	return nil
 }
 
+// InitStock sets a SKU's stock only if it has none, so that a checkout
+// restarted with the same flags keeps the books it had. It reports whether
+// it set the stock.
+func (inv *Inventory) InitStock(ctx context.Context, sku string, units int64) (bool, error) {
+	k := keys(sku)
+	ok, err := inv.rdb.HSetNX(ctx, k[0], "initial", units).Result()
+	if err != nil {
+		return false, fmt.Errorf("set stock of %s: %w", sku, err)
+	}
+	if !ok {
+		return false, nil
+	}
+	if _, err := inv.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, k[0], "available", units, "sold", 0, "expired", 0, "reclaimed", 0)
+		p.SAdd(ctx, skuSet, sku)
+		return nil
+	}); err != nil {
+		return false, fmt.Errorf("set stock of %s: %w", sku, err)
+	}
+	return true, nil
+}
+
 // SKUs lists the SKUs that have stock set.
 func (inv *Inventory) SKUs(ctx context.Context) ([]string, error) {
 	return inv.rdb.SMembers(ctx, skuSet).Result()
 }
 
 type reservation struct {
-	status string
-	order  *Order // for resSold
+	status  string
+	attempt string // for resReserved
+	order   *Order // for resSold, resClaimed, resReclaim
 }
 
-// Reserve takes one unit for checkoutID under a lease of ttl. Repeating it
-// refreshes the lease; after a claim it returns the order.
+// Reserve takes one unit for checkoutID under a lease of ttl and returns
+// the attempt number. Repeating it while the lease lives refreshes the
+// lease and returns the same attempt; after a claim it returns the order.
 func (inv *Inventory) Reserve(ctx context.Context, sku, checkoutID string, ttl time.Duration) (reservation, error) {
-	k := keys(sku)
-	v, err := reserveScript.Run(ctx, inv.rdb, []string{k.stock, k.leases, k.orders}, checkoutID, ttl.Milliseconds()).StringSlice()
+	v, err := reserveScript.Run(ctx, inv.rdb, keys(sku), checkoutID, ttl.Milliseconds()).StringSlice()
 	if err != nil {
 		return reservation{}, fmt.Errorf("reserve %s: %w", sku, err)
 	}
 	return parseReservation(v)
 }
 
-// Claim turns checkoutID's lease into an order after payment succeeded. If
-// the lease expired it takes a unit again if one is available; otherwise it
-// records a void and returns "lost": the caller must void the charge.
+// Claim turns the lease into an order after the charge with o.ChargeKey was
+// approved. If the lease expired it takes a unit again if one is available;
+// otherwise, or when the charge was marked for voiding meanwhile, it
+// returns "lost" with the void recorded: the caller voids the charge.
 func (inv *Inventory) Claim(ctx context.Context, o Order) (reservation, error) {
-	k := keys(o.SKU)
 	oj, _ := json.Marshal(o)
-	vj, _ := json.Marshal(Void{CheckoutID: o.CheckoutID, Shopper: o.Shopper, ChargeID: o.ChargeID, Reason: "lease expired and sold out", At: o.At})
-	v, err := claimScript.Run(ctx, inv.rdb, []string{k.stock, k.leases, k.orders, k.voids}, o.CheckoutID, oj, vj).StringSlice()
+	v, err := claimScript.Run(ctx, inv.rdb, keys(o.SKU), o.CheckoutID, o.ChargeKey, oj).StringSlice()
 	if err != nil {
 		return reservation{}, fmt.Errorf("claim %s: %w", o.SKU, err)
 	}
 	return parseReservation(v)
 }
 
+// Abandon marks the charge with chargeKey for voiding, unless the order of
+// checkoutID was made with it (then it returns false). After it, no claim
+// with that key can succeed, so the charge may be voided even when a claim
+// whose reply was lost had been sent. With release it also gives the unit
+// back.
+func (inv *Inventory) Abandon(ctx context.Context, sku, checkoutID, chargeKey, reason string, release bool) (bool, error) {
+	rel := "0"
+	if release {
+		rel = "1"
+	}
+	n, err := abandonScript.Run(ctx, inv.rdb, keys(sku), checkoutID, chargeKey, reason, rel).Int()
+	if err != nil {
+		return false, fmt.Errorf("abandon %s: %w", chargeKey, err)
+	}
+	return n == 1, nil
+}
+
 // Release gives checkoutID's unit back; it does nothing when there is no
 // lease (already released, claimed or expired).
 func (inv *Inventory) Release(ctx context.Context, sku, checkoutID string) (bool, error) {
-	k := keys(sku)
-	n, err := releaseScript.Run(ctx, inv.rdb, []string{k.stock, k.leases}, checkoutID).Int()
+	n, err := releaseScript.Run(ctx, inv.rdb, keys(sku), checkoutID).Int()
 	if err != nil {
 		return false, fmt.Errorf("release %s: %w", sku, err)
 	}
 	return n == 1, nil
 }
 
-// Abandon makes sure checkoutID will never be claimed, recording v as the
-// reason, unless it already was: it returns false when an order exists. A
-// charge whose claim failed may be voided only after Abandon returned true,
-// because the failed claim may in fact have been applied, or may still land.
-func (inv *Inventory) Abandon(ctx context.Context, sku string, v Void) (bool, error) {
-	k := keys(sku)
-	vj, _ := json.Marshal(v)
-	n, err := abandonScript.Run(ctx, inv.rdb, []string{k.orders, k.voids}, v.CheckoutID, vj).Int()
+// Sweep marks for voiding the charges of attempts whose lease expired more
+// than grace ago without an order, and returns up to limit charge keys due
+// to be voided at the provider.
+func (inv *Inventory) Sweep(ctx context.Context, sku string, grace time.Duration, limit int) ([]string, error) {
+	v, err := sweepScript.Run(ctx, inv.rdb, keys(sku), grace.Milliseconds(), limit).StringSlice()
 	if err != nil {
-		return false, fmt.Errorf("abandon %s: %w", v.CheckoutID, err)
+		return nil, fmt.Errorf("sweep %s: %w", sku, err)
 	}
-	return n == 1, nil
+	return v, nil
+}
+
+// Voided records that the provider confirmed the void of chargeKey; with
+// retry > 0 it records a failed attempt, to be tried again after retry.
+func (inv *Inventory) Voided(ctx context.Context, sku, chargeKey string, retry time.Duration) error {
+	if err := voidedScript.Run(ctx, inv.rdb, keys(sku), chargeKey, retry.Milliseconds()).Err(); err != nil {
+		return fmt.Errorf("record void of %s: %w", chargeKey, err)
+	}
+	return nil
 }
 
 // Available reads the units available, for naive mode.
 func (inv *Inventory) Available(ctx context.Context, sku string) (int64, error) {
-	n, err := inv.rdb.HGet(ctx, keys(sku).stock, "available").Int64()
+	n, err := inv.rdb.HGet(ctx, keys(sku)[0], "available").Int64()
 	if errors.Is(err, redis.Nil) {
 		return 0, ErrUnknownSKU
 	}
@@ -270,31 +385,16 @@ func (inv *Inventory) Available(ctx context.Context, sku string) (int64, error) 
 	return n, nil
 }
 
-// OrderFor returns the order of checkoutID, if there is one.
-func (inv *Inventory) OrderFor(ctx context.Context, sku, checkoutID string) (*Order, error) {
-	s, err := inv.rdb.HGet(ctx, keys(sku).orders, checkoutID).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read order %s: %w", checkoutID, err)
-	}
-	var o Order
-	if err := json.Unmarshal([]byte(s), &o); err != nil {
-		return nil, fmt.Errorf("decode order %s: %w", checkoutID, err)
-	}
-	return &o, nil
-}
-
 // NaiveSell records a sale without any reservation: decrement, count, write
 // the order. Not atomic with the stock check before payment, by design.
 func (inv *Inventory) NaiveSell(ctx context.Context, o Order) error {
 	k := keys(o.SKU)
 	oj, _ := json.Marshal(o)
 	_, err := inv.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.HIncrBy(ctx, k.stock, "available", -1)
-		p.HIncrBy(ctx, k.stock, "sold", 1)
-		p.HSet(ctx, k.orders, o.CheckoutID, oj)
+		p.HIncrBy(ctx, k[0], "available", -1)
+		p.HIncrBy(ctx, k[0], "sold", 1)
+		p.HSet(ctx, k[2], o.CheckoutID, oj)
+		p.HSet(ctx, k[7], o.CheckoutID, o.ChargeKey)
 		return nil
 	})
 	if err != nil {
@@ -306,7 +406,7 @@ func (inv *Inventory) NaiveSell(ctx context.Context, o Order) error {
 // Ledger reaps expired leases and reads the SKU's books.
 func (inv *Inventory) Ledger(ctx context.Context, sku string) (Ledger, error) {
 	k := keys(sku)
-	v, err := reapScript.Run(ctx, inv.rdb, []string{k.stock, k.leases}).Slice()
+	v, err := reapScript.Run(ctx, inv.rdb, k).Slice()
 	if err != nil {
 		return Ledger{}, fmt.Errorf("read ledger of %s: %w", sku, err)
 	}
@@ -317,7 +417,7 @@ func (inv *Inventory) Ledger(ctx context.Context, sku string) (Ledger, error) {
 	for i, dst := range []*int64{&l.Initial, &l.Available, &l.Reserved, &l.Sold, &l.Expired, &l.Reclaimed} {
 		*dst = toInt(v[i])
 	}
-	orders, err := inv.rdb.HGetAll(ctx, k.orders).Result()
+	orders, err := inv.rdb.HGetAll(ctx, k[2]).Result()
 	if err != nil {
 		return Ledger{}, fmt.Errorf("read orders of %s: %w", sku, err)
 	}
@@ -328,16 +428,30 @@ func (inv *Inventory) Ledger(ctx context.Context, sku string) (Ledger, error) {
 		}
 		l.Orders = append(l.Orders, o)
 	}
-	voids, err := inv.rdb.HGetAll(ctx, k.voids).Result()
+	voids, err := inv.rdb.HGetAll(ctx, k[3]).Result()
 	if err != nil {
 		return Ledger{}, fmt.Errorf("read voids of %s: %w", sku, err)
 	}
-	for id, s := range voids {
-		var vd Void
-		if err := json.Unmarshal([]byte(s), &vd); err != nil {
-			return Ledger{}, fmt.Errorf("decode void %s: %w", id, err)
+	pending, err := inv.rdb.ZRange(ctx, k[4], 0, -1).Result()
+	if err != nil {
+		return Ledger{}, fmt.Errorf("read pending voids of %s: %w", sku, err)
+	}
+	isPending := map[string]bool{}
+	for _, p := range pending {
+		isPending[p] = true
+	}
+	for key, s := range voids {
+		var raw struct {
+			CheckoutID string `json:"checkout_id"`
+			ChargeKey  string `json:"charge_key"`
+			Reason     string `json:"reason"`
+			AtMS       int64  `json:"at_ms"`
 		}
-		l.Voids = append(l.Voids, vd)
+		if err := json.Unmarshal([]byte(s), &raw); err != nil {
+			return Ledger{}, fmt.Errorf("decode void %s: %w", key, err)
+		}
+		l.Voids = append(l.Voids, Void{CheckoutID: raw.CheckoutID, ChargeKey: raw.ChargeKey, Reason: raw.Reason,
+			At: time.UnixMilli(raw.AtMS).UTC(), Pending: isPending[key]})
 	}
 	sortOrders(l.Orders)
 	sortVoids(l.Voids)
@@ -363,6 +477,11 @@ func parseReservation(v []string) (reservation, error) {
 	switch r.status {
 	case resUnknown:
 		return r, ErrUnknownSKU
+	case resReserved:
+		if len(v) < 2 || v[1] == "" {
+			return r, errors.New("inventory reserved without an attempt number")
+		}
+		r.attempt = v[1]
 	case resSold, resClaimed, resReclaim:
 		if len(v) < 2 {
 			return r, fmt.Errorf("inventory answered %s without an order", r.status)

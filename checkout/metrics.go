@@ -37,7 +37,7 @@ func newMetrics(guards []*breakers.Guard) *metrics {
 		}, []string{"reason"}),
 		voids: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gameday_checkout_voids_total",
-			Help: "Charge voids by result: requested, done, called_off, abandoned.",
+			Help: "Charge voids by result: requested, done, failed (retried by the sweeper), called_off.",
 		}, []string{"result"}),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.degraded, m.voids,

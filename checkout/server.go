@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,13 +67,14 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.guards = []*breakers.Guard{s.payG, s.invG, s.sessG}
 	s.metrics = newMetrics(s.guards)
-	s.voids = newVoider(s.pay, cfg.VoidRetryFor, cfg.Payment.Timeout, s.log, s.metrics)
+	s.voids = newVoider(s.inv, s.pay, cfg.Payment.Timeout, cfg.lateClaimGrace(), cfg.SweepInterval, s.log, s.metrics)
 	s.routes()
 	return s, nil
 }
 
-// Close stops background work and closes connections. Voids still being
-// retried are abandoned; they are logged.
+// Close stops the sweeper, gives voids in flight a few seconds, and closes
+// connections. Voids not yet confirmed stay pending in Redis for the next
+// checkout's sweeper.
 func (s *Server) Close() error {
 	s.voids.close()
 	errs := []error{s.invRedis.Close()}
@@ -207,6 +209,8 @@ func (s *Server) checkout(r *http.Request) Response {
 	return s.reserve(ctx, req, resp)
 }
 
+const idChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-"
+
 func (req Request) validate() error {
 	switch {
 	case req.CheckoutID == "":
@@ -215,8 +219,11 @@ func (req Request) validate() error {
 		return errors.New("shopper: required")
 	case req.SKU == "":
 		return errors.New("sku: required")
-	case len(req.CheckoutID) > 200 || len(req.Shopper) > 200 || len(req.SKU) > 200 || len(req.Session) > 200:
-		return errors.New("checkout_id, shopper, sku, session: at most 200 bytes each")
+	}
+	for _, f := range []struct{ name, v string }{{"checkout_id", req.CheckoutID}, {"shopper", req.Shopper}, {"sku", req.SKU}, {"session", req.Session}} {
+		if len(f.v) > 128 || strings.Trim(f.v, idChars) != "" {
+			return fmt.Errorf("%s: at most 128 of A-Z a-z 0-9 . _ : -", f.name)
+		}
 	}
 	return nil
 }
@@ -260,7 +267,8 @@ func (s *Server) touchSession(ctx context.Context, req Request, resp *Response) 
 }
 
 // reserve is the correct flow: reserve, pay, claim; release on anything
-// but success; void a charge whose unit is gone.
+// but success; void a charge that may have been made but cannot be
+// confirmed.
 func (s *Server) reserve(ctx context.Context, req Request, resp Response) Response {
 	res, err := breakers.Call(ctx, s.invG, func(ctx context.Context) (reservation, error) {
 		return s.inv.Reserve(ctx, req.SKU, req.CheckoutID, s.cfg.LeaseTTL)
@@ -271,8 +279,8 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 	case err != nil:
 		// The reply may have been lost after the unit was reserved: give it
 		// back if we can; otherwise the lease expires on its own.
-		s.releaseLater(req)
-		return s.refused(resp, "inventory", err)
+		go s.release(req)
+		return s.refused(ctx, resp, "inventory", err)
 	case res.status == resSold:
 		resp.Status, resp.Order, resp.Replayed = OutcomeConfirmed, res.order, true
 		return resp
@@ -281,12 +289,18 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		return resp
 	}
 
-	ch, err := s.charge(ctx, req)
-	if err != nil {
+	key := req.CheckoutID + "/" + res.attempt
+	ch, sent, err := s.charge(ctx, req, key)
+	switch {
+	case err != nil && !sent:
 		s.release(req)
-		return s.refusedPayment(resp, req, err)
-	}
-	if ch.Status != payment.StatusApproved {
+		return s.refusedPayment(ctx, resp, err)
+	case err != nil:
+		// The provider may have charged before the reply was lost or the
+		// shopper left: record the void, give the unit back, then void.
+		s.abandon(req, key, "payment_outcome_unknown", true)
+		return s.refusedPayment(ctx, resp, err)
+	case ch.Status != payment.StatusApproved:
 		s.release(req)
 		resp.Status = OutcomeDeclined
 		if ch.Status == payment.StatusVoided {
@@ -295,34 +309,43 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		return resp
 	}
 
-	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeID: ch.ID, AmountCents: ch.AmountCents, At: time.Now().UTC()}
+	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeKey: key, ChargeID: ch.ID, AmountCents: ch.AmountCents, At: time.Now().UTC()}
 	res, err = s.claim(o)
 	switch {
 	case err != nil:
-		// Paid but the books cannot be written: the unit's lease will expire,
-		// so the money goes back.
-		reason := "claim failed: " + err.Error()
-		s.voids.enqueue(req.CheckoutID, reason, func(ctx context.Context) (bool, error) {
-			return s.inv.Abandon(ctx, req.SKU, Void{CheckoutID: o.CheckoutID, Shopper: o.Shopper, ChargeID: o.ChargeID, Reason: reason, At: o.At})
-		})
-		return s.refused(resp, "inventory", err)
+		// Paid, but the order may or may not be written. Abandon records the
+		// void only if no order was made with this charge; if even that
+		// fails, the lease expires and the sweeper voids the charge.
+		s.abandon(req, key, "claim_failed", true)
+		return s.refused(ctx, resp, "inventory", err)
 	case res.status == resLost:
-		s.voids.enqueue(req.CheckoutID, "lease expired and sold out", nil)
+		s.voids.now(req.SKU, key) // recorded by the claim
 		resp.Status, resp.Reason = OutcomeSoldOut, "voided"
+		return resp
+	case res.status == resSold && res.order.ChargeKey != key:
+		// Another attempt with the same id bought first: ours is extra.
+		s.abandon(req, key, "duplicate_attempt", false)
+		resp.Status, resp.Order, resp.Replayed = OutcomeConfirmed, res.order, true
 		return resp
 	}
 	resp.Status, resp.Order = OutcomeConfirmed, res.order
 	return resp
 }
 
+// invCtx is the context of a write that must not depend on the shopper: it
+// leaves the guard's own deadline room to fire first, so a slow Redis is
+// counted as a timeout, not as a caller leaving.
+func (s *Server) invCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 2*s.cfg.Inventory.Timeout)
+}
+
 // claim records the order. It must survive the shopper leaving (the money
-// is taken), so it runs on its own context, retried a few times within the
-// inventory guard's timeout budget.
+// is taken), so it runs on its own context, tried up to three times.
 func (s *Server) claim(o Order) (reservation, error) {
 	var res reservation
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Inventory.Timeout)
+		ctx, cancel := s.invCtx()
 		res, err = breakers.Call(ctx, s.invG, func(ctx context.Context) (reservation, error) {
 			return s.inv.Claim(ctx, o)
 		})
@@ -335,7 +358,7 @@ func (s *Server) claim(o Order) (reservation, error) {
 }
 
 func (s *Server) release(req Request) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Inventory.Timeout)
+	ctx, cancel := s.invCtx()
 	defer cancel()
 	err := s.invG.Do(ctx, func(ctx context.Context) error {
 		_, err := s.inv.Release(ctx, req.SKU, req.CheckoutID)
@@ -346,31 +369,51 @@ func (s *Server) release(req Request) {
 	}
 }
 
-// releaseLater releases in the background, for a reservation whose outcome
-// is unknown; a failure is harmless because the lease expires.
-func (s *Server) releaseLater(req Request) { go s.release(req) }
+// abandon records that the charge with key must be voided (unless the order
+// was made with it), optionally releasing the unit, and asks the provider at
+// once. When Redis cannot be reached the lease expires and the sweeper
+// finds the charge instead.
+func (s *Server) abandon(req Request, key, reason string, release bool) {
+	s.metrics.voids.WithLabelValues("requested").Inc()
+	ctx, cancel := s.invCtx()
+	defer cancel()
+	ok, err := breakers.Call(ctx, s.invG, func(ctx context.Context) (bool, error) {
+		return s.inv.Abandon(ctx, req.SKU, req.CheckoutID, key, reason, release)
+	})
+	switch {
+	case err != nil:
+		s.log.Warn("could not record a void; the sweeper will void the charge when the lease expires", "charge_key", key, "err", err)
+	case ok:
+		s.voids.now(req.SKU, key)
+	default:
+		s.metrics.voids.WithLabelValues("called_off").Inc()
+	}
+}
 
 // charge sends the charge through the payment guard. It never starts a
 // charge after the shopper's deadline, and it resends only after the
-// connection failed, with the same idempotency key.
-func (s *Server) charge(ctx context.Context, req Request) (payment.Charge, error) {
-	var ch payment.Charge
-	var err error
+// connection failed, with the same idempotency key. sent reports whether
+// any attempt may have reached the provider.
+func (s *Server) charge(ctx context.Context, req Request, key string) (ch payment.Charge, sent bool, err error) {
 	for attempt := 0; attempt < s.cfg.PaymentAttempts; attempt++ {
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= s.cfg.MinPaymentTime {
-			return ch, errTooLate
-		}
-		if ctx.Err() != nil {
-			return ch, errTooLate
+		if dl, ok := ctx.Deadline(); ctx.Err() != nil || ok && time.Until(dl) <= s.cfg.MinPaymentTime {
+			return ch, sent, errTooLate
 		}
 		ch, err = breakers.Call(ctx, s.payG, func(ctx context.Context) (payment.Charge, error) {
-			return s.pay.Charge(ctx, payment.ChargeRequest{Key: req.CheckoutID, AmountCents: s.cfg.PriceCents, Shopper: req.Shopper, SKU: req.SKU})
+			return s.pay.Charge(ctx, payment.ChargeRequest{Key: key, AmountCents: s.cfg.PriceCents, Shopper: req.Shopper, SKU: req.SKU})
 		})
+		// Refused by the guard, the charge never left; refused by the
+		// provider (a bad request, a key reused elsewhere), nothing was
+		// charged for it. Anything else may have reached the provider, the
+		// shopper leaving mid-call included.
+		if !errors.Is(err, breakers.ErrOpen) && !errors.Is(err, breakers.ErrBulkheadFull) && !errors.Is(err, payment.ErrRejected) {
+			sent = true
+		}
 		if err == nil || !retriable(err) {
-			return ch, err
+			return ch, sent, err
 		}
 	}
-	return ch, err
+	return ch, sent, err
 }
 
 var errTooLate = errors.New("shopper's deadline reached")
@@ -382,35 +425,32 @@ func retriable(err error) bool {
 	switch {
 	case errors.Is(err, breakers.ErrOpen), errors.Is(err, breakers.ErrBulkheadFull),
 		errors.Is(err, breakers.ErrTimeout), errors.Is(err, context.Canceled),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, payment.ErrKeyConflict),
-		errors.Is(err, payment.ErrRejected):
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, payment.ErrRejected):
 		return false
 	}
 	return true
 }
 
-func (s *Server) refusedPayment(resp Response, req Request, err error) Response {
+func (s *Server) refusedPayment(ctx context.Context, resp Response, err error) Response {
 	switch {
 	case errors.Is(err, errTooLate):
 		resp.Status, resp.Reason = OutcomeTooLate, "deadline"
 		return resp
-	case errors.Is(err, breakers.ErrOpen), errors.Is(err, breakers.ErrBulkheadFull):
-		// Nothing was sent: nothing to void.
-		return s.refused(resp, "payment", err)
+	case errors.Is(err, payment.ErrKeyConflict):
+		return invalid(resp, "checkout_id: already used by another shopper or for another sku")
+	case errors.Is(err, payment.ErrRejected):
+		return invalid(resp, "payment provider rejected the charge: "+err.Error())
 	}
-	// The charge may have gone through before the reply was lost or the
-	// shopper left: void it by key. The provider keeps the void as a
-	// tombstone, so a charge still in flight lands voided.
-	s.voids.enqueue(req.CheckoutID, "payment outcome unknown: "+err.Error(), nil)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, breakers.ErrTimeout) {
+	return s.refused(ctx, resp, "payment", err)
+}
+
+// refused is the fail-closed answer: 503 with Retry-After, or too_late when
+// the shopper's own deadline is what ended the call.
+func (s *Server) refused(ctx context.Context, resp Response, dep string, err error) Response {
+	if ctx.Err() != nil && !errors.Is(err, breakers.ErrTimeout) && !errors.Is(err, breakers.ErrOpen) && !errors.Is(err, breakers.ErrBulkheadFull) {
 		resp.Status, resp.Reason = OutcomeTooLate, "deadline"
 		return resp
 	}
-	return s.refused(resp, "payment", err)
-}
-
-// refused is the fail-closed answer: 503 with Retry-After.
-func (s *Server) refused(resp Response, dep string, err error) Response {
 	resp.Status, resp.Dependency = OutcomeUnavailable, dep
 	switch {
 	case errors.Is(err, breakers.ErrOpen):
@@ -440,25 +480,29 @@ func (s *Server) naive(ctx context.Context, req Request, resp Response) Response
 	case errors.Is(err, ErrUnknownSKU):
 		return invalid(resp, "sku: no stock set for "+req.SKU)
 	case err != nil:
-		return s.refused(resp, "inventory", err)
+		return s.refused(ctx, resp, "inventory", err)
 	case avail <= 0:
 		resp.Status = OutcomeSoldOut
 		return resp
 	}
-	ch, err := s.charge(ctx, req)
+	key := req.CheckoutID + "/1"
+	ch, sent, err := s.charge(ctx, req, key)
 	if err != nil {
-		return s.refusedPayment(resp, req, err)
+		if sent {
+			s.abandon(req, key, "payment_outcome_unknown", false)
+		}
+		return s.refusedPayment(ctx, resp, err)
 	}
 	if ch.Status != payment.StatusApproved {
 		resp.Status = OutcomeDeclined
 		return resp
 	}
-	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeID: ch.ID, AmountCents: ch.AmountCents, At: time.Now().UTC()}
-	wctx, cancel := context.WithTimeout(context.Background(), s.cfg.Inventory.Timeout)
+	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeKey: key, ChargeID: ch.ID, AmountCents: ch.AmountCents, At: time.Now().UTC()}
+	wctx, cancel := s.invCtx()
 	defer cancel()
 	if err := s.invG.Do(wctx, func(ctx context.Context) error { return s.inv.NaiveSell(ctx, o) }); err != nil {
-		s.voids.enqueue(req.CheckoutID, "naive sale not recorded: "+err.Error(), nil)
-		return s.refused(resp, "inventory", err)
+		s.abandon(req, key, "sale_not_recorded", false)
+		return s.refused(ctx, resp, "inventory", err)
 	}
 	resp.Status, resp.Order = OutcomeConfirmed, &o
 	return resp

@@ -9,36 +9,45 @@ import (
 	"github.com/gameday-dev/gameday/checkout/payment"
 )
 
-// voider gives money back in the background: a charge whose outcome is
-// unknown, or whose unit is gone, is voided by its idempotency key, retried
-// with backoff for a while when the provider cannot be reached. Voids do not
-// go through the payment breaker: the breaker protects shoppers from waiting
-// on a sick provider, and nobody waits on a void.
+// voider gives money back. A void is first recorded in the inventory Redis
+// (Inventory.Abandon, or by the claim and sweep scripts), so it survives
+// this process; then the provider is asked at once, and the sweeper asks
+// again every interval until the provider has confirmed. Voids do not go
+// through the payment breaker: it protects shoppers from waiting on a sick
+// provider, and nobody waits on a void.
 type voider struct {
+	inv      *Inventory
 	pay      *payment.Client
-	retryFor time.Duration
-	timeout  time.Duration
+	timeout  time.Duration // one call to the provider
+	grace    time.Duration // how long an expired lease's payment may still be claimed
+	interval time.Duration
 	log      *slog.Logger
 	m        *metrics
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	sem      chan struct{}
+
+	stop   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	sem    chan struct{}
 }
 
-const maxVoidsInFlight = 256
+const (
+	maxVoidsInFlight = 32
+	voidRetry        = 2 * time.Second
+	sweepBatch       = 200
+)
 
-func newVoider(pay *payment.Client, retryFor, timeout time.Duration, log *slog.Logger, m *metrics) *voider {
+func newVoider(inv *Inventory, pay *payment.Client, timeout, grace, interval time.Duration, log *slog.Logger, m *metrics) *voider {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &voider{pay: pay, retryFor: retryFor, timeout: timeout, log: log, m: m, ctx: ctx, cancel: cancel, sem: make(chan struct{}, maxVoidsInFlight)}
+	v := &voider{inv: inv, pay: pay, timeout: timeout, grace: grace, interval: interval, log: log, m: m,
+		stop: make(chan struct{}), ctx: ctx, cancel: cancel, sem: make(chan struct{}, maxVoidsInFlight)}
+	v.wg.Add(1)
+	go v.sweepLoop()
+	return v
 }
 
-// precheck runs before a void and may call it off (false): it is how a
-// void waits until the inventory has made sure no order can appear.
-type precheck func(ctx context.Context) (bool, error)
-
-func (v *voider) enqueue(key, reason string, pre precheck) {
-	v.m.voids.WithLabelValues("requested").Inc()
+// now asks the provider to void a charge already recorded as pending.
+func (v *voider) now(sku, key string) {
 	v.wg.Add(1)
 	go func() {
 		defer v.wg.Done()
@@ -46,61 +55,92 @@ func (v *voider) enqueue(key, reason string, pre precheck) {
 		case v.sem <- struct{}{}:
 			defer func() { <-v.sem }()
 		case <-v.ctx.Done():
-			v.abandon(key, reason)
-			return
+			return // still pending in Redis: the next sweeper voids it
 		}
-		v.run(key, reason, pre)
+		v.void(sku, key)
 	}()
 }
 
-func (v *voider) run(key, reason string, pre precheck) {
-	until := time.Now().Add(v.retryFor)
-	backoff := 50 * time.Millisecond
-	for {
-		ctx, cancel := context.WithTimeout(v.ctx, v.timeout)
-		err := error(nil)
-		if pre != nil {
-			var proceed bool
-			proceed, err = pre(ctx)
-			if err == nil && !proceed {
-				cancel()
-				v.m.voids.WithLabelValues("called_off").Inc()
-				v.log.Info("void called off: the order exists", "checkout_id", key)
-				return
-			}
-			if err == nil {
-				pre = nil // abandoned for good; only the void is left to do
-			}
-		}
-		if err == nil {
-			err = v.pay.Void(ctx, key)
-		}
-		cancel()
-		if err == nil {
-			v.m.voids.WithLabelValues("done").Inc()
-			v.log.Info("charge voided", "checkout_id", key, "reason", reason)
-			return
-		}
-		if v.ctx.Err() != nil || time.Now().Add(backoff).After(until) {
-			v.abandon(key, reason)
-			return
-		}
-		select {
-		case <-time.After(backoff):
-		case <-v.ctx.Done():
-			v.abandon(key, reason)
-			return
-		}
-		backoff = min(2*backoff, 2*time.Second)
+func (v *voider) void(sku, key string) {
+	ctx, cancel := context.WithTimeout(v.ctx, v.timeout)
+	err := v.pay.Void(ctx, key)
+	cancel()
+	retry := time.Duration(0)
+	if err != nil {
+		retry = voidRetry
+		v.m.voids.WithLabelValues("failed").Inc()
+		v.log.Warn("void failed; it stays pending and will be retried", "charge_key", key, "err", err)
+	} else {
+		v.m.voids.WithLabelValues("done").Inc()
+		v.log.Info("charge voided", "charge_key", key)
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), v.timeout)
+	defer rcancel()
+	if err := v.inv.Voided(rctx, sku, key, retry); err != nil {
+		v.log.Warn("could not record the void's progress; the sweeper will ask the provider again", "charge_key", key, "err", err)
 	}
 }
 
-func (v *voider) abandon(key, reason string) {
-	v.m.voids.WithLabelValues("abandoned").Inc()
-	v.log.Error("void abandoned; reconcile this charge by hand", "checkout_id", key, "reason", reason)
+// sweepLoop finds the charges of leases that expired unclaimed (their
+// checkout died or gave up) and every void not yet confirmed, and voids
+// them.
+func (v *voider) sweepLoop() {
+	defer v.wg.Done()
+	t := time.NewTicker(v.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-v.stop:
+			return
+		case <-t.C:
+		}
+		v.sweep()
+	}
 }
 
+func (v *voider) sweep() {
+	ctx, cancel := context.WithTimeout(v.ctx, 5*time.Second)
+	defer cancel()
+	skus, err := v.inv.SKUs(ctx)
+	if err != nil {
+		return // inventory unreachable: try again next tick
+	}
+	var wg sync.WaitGroup
+	for _, sku := range skus {
+		keys, err := v.inv.Sweep(ctx, sku, v.grace, sweepBatch)
+		if err != nil {
+			continue
+		}
+		for _, key := range keys {
+			select {
+			case v.sem <- struct{}{}:
+			case <-v.ctx.Done():
+				wg.Wait()
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-v.sem }()
+				v.void(sku, key)
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+// close stops the sweeper and gives the voids in flight a few seconds to
+// finish. Voids not yet confirmed stay pending in Redis, for the next
+// checkout's sweeper.
 func (v *voider) close() {
+	close(v.stop)
+	done := make(chan struct{})
+	go func() { v.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		v.cancel()
+		<-done
+	}
 	v.cancel()
-	v.wg.Wait()
 }

@@ -98,11 +98,12 @@ func serveCheckout(args []string, stderr io.Writer) error {
 	fs.DurationVar(&cfg.RetryAfter, "retry-after", time.Second, "wait a refusal asks for (Retry-After)")
 	fs.DurationVar(&cfg.MinPaymentTime, "min-payment-time", 0, "do not start a charge with less than this left before the shopper's deadline")
 	fs.IntVar(&cfg.PaymentAttempts, "payment-attempts", 2, "sends of one charge when the connection fails (same idempotency key)")
-	fs.DurationVar(&cfg.VoidRetryFor, "void-retry-for", 30*time.Second, "how long a failed void is retried")
+	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", time.Second, "how often charges to void are looked for and voids retried")
+	fs.DurationVar(&cfg.LateClaimGrace, "late-claim-grace", 0, "how long after a lease expired a payment may still claim the unit (0: payment timeout × attempts + 1s)")
 	breakerFlags(fs, "payment", &cfg.Payment, 2*time.Second)
 	breakerFlags(fs, "inventory", &cfg.Inventory, 250*time.Millisecond)
 	breakerFlags(fs, "sessions", &cfg.Sessions, 100*time.Millisecond)
-	fs.Var(stock, "stock", "set a SKU's stock at start, SKU=UNITS (repeatable; resets that SKU's books)")
+	fs.Var(stock, "stock", "give a SKU this stock at start if it has none yet, SKU=UNITS (repeatable; a restarted checkout keeps its books)")
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -123,7 +124,7 @@ func serveCheckout(args []string, stderr io.Writer) error {
 	defer srv.Close()
 	for sku, units := range stock {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := srv.Inventory().SetStock(ctx, sku, units)
+		_, err := srv.Inventory().InitStock(ctx, sku, units)
 		cancel()
 		if err != nil {
 			return usageError{fmt.Errorf("-stock %s=%d: %w", sku, units, err)}

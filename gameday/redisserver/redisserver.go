@@ -35,6 +35,13 @@ type Options struct {
 	Port int
 	// StartTimeout bounds the wait for the first PONG; 0 means 10s.
 	StartTimeout time.Duration
+	// Dir is the working directory (where an append-only file is kept); ""
+	// means the system's temporary directory.
+	Dir string
+	// Persist turns on the append-only file with an fsync per write, so a
+	// server killed and started again on the same Dir keeps its data, as a
+	// production inventory store would.
+	Persist bool
 }
 
 // Server is one running redis-server process.
@@ -97,14 +104,22 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 func start(ctx context.Context, opts Options, port int) (*Server, error) {
 	addr := net.JoinHostPort(opts.Host, strconv.Itoa(port))
+	dir, aof := opts.Dir, "no"
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if opts.Persist {
+		aof = "yes"
+	}
 	cmd := exec.Command(opts.Bin,
 		"--bind", opts.Host,
 		"--port", strconv.Itoa(port),
 		"--save", "",
-		"--appendonly", "no",
+		"--appendonly", aof,
+		"--appendfsync", "always",
 		"--protected-mode", "no",
 		"--daemonize", "no",
-		"--dir", os.TempDir(),
+		"--dir", dir,
 		"--loglevel", "warning",
 	)
 	// Its own process group, so a Ctrl-C in the terminal reaches the runner
@@ -151,6 +166,13 @@ func (s *Server) Port() int {
 // Pid is the process id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }
 
+// Pause stops the process (SIGSTOP): connections stay open and nothing is
+// answered, like a server stuck in a long garbage collection or swap.
+func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused process (SIGCONT).
+func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Done is closed when the process has exited.
 func (s *Server) Done() <-chan struct{} { return s.done }
 
@@ -187,8 +209,9 @@ func (s *Server) Kill() error {
 	return nil
 }
 
-// Restart starts a fresh, empty server on the same address after the old
-// one has exited (a crash and restart, as an operator's supervisor would do).
+// Restart kills the server and starts it again on the same address and
+// directory, as a supervisor would after a crash. With Persist it comes back
+// with its data; without, empty.
 func (s *Server) Restart(ctx context.Context) (*Server, error) {
 	if err := s.Kill(); err != nil {
 		return nil, err
