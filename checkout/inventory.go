@@ -55,15 +55,20 @@ type Void struct {
 // Sold = Initial at every instant; in naive mode Available goes negative
 // when it oversells.
 type Ledger struct {
-	SKU       string  `json:"sku"`
-	Initial   int64   `json:"initial"`
-	Available int64   `json:"available"`
-	Reserved  int64   `json:"reserved"`
-	Sold      int64   `json:"sold"`
-	Expired   int64   `json:"expired_leases"`
-	Reclaimed int64   `json:"reclaimed"`
-	Orders    []Order `json:"orders"`
-	Voids     []Void  `json:"voids"`
+	SKU       string `json:"sku"`
+	Initial   int64  `json:"initial"`
+	Available int64  `json:"available"`
+	Reserved  int64  `json:"reserved"`
+	Sold      int64  `json:"sold"`
+	Expired   int64  `json:"expired_leases"`
+	Reclaimed int64  `json:"reclaimed"`
+	// AwaitingSweep counts checkout ids whose lease expired unclaimed and
+	// whose charge the sweeper has not yet decided on (it waits for the
+	// late-claim grace). The books are settled when it, Reserved and the
+	// pending voids are all zero.
+	AwaitingSweep int64   `json:"awaiting_sweep"`
+	Orders        []Order `json:"orders"`
+	Voids         []Void  `json:"voids"`
 }
 
 // Balanced reports whether no unit was created or lost.
@@ -250,7 +255,8 @@ return {redis.call('HGET', KEYS[1], 'initial') or false,
         redis.call('ZCARD', KEYS[2]),
         redis.call('HGET', KEYS[1], 'sold') or false,
         redis.call('HGET', KEYS[1], 'expired') or false,
-        redis.call('HGET', KEYS[1], 'reclaimed') or false}
+        redis.call('HGET', KEYS[1], 'reclaimed') or false,
+        redis.call('ZCARD', KEYS[6])}
 `)
 
 // SetStock starts a SKU afresh with units available, forgetting its leases,
@@ -410,11 +416,11 @@ func (inv *Inventory) Ledger(ctx context.Context, sku string) (Ledger, error) {
 	if err != nil {
 		return Ledger{}, fmt.Errorf("read ledger of %s: %w", sku, err)
 	}
-	if len(v) != 6 || v[0] == nil {
+	if len(v) != 7 || v[0] == nil {
 		return Ledger{}, fmt.Errorf("read ledger of %s: %w", sku, ErrUnknownSKU)
 	}
 	l := Ledger{SKU: sku, Orders: []Order{}, Voids: []Void{}}
-	for i, dst := range []*int64{&l.Initial, &l.Available, &l.Reserved, &l.Sold, &l.Expired, &l.Reclaimed} {
+	for i, dst := range []*int64{&l.Initial, &l.Available, &l.Reserved, &l.Sold, &l.Expired, &l.Reclaimed, &l.AwaitingSweep} {
 		*dst = toInt(v[i])
 	}
 	orders, err := inv.rdb.HGetAll(ctx, k[2]).Result()

@@ -31,6 +31,10 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 const usage = `gameday — flash-sale fire drills for checkouts
 
 Usage:
+  gameday run [flags] SCENARIO...  run drills (catalogue names or files)
+  gameday list                     list the built-in scenarios
+  gameday validate FILE...         check scenario files
+  gameday cleanup                  remove faults left by a runner that was killed
   gameday serve checkout [flags]   run the reference checkout
   gameday serve payment [flags]    run the payment-gateway stand-in
   gameday serve toxiproxy [flags]  run Toxiproxy (its standard HTTP API) embedded
@@ -57,6 +61,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	return exitFailed
 }
 
@@ -71,6 +79,14 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return errHelp
+	case "run":
+		return runCmd(args[1:], stdout, stderr)
+	case "cleanup":
+		return cleanupCmd(args[1:], stdout, stderr)
+	case "list":
+		return listCmd(args[1:], stdout, stderr)
+	case "validate":
+		return validateCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "gameday", version())
 		return nil

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// exitError carries a drill's exit code (1 or 3) up to main.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+// proxyFlag collects -proxy DEPENDENCY=NAME.
+type proxyFlag map[string]string
+
+func (p proxyFlag) String() string { return fmt.Sprint(map[string]string(p)) }
+func (p proxyFlag) Set(v string) error {
+	dep, name, ok := strings.Cut(v, "=")
+	if !ok || dep == "" || name == "" {
+		return fmt.Errorf("want DEPENDENCY=PROXY, got %q", v)
+	}
+	p[dep] = name
+	return nil
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run", stderr)
+	var (
+		o        gameday.Options
+		envKind  = fs.String("env", "", "environment: local (start everything here) or external (drill a running service); default: the scenario's")
+		ext      env.ExternalOptions
+		proxies  = proxyFlag{}
+		quiet    = fs.Bool("quiet", false, "no progress lines on stderr")
+		journal  = fs.String("journal", faults.DefaultJournalPath(), "file recording faults on an external Toxiproxy until they are removed")
+		embedded = fs.Bool("embedded-redis", false, "use the embedded Redis-compatible server even when redis-server is installed")
+	)
+	fs.Float64Var(&o.RateScale, "rate-scale", 1, "multiply every arrival rate (1.5 rehearses 150% of the planned peak)")
+	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every duration of the timeline (0.2 for a quick drill)")
+	fs.Int64Var(&o.Seed, "seed", 0, "seed for arrivals, shoppers and payment (0: the scenario's)")
+	fs.StringVar(&o.RunsDir, "runs-dir", "runs", "directory that receives one directory per run")
+	fs.StringVar(&ext.Toxiproxy, "toxiproxy", "", "external: the Toxiproxy API address")
+	fs.StringVar(&ext.CheckoutURL, "checkout-url", "", "external: the checkout's base URL")
+	fs.StringVar(&ext.PaymentURL, "payment-url", "", "external: the payment provider's base URL, for reconciling charges")
+	fs.Var(proxies, "proxy", "external: DEPENDENCY=PROXY names the proxy in front of a dependency (repeatable)")
+	if err := parseFlags2(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("run: which scenario? give a catalogue name (see gameday list) or a file")
+	}
+	if !(o.RateScale > 0) || !(o.TimeScale > 0) || o.RateScale > 1000 || o.TimeScale > 1000 {
+		return usagef("run: -rate-scale and -time-scale must be above 0 (and at most 1000)")
+	}
+	switch *envKind {
+	case "", "local":
+	case "external":
+		ext.Proxies = proxies
+		o.External = &ext
+		if ext.Toxiproxy == "" || ext.CheckoutURL == "" {
+			return usagef("run: -env external needs -toxiproxy and -checkout-url")
+		}
+	default:
+		return usagef("run: -env %q: want local or external", *envKind)
+	}
+	var scs []*scenarios.Scenario
+	for _, name := range fs.Args() {
+		sc, err := scenarios.Lookup(name)
+		if err != nil {
+			return usageError{err}
+		}
+		scs = append(scs, sc)
+	}
+	o.EmbeddedRedis = *embedded
+	o.Journal = faults.OpenJournal(*journal)
+	if !*quiet {
+		o.Progress = stderr
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	worst := exitOK
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, sc := range scs {
+		rec, dir, err := gameday.Run(ctx, sc, o)
+		if err != nil && rec == nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", strings.ToUpper(rec.Verdict), sc.Name, dir)
+		tw.Flush()
+		printSummary(stdout, rec)
+		worst = worse(worst, exitCode(rec.Verdict))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	switch worst {
+	case exitOK:
+		return nil
+	case exitUsage:
+		return usageError{errors.New("a drill could not be carried out")}
+	case exitFailed:
+		return exitError{exitFailed, "a promise did not hold"}
+	}
+	return exitError{exitInconclusive, "inconclusive"}
+}
+
+func exitCode(verdict string) int {
+	switch verdict {
+	case gameday.VerdictPass:
+		return exitOK
+	case gameday.VerdictFail:
+		return exitFailed
+	case gameday.VerdictInconclusive:
+		return exitInconclusive
+	}
+	return exitUsage
+}
+
+// worse orders exit codes: a run that could not be carried out, then a
+// regression, then inconclusive, then success.
+func worse(a, b int) int {
+	rank := map[int]int{exitOK: 0, exitInconclusive: 1, exitFailed: 2, exitUsage: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+func printSummary(w io.Writer, r *gameday.Record) {
+	if r.Reason != "" {
+		fmt.Fprintf(w, "  why: %s\n", r.Reason)
+	}
+	fmt.Fprintf(w, "  load: %d scheduled, %d started, %d dropped, late p99 %.1fms, checkout p95 %.0fms\n",
+		r.Load.Scheduled, r.Load.Started, r.Load.Dropped, r.Load.LateP99MS, r.Load.CheckoutP95MS)
+	fmt.Fprintf(w, "  outcomes: %s\n", formatCounts(r.Outcomes))
+	for _, e := range r.Expectations {
+		fmt.Fprintf(w, "  %s %s — %s\n", mark(e.Held), e.Promise, e.Observed)
+	}
+	iv := r.Invariants
+	fmt.Fprintf(w, "  books: oversold %d, lost units %d, double charges %d, charges without order %d, orders without charge %d, charged after leaving %d\n",
+		iv.Oversold, iv.LostUnits, iv.DoubleCharges, iv.ChargesWithoutOrder, iv.OrdersWithoutCharge, iv.ChargedAfterLeaving)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "ok  "
+	}
+	return "FAIL"
+}
+
+func formatCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cleanupCmd removes faults left on external Toxiproxies by runners that
+// were killed outright.
+func cleanupCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("cleanup", stderr)
+	journal := fs.String("journal", faults.DefaultJournalPath(), "the fault journal")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	removed, err := faults.OpenJournal(*journal).Cleanup(context.Background())
+	for _, e := range removed {
+		what := "toxic " + e.Toxic
+		if e.Disabled {
+			what = "disabled proxy (enabled again)"
+		}
+		fmt.Fprintf(stdout, "removed %s on %s/%s (run %s)\n", what, e.Toxiproxy, e.Proxy, e.RunID)
+	}
+	if err != nil {
+		return err
+	}
+	if len(removed) == 0 {
+		fmt.Fprintln(stdout, "nothing to clean up")
+	}
+	return nil
+}
+
+// parseFlags2 parses flags that may be followed by positional arguments.
+func parseFlags2(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return usageError{fmt.Errorf("%s: %w", fs.Name(), err)}
+	}
+	return nil
+}
+
+func sortStrings(s []string) { slices.Sort(s) }

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+func TestValidateCmd(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, good, "name: mine\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 5s, target: 2}]\n")
+	writeFile(t, bad, "name: mine\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 5, target: 2}]\n  patince: 3s\n")
+
+	cases := []struct {
+		name      string
+		args      []string
+		usage     bool     // a usageError (exit 2)
+		stdout    []string // lines, in order
+		stderrHas []string
+		errHas    string
+	}{
+		// A catalogue name and a file, both good.
+		{name: "good", args: []string{"baseline", good}, stdout: []string{
+			"ok  baseline (catalogue:baseline)",
+			"ok  mine (" + good + ")",
+		}},
+		// One bad file among good ones: the good are still reported, the
+		// bad one's errors name file, line and field, and the exit is 2.
+		{name: "bad", args: []string{"payment-latency", bad, good}, usage: true,
+			stdout: []string{"ok  payment-latency (catalogue:payment-latency)", "ok  mine (" + good + ")"},
+			stderrHas: []string{
+				bad + `:5: load.stages[0].duration: 5 is a bare number, not a duration (write "5s")`,
+				bad + ":6: load.patince: unknown field",
+			},
+			errHas: "validate: 1 of 3 scenarios invalid"},
+		// A name not in the catalogue lists the names that are.
+		{name: "unknown name", args: []string{"payment-slow"}, usage: true,
+			stderrHas: []string{`"payment-slow"`, "payment-latency, payment-timeouts"}, errHas: "1 of 1"},
+		// A path that does not exist.
+		{name: "missing file", args: []string{filepath.Join(dir, "nope.yaml")}, usage: true,
+			stderrHas: []string{"no such file"}},
+		{name: "nothing", args: nil, usage: true, errHas: "name a scenario file"},
+		{name: "bad flag", args: []string{"-x"}, usage: true, errHas: "validate: flag provided but not defined"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := validateCmd(c.args, &stdout, &stderr)
+			var ue usageError
+			if got := errors.As(err, &ue); got != c.usage || (err != nil && !c.usage) {
+				t.Fatalf("error %v, want usage error %v", err, c.usage)
+			}
+			if c.errHas != "" && (err == nil || !strings.Contains(err.Error(), c.errHas)) {
+				t.Errorf("error %v, want it to contain %q", err, c.errHas)
+			}
+			if got := strings.Join(lines(stdout.String()), "\n"); got != strings.Join(c.stdout, "\n") {
+				t.Errorf("stdout:\n%s\nwant:\n%s", got, strings.Join(c.stdout, "\n"))
+			}
+			for _, w := range c.stderrHas {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr %q does not contain %q", stderr.String(), w)
+				}
+			}
+		})
+	}
+
+	// Every file the scenarios package tests as bad is refused here too.
+	files, _ := filepath.Glob("../../scenarios/testdata/bad/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no bad files found")
+	}
+	var stdout, stderr bytes.Buffer
+	err := validateCmd(files, &stdout, &stderr)
+	if stdout.Len() != 0 || err == nil || !strings.Contains(err.Error(), "scenarios invalid") {
+		t.Errorf("bad files: stdout %q, error %v", stdout.String(), err)
+	}
+}
+
+func TestValidateHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := validateCmd([]string{"-h"}, &stdout, &stderr); !errors.Is(err, errHelp) || !strings.Contains(stderr.String(), "gameday validate FILE|NAME") {
+		t.Errorf("validate -h: %v, %q", err, stderr.String())
+	}
+}
+
+func TestListCmd(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := listCmd(nil, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	out := lines(stdout.String())
+	names := scenarios.CatalogueNames()
+	if len(out) != len(names)+1 || !strings.HasPrefix(out[0], "NAME") || !strings.Contains(out[0], "MATRIX") || !strings.Contains(out[0], "DESCRIPTION") {
+		t.Fatalf("list:\n%s", stdout.String())
+	}
+	col := strings.Index(out[0], "MATRIX")
+	for i, n := range names {
+		row := out[i+1]
+		if !strings.HasPrefix(row, n+" ") {
+			t.Errorf("row %d %q, want %s first", i, row, n)
+		}
+		if row[col-1] != ' ' || row[col] == ' ' {
+			t.Errorf("row %q: matrix column not aligned at %d", row, col)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^payment-latency +payment/latency +Payment slows by 1 s`).MatchString(stdout.String()) {
+		t.Errorf("list does not show payment-latency's row as expected:\n%s", stdout.String())
+	}
+	if err := listCmd([]string{"extra"}, &stdout, &stderr); !errors.As(err, new(usageError)) {
+		t.Errorf("list extra: %v, want a usage error", err)
+	}
+}
+
+func lines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,69 @@
+// Package env brings up the environment a drill runs against and gives the
+// runner what it needs from it: the checkout's URL, a Toxiproxy with a proxy
+// in front of every dependency, and the processes a fault may kill, pause or
+// restart.
+//
+// Local starts everything on loopback: real redis-server processes (or an
+// embedded Redis-compatible server when none is installed, and says so), an
+// embedded Toxiproxy, and the payment stand-in and the checkout as child
+// processes. External drills a service the user already runs: it creates
+// nothing but faults.
+package env
+
+import (
+	"context"
+	"errors"
+
+	"github.com/gameday-dev/gameday/gameday/toxi"
+)
+
+// Dependencies of the checkout, as scenarios name them.
+const (
+	Payment   = "payment"
+	Inventory = "inventory"
+	Sessions  = "sessions"
+)
+
+// Environment is what a drill runs against.
+type Environment interface {
+	// Info describes the environment for the run record.
+	Info() Info
+	// CheckoutURL is the checkout's base URL.
+	CheckoutURL() string
+	// PaymentURL is the payment provider's base URL for reconciliation
+	// (its GET /charges), or "" when the environment does not know it.
+	PaymentURL() string
+	// Toxiproxy is the client of the Toxiproxy in front of the dependencies.
+	Toxiproxy() *toxi.Client
+	// ProxyName is the name of the proxy in front of a dependency.
+	ProxyName(dependency string) (string, bool)
+	// Process is the process behind a dependency, for process faults.
+	Process(dependency string) (Process, bool)
+	// Close stops everything the environment started.
+	Close() error
+}
+
+// Info is the environment as the run record shows it.
+type Info struct {
+	Kind      string `json:"kind"`
+	Redis     string `json:"redis"`
+	Toxiproxy string `json:"toxiproxy"`
+	Checkout  string `json:"checkout"`
+	// Notes are things the operator must know, such as a fallback used.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Process is a process a fault can act on.
+type Process interface {
+	// Kill ends it at once (SIGKILL).
+	Kill() error
+	// Start runs it again, on the same address (and, for Redis, the same
+	// data directory).
+	Start(ctx context.Context) error
+	// Pause stops it (SIGSTOP); Resume continues it (SIGCONT).
+	Pause() error
+	Resume() error
+}
+
+// ErrNoProcess is returned for a process fault the environment cannot do.
+var ErrNoProcess = errors.New("this environment has no such process")

@@ -1,0 +1,262 @@
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+
+	"github.com/gameday-dev/gameday/gameday/redisserver"
+	"github.com/gameday-dev/gameday/gameday/toxi"
+)
+
+// LocalOptions configure a local environment.
+type LocalOptions struct {
+	// Binary is the gameday executable started as the payment stand-in and
+	// the checkout; "" means this process's own executable.
+	Binary string
+	// Dir receives the children's logs and Redis's data; required.
+	Dir string
+	// PaymentArgs and CheckoutArgs are extra flags for "gameday serve
+	// payment" and "gameday serve checkout" (addresses are set here).
+	PaymentArgs, CheckoutArgs []string
+	// EmbeddedRedis forces the embedded Redis-compatible server even when
+	// redis-server is installed.
+	EmbeddedRedis bool
+}
+
+// Local is the environment on this machine, every listener on loopback.
+type Local struct {
+	info     Info
+	toxi     *toxi.Embedded
+	client   *toxi.Client
+	redis    map[string]Process
+	closers  []func() error
+	payment  *child
+	checkout *child
+	payURL   string
+	coURL    string
+}
+
+var _ Environment = (*Local)(nil)
+
+// StartLocal brings the local environment up. On error everything started
+// so far is stopped again.
+func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
+	if o.Binary == "" {
+		if o.Binary, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find the gameday executable: %w", err)
+		}
+	}
+	l := &Local{redis: map[string]Process{}, info: Info{Kind: "local"}}
+	defer func() {
+		if err != nil {
+			_ = l.Close()
+		}
+	}()
+
+	var addrs = map[string]string{}
+	if _, ferr := redisserver.Find(""); ferr == nil && !o.EmbeddedRedis {
+		for _, dep := range []string{Inventory, Sessions} {
+			dir := filepath.Join(o.Dir, "redis-"+dep)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, err
+			}
+			// Inventory keeps an append-only file, as a production store
+			// would, so a killed and restarted Redis comes back with its
+			// stock and orders. Sessions are disposable.
+			rp := &redisProc{opts: redisserver.Options{Dir: dir, Persist: dep == Inventory}}
+			if err := rp.Start(ctx); err != nil {
+				return nil, fmt.Errorf("start %s redis: %w", dep, err)
+			}
+			l.redis[dep] = rp
+			l.closers = append(l.closers, rp.Kill)
+			addrs[dep] = rp.Addr()
+		}
+		out, _ := redisVersion()
+		l.info.Redis = "redis-server " + out
+	} else {
+		for _, dep := range []string{Inventory, Sessions} {
+			mr := &miniProc{}
+			if err := mr.Start(ctx); err != nil {
+				return nil, fmt.Errorf("start embedded %s redis: %w", dep, err)
+			}
+			l.redis[dep] = mr
+			l.closers = append(l.closers, mr.Kill)
+			addrs[dep] = mr.Addr()
+		}
+		l.info.Redis = "embedded (miniredis)"
+		l.info.Notes = append(l.info.Notes, "redis-server is not installed: using an embedded Redis-compatible server (miniredis); its behaviour under faults is not Redis's. Install redis-server for a drill you can trust.")
+	}
+
+	if l.toxi, err = toxi.StartEmbedded("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	l.closers = append(l.closers, l.toxi.Close)
+	l.client = toxi.NewClient(l.toxi.APIAddr())
+	l.info.Toxiproxy = "embedded " + l.toxi.APIAddr()
+
+	l.payment = &child{name: "payment", bin: o.Binary, args: append([]string{"serve", "payment"}, o.PaymentArgs...), log: filepath.Join(o.Dir, "payment.log")}
+	if err := l.payment.start(ctx, "127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	l.closers = append(l.closers, func() error { return l.payment.stop(5 * time.Second) })
+	addrs[Payment] = l.payment.Addr()
+	l.payURL = "http://" + l.payment.Addr()
+
+	proxied := map[string]string{}
+	for _, dep := range []string{Inventory, Sessions, Payment} {
+		p, err := l.client.CreateProxy(ctx, dep, "127.0.0.1:0", addrs[dep])
+		if err != nil {
+			return nil, fmt.Errorf("create %s proxy: %w", dep, err)
+		}
+		proxied[dep] = p.Listen
+	}
+
+	args := append([]string{"serve", "checkout",
+		"-inventory-redis", proxied[Inventory], "-session-redis", proxied[Sessions],
+		"-payment-url", "http://" + proxied[Payment]}, o.CheckoutArgs...)
+	l.checkout = &child{name: "checkout", bin: o.Binary, args: args, log: filepath.Join(o.Dir, "checkout.log")}
+	if err := l.checkout.start(ctx, "127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	l.closers = append(l.closers, func() error { return l.checkout.stop(10 * time.Second) })
+	l.coURL = "http://" + l.checkout.Addr()
+	l.info.Checkout = "reference checkout " + l.coURL
+	return l, nil
+}
+
+func (l *Local) Info() Info              { return l.info }
+func (l *Local) CheckoutURL() string     { return l.coURL }
+func (l *Local) PaymentURL() string      { return l.payURL }
+func (l *Local) Toxiproxy() *toxi.Client { return l.client }
+
+// ProxyName: the local environment names each proxy after its dependency.
+func (l *Local) ProxyName(dep string) (string, bool) {
+	switch dep {
+	case Payment, Inventory, Sessions:
+		return dep, true
+	}
+	return "", false
+}
+
+// Process returns the Redis behind inventory or sessions, or the payment
+// stand-in.
+func (l *Local) Process(dep string) (Process, bool) {
+	if p, ok := l.redis[dep]; ok {
+		return p, true
+	}
+	if dep == Payment && l.payment != nil {
+		return l.payment, true
+	}
+	if dep == "checkout" && l.checkout != nil {
+		return l.checkout, true
+	}
+	return nil, false
+}
+
+// Close stops everything, the checkout first, in the reverse order of start.
+func (l *Local) Close() error {
+	var errs []error
+	for i := len(l.closers) - 1; i >= 0; i-- {
+		errs = append(errs, l.closers[i]())
+	}
+	l.closers = nil
+	return errors.Join(errs...)
+}
+
+// redisProc is a real redis-server that can be killed and started again
+// on the same port and directory.
+type redisProc struct {
+	opts redisserver.Options
+	mu   sync.Mutex
+	srv  *redisserver.Server
+}
+
+func (r *redisProc) Start(ctx context.Context) error {
+	s, err := redisserver.Start(ctx, r.opts)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.srv = s
+	r.opts.Port = s.Port() // later starts reuse the address
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *redisProc) server() *redisserver.Server {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.srv
+}
+
+func (r *redisProc) Addr() string { return r.server().Addr() }
+func (r *redisProc) Kill() error {
+	if s := r.server(); s != nil {
+		return s.Kill()
+	}
+	return nil
+}
+func (r *redisProc) Pause() error  { return r.server().Pause() }
+func (r *redisProc) Resume() error { return r.server().Resume() }
+
+// miniProc is the embedded fallback. Killing it loses its data.
+type miniProc struct {
+	mu   sync.Mutex
+	m    *miniredis.Miniredis
+	addr string
+}
+
+func (m *miniProc) Start(context.Context) error {
+	mr := miniredis.NewMiniRedis()
+	addr := m.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	if err := mr.StartAddr(addr); err != nil {
+		return fmt.Errorf("start embedded redis: %w", err)
+	}
+	m.mu.Lock()
+	m.m, m.addr = mr, mr.Addr()
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *miniProc) Addr() string { m.mu.Lock(); defer m.mu.Unlock(); return m.addr }
+func (m *miniProc) Kill() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m != nil {
+		m.m.Close()
+		m.m = nil
+	}
+	return nil
+}
+func (m *miniProc) Pause() error  { return fmt.Errorf("pause the embedded redis: %w", ErrNoProcess) }
+func (m *miniProc) Resume() error { return nil }
+
+func redisVersion() (string, error) {
+	p, err := redisserver.Find("")
+	if err != nil {
+		return "", err
+	}
+	b, err := exec.Command(p, "--version").Output()
+	out := string(b)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range strings.Fields(out) {
+		if v, ok := strings.CutPrefix(f, "v="); ok {
+			return v, nil
+		}
+	}
+	return strings.TrimSpace(out), nil
+}

@@ -1,0 +1,210 @@
+// Package faults injects and removes a drill's faults: Toxiproxy toxics, a
+// proxy disabled (the dependency down), and a process killed, paused or
+// restarted. Every fault is removed when the run ends, whatever the reason;
+// faults on a Toxiproxy that outlives the runner are written to a journal
+// first, so a runner killed outright leaves a record that the next start
+// uses to remove them.
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/toxi"
+)
+
+// Fault is one fault, ready to inject.
+type Fault struct {
+	Name   string
+	Target string // payment, inventory, sessions
+	// Exactly one of Toxic, Down and Process.
+	Toxic   *toxi.Toxic // attributes in Toxiproxy's units
+	Down    bool
+	Process string // kill, pause, restart
+}
+
+// Kind names the fault's kind for reports: the toxic type, "down", or the
+// process action.
+func (f Fault) Kind() string {
+	switch {
+	case f.Toxic != nil:
+		return f.Toxic.Type
+	case f.Down:
+		return "down"
+	}
+	return f.Process
+}
+
+// callTimeout bounds every Toxiproxy call and process action: removing a
+// toxic under heavy traffic has been reported to hang Toxiproxy's API.
+const callTimeout = 5 * time.Second
+
+// Injector applies faults to an environment and remembers what is active.
+type Injector struct {
+	env     env.Environment
+	journal *Journal // nil: nothing outlives the runner
+	runID   string
+
+	mu     sync.Mutex
+	active map[string]Fault
+}
+
+// NewInjector returns an injector. journal may be nil for an environment
+// whose Toxiproxy dies with the runner.
+func NewInjector(e env.Environment, journal *Journal, runID string) *Injector {
+	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}}
+}
+
+// ToxicName is the name a fault's toxic has on the proxy: prefixed with
+// the run, so that cleanup removes this run's toxics and nobody else's.
+func (in *Injector) ToxicName(f Fault) string { return "gameday-" + in.runID + "-" + f.Name }
+
+// Apply injects f.
+func (in *Injector) Apply(ctx context.Context, f Fault) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var err error
+	switch {
+	case f.Toxic != nil || f.Down:
+		err = in.applyProxy(ctx, f)
+	case f.Process != "":
+		err = in.applyProcess(ctx, f)
+	default:
+		err = errors.New("fault has no kind")
+	}
+	if err != nil {
+		return fmt.Errorf("inject fault %s: %w", f.Name, err)
+	}
+	in.mu.Lock()
+	in.active[f.Name] = f
+	in.mu.Unlock()
+	return nil
+}
+
+func (in *Injector) applyProxy(ctx context.Context, f Fault) error {
+	proxy, ok := in.env.ProxyName(f.Target)
+	if !ok {
+		return fmt.Errorf("no proxy in front of %s", f.Target)
+	}
+	entry := Entry{RunID: in.runID, Toxiproxy: in.env.Toxiproxy().Addr(), Proxy: proxy}
+	if f.Down {
+		entry.Disabled = true
+	} else {
+		entry.Toxic = in.ToxicName(f)
+	}
+	// Journal first: if the runner dies between the two steps, cleanup
+	// finds an entry for a fault that may exist, and removing a fault that
+	// does not exist is harmless.
+	if in.journal != nil {
+		if err := in.journal.Add(entry); err != nil {
+			return err
+		}
+	}
+	if f.Down {
+		return in.env.Toxiproxy().SetEnabled(ctx, proxy, false)
+	}
+	t := *f.Toxic
+	t.Name = entry.Toxic
+	_, err := in.env.Toxiproxy().AddToxic(ctx, proxy, t)
+	return err
+}
+
+func (in *Injector) applyProcess(ctx context.Context, f Fault) error {
+	p, ok := in.env.Process(f.Target)
+	if !ok {
+		return fmt.Errorf("%s: %w", f.Target, env.ErrNoProcess)
+	}
+	switch f.Process {
+	case "kill":
+		return p.Kill()
+	case "pause":
+		return p.Pause()
+	case "restart":
+		if err := p.Kill(); err != nil {
+			return err
+		}
+		return p.Start(ctx)
+	}
+	return fmt.Errorf("unknown process action %q", f.Process)
+}
+
+// Remove ends f: removes its toxic, enables its proxy, starts a killed
+// process again or resumes a paused one. Removing a fault that is not
+// active does nothing.
+func (in *Injector) Remove(ctx context.Context, name string) error {
+	in.mu.Lock()
+	f, ok := in.active[name]
+	in.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	var err error
+	switch {
+	case f.Toxic != nil || f.Down:
+		proxy, _ := in.env.ProxyName(f.Target)
+		if f.Down {
+			err = in.env.Toxiproxy().SetEnabled(ctx, proxy, true)
+		} else {
+			err = in.env.Toxiproxy().RemoveToxic(ctx, proxy, in.ToxicName(f))
+			if errors.Is(err, toxi.ErrNotFound) {
+				err = nil
+			}
+		}
+		if err == nil && in.journal != nil {
+			err = in.journal.Remove(Entry{RunID: in.runID, Toxiproxy: in.env.Toxiproxy().Addr(), Proxy: proxy, Toxic: toxicOf(in, f), Disabled: f.Down})
+		}
+	case f.Process == "kill":
+		p, _ := in.env.Process(f.Target)
+		err = p.Start(ctx)
+	case f.Process == "pause":
+		p, _ := in.env.Process(f.Target)
+		err = p.Resume()
+	}
+	if err != nil {
+		return fmt.Errorf("remove fault %s: %w", f.Name, err)
+	}
+	in.mu.Lock()
+	delete(in.active, name)
+	in.mu.Unlock()
+	return nil
+}
+
+func toxicOf(in *Injector, f Fault) string {
+	if f.Down {
+		return ""
+	}
+	return in.ToxicName(f)
+}
+
+// RemoveAll removes every active fault, trying each even when one fails,
+// on a fresh context: it runs when the run's own context is already done.
+func (in *Injector) RemoveAll() error {
+	in.mu.Lock()
+	names := make([]string, 0, len(in.active))
+	for n := range in.active {
+		names = append(names, n)
+	}
+	in.mu.Unlock()
+	var errs []error
+	for _, n := range names {
+		errs = append(errs, in.Remove(context.Background(), n))
+	}
+	return errors.Join(errs...)
+}
+
+// Active lists the names of the faults in place.
+func (in *Injector) Active() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := make([]string, 0, len(in.active))
+	for n := range in.active {
+		out = append(out, n)
+	}
+	return out
+}

@@ -1,0 +1,192 @@
+package faults
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/gameday-dev/gameday/gameday/toxi"
+)
+
+// Entry is one fault on a Toxiproxy that outlives the runner.
+type Entry struct {
+	RunID     string `json:"run_id"`
+	Pid       int    `json:"pid"`
+	Toxiproxy string `json:"toxiproxy"`
+	Proxy     string `json:"proxy"`
+	// Toxic is the toxic's name; "" with Disabled for a proxy taken down.
+	Toxic    string `json:"toxic,omitempty"`
+	Disabled bool   `json:"disabled,omitempty"`
+}
+
+// Journal is a small JSON file of the faults in place on external
+// Toxiproxies. Every change is written atomically (temporary file, fsync,
+// rename) under an exclusive lock, so concurrent runners do not lose each
+// other's entries.
+type Journal struct {
+	path string
+}
+
+// DefaultJournalPath is $GAMEDAY_JOURNAL, else
+// $XDG_STATE_HOME/gameday/journal.json, else ~/.local/state/gameday/journal.json.
+func DefaultJournalPath() string {
+	if p := os.Getenv("GAMEDAY_JOURNAL"); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = os.TempDir()
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "gameday", "journal.json")
+}
+
+// OpenJournal returns the journal at path; the file is created on first use.
+func OpenJournal(path string) *Journal { return &Journal{path: path} }
+
+// Path is the journal's file.
+func (j *Journal) Path() string { return j.path }
+
+// Add records e for this process.
+func (j *Journal) Add(e Entry) error {
+	e.Pid = os.Getpid()
+	return j.update(func(es []Entry) []Entry { return append(es, e) })
+}
+
+// Remove forgets e (matched on everything but the pid).
+func (j *Journal) Remove(e Entry) error {
+	return j.update(func(es []Entry) []Entry {
+		out := es[:0]
+		for _, x := range es {
+			if !(x.RunID == e.RunID && x.Toxiproxy == e.Toxiproxy && x.Proxy == e.Proxy && x.Toxic == e.Toxic && x.Disabled == e.Disabled) {
+				out = append(out, x)
+			}
+		}
+		return out
+	})
+}
+
+// Entries lists what the journal holds.
+func (j *Journal) Entries() ([]Entry, error) {
+	var out []Entry
+	err := j.update(func(es []Entry) []Entry { out = append(out, es...); return es })
+	return out, err
+}
+
+// Cleanup removes the faults of runners that are no longer alive and
+// forgets them; it leaves live runners' entries alone. It returns what it
+// removed.
+func (j *Journal) Cleanup(ctx context.Context) ([]Entry, error) {
+	var removed []Entry
+	var errs []error
+	err := j.update(func(es []Entry) []Entry {
+		keep := es[:0]
+		for _, e := range es {
+			if alive(e.Pid) { // a runner still at work, this one included
+				keep = append(keep, e)
+				continue
+			}
+			if err := undo(ctx, e); err != nil {
+				errs = append(errs, fmt.Errorf("remove leftover fault %s on %s/%s: %w", e.Toxic, e.Toxiproxy, e.Proxy, err))
+				keep = append(keep, e)
+				continue
+			}
+			removed = append(removed, e)
+		}
+		return keep
+	})
+	return removed, errors.Join(append(errs, err)...)
+}
+
+func undo(ctx context.Context, e Entry) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	c := toxi.NewClient(e.Toxiproxy)
+	var err error
+	if e.Disabled {
+		err = c.SetEnabled(ctx, e.Proxy, true)
+	} else {
+		err = c.RemoveToxic(ctx, e.Proxy, e.Toxic)
+	}
+	if errors.Is(err, toxi.ErrNotFound) {
+		return nil // already gone
+	}
+	return err
+}
+
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// update runs f on the entries under an exclusive lock and writes the
+// result atomically.
+func (j *Journal) update(f func([]Entry) []Entry) error {
+	if err := os.MkdirAll(filepath.Dir(j.path), 0o755); err != nil {
+		return fmt.Errorf("create journal directory: %w", err)
+	}
+	lock, err := os.OpenFile(j.path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("open journal lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock journal: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+
+	var es []Entry
+	data, err := os.ReadFile(j.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("read journal: %w", err)
+	default:
+		if err := json.Unmarshal(data, &es); err != nil {
+			return fmt.Errorf("read journal %s: %w", j.path, err)
+		}
+	}
+	es = f(es)
+	if es == nil {
+		es = []Entry{}
+	}
+	return writeAtomic(j.path, es)
+}
+
+func writeAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".journal-*")
+	if err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write journal: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync journal: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Limits on a plan, so that a run's memory and goroutines stay bounded
+// whatever a scenario asks for.
+const (
+	// ArrivalLimit bounds the arrivals of one plan. Each arrival keeps a
+	// shopper record of about 300 bytes in the report, so a plan at the
+	// limit holds under 1 GB of records.
+	ArrivalLimit = 3_000_000
+	// PoolLimit bounds Plan.MaxShoppers, the goroutines of the pool.
+	PoolLimit = 1_000_000
+	// RetryLimit bounds Plan.MaxRetries.
+	RetryLimit = 100
+	// DefaultIDPrefix is used when Plan.IDPrefix is empty.
+	DefaultIDPrefix = "co"
+)
+
+// Stage is one step of an arrival-rate plan: the rate ramps linearly from
+// the previous stage's Target (0 before the first stage) to Target over
+// Duration, like a stage of k6's ramping-arrival-rate executor. A stage whose
+// Target equals the previous one holds the rate; a stage from 0 to 0 is a
+// pause with no arrival.
+type Stage struct {
+	// Duration of the stage; must be positive.
+	Duration time.Duration
+	// Target is the arrival rate, in shoppers per second, at the end of the
+	// stage; must be finite and not negative.
+	Target float64
+}
+
+// Plan is a flash sale's load: when shoppers arrive and how they behave.
+// Fields whose zero value is not allowed say so; Validate checks them all.
+type Plan struct {
+	// Stages of the arrival rate; at least one.
+	Stages []Stage
+	// Patience is how long a shopper keeps trying, counted from its
+	// scheduled start (not from when it actually started): its deadline is
+	// Scheduled + Patience. Must be positive.
+	Patience time.Duration
+	// MaxRetries is the number of attempts after the first, made only when
+	// the checkout says to come back (503, or 409 in_progress, with
+	// Retry-After). 0 means no retry; at most RetryLimit.
+	MaxRetries int
+	// RetryJitter spreads each Retry-After wait uniformly over
+	// [1-RetryJitter, 1+RetryJitter] times the asked wait, so that shoppers
+	// told to come back at the same time do not all come back at once.
+	// 0 means exactly the asked wait; at most 1.
+	RetryJitter float64
+	// MaxShoppers is the size of the pool of shoppers in flight, allocated
+	// before the sale. An arrival that finds none free is dropped, never
+	// queued. Must be positive; at most PoolLimit.
+	MaxShoppers int
+	// SessionShare is the fraction of shoppers who carry a session token;
+	// the others check out as guests. 0 means nobody has a session; at
+	// most 1.
+	SessionShare float64
+	// SKU every shopper buys; required.
+	SKU string
+	// Seed seeds every shopper's choices. Same seed, same choices.
+	Seed int64
+	// IDPrefix starts every checkout id ("<prefix>-<index>"), shopper name
+	// and session token, so that runs against the same checkout do not
+	// collide. Empty means DefaultIDPrefix.
+	IDPrefix string
+}
+
+// FieldError is one invalid field of a Plan. Field is named as in a
+// scenario file's load section ("stages[1].target", "max_shoppers").
+type FieldError struct {
+	Field   string
+	Value   any
+	Problem string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s: %v: %s", e.Field, e.Value, e.Problem)
+}
+
+// Validate reports every invalid field of p at once, each as a *FieldError
+// joined with errors.Join. A plan that passes can be given to Run.
+func (p Plan) Validate() error {
+	var errs []error
+	bad := func(field string, value any, problem string) {
+		errs = append(errs, &FieldError{Field: field, Value: value, Problem: problem})
+	}
+	if len(p.Stages) == 0 {
+		bad("stages", len(p.Stages), "at least one stage is needed")
+	}
+	for i, st := range p.Stages {
+		if st.Duration <= 0 {
+			bad(fmt.Sprintf("stages[%d].duration", i), st.Duration, "must be positive")
+		}
+		if math.IsNaN(st.Target) || math.IsInf(st.Target, 0) || st.Target < 0 {
+			bad(fmt.Sprintf("stages[%d].target", i), st.Target, "must be a finite rate, 0 or more, per second")
+		}
+	}
+	if len(errs) == 0 {
+		if n := arrivals(p.Stages); n > ArrivalLimit {
+			bad("stages", fmt.Sprintf("%.0f arrivals", n), fmt.Sprintf("at most %d arrivals in one plan", ArrivalLimit))
+		}
+	}
+	if p.Patience <= 0 {
+		bad("patience", p.Patience, "must be positive")
+	}
+	if p.MaxRetries < 0 || p.MaxRetries > RetryLimit {
+		bad("max_retries", p.MaxRetries, fmt.Sprintf("must be between 0 and %d", RetryLimit))
+	}
+	if !(p.RetryJitter >= 0 && p.RetryJitter <= 1) {
+		bad("retry_jitter", p.RetryJitter, "must be between 0 and 1")
+	}
+	if p.MaxShoppers <= 0 || p.MaxShoppers > PoolLimit {
+		bad("max_shoppers", p.MaxShoppers, fmt.Sprintf("must be between 1 and %d", PoolLimit))
+	}
+	if !(p.SessionShare >= 0 && p.SessionShare <= 1) {
+		bad("session_share", p.SessionShare, "must be between 0 and 1")
+	}
+	if p.SKU == "" {
+		bad("sku", `""`, "required")
+	}
+	// The checkout refuses ids over 200 bytes; leave room for the index.
+	if len(p.IDPrefix) > 100 {
+		bad("id_prefix", len(p.IDPrefix), "at most 100 bytes")
+	}
+	if len(p.SKU) > 200 {
+		bad("sku", len(p.SKU), "at most 200 bytes")
+	}
+	return errors.Join(errs...)
+}
+
+func (p Plan) prefix() string {
+	if p.IDPrefix == "" {
+		return DefaultIDPrefix
+	}
+	return p.IDPrefix
+}

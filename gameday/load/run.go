@@ -1,0 +1,295 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/gameday-dev/gameday/checkout"
+)
+
+// attemptGrace is added to a shopper's deadline for the context of each of
+// its attempts, so that the checkout's own too_late answer (it sees the
+// deadline in the request) can still arrive.
+const attemptGrace = time.Second
+
+// Options are the parts of a run that are not the plan.
+type Options struct {
+	// Clock reads the time; nil means time.Now. It sets Report.Start, the
+	// absolute deadlines sent to the checkout and every measured offset.
+	// Waits use real timers for the difference between two readings, so a
+	// test clock must advance at the real rate (time.Now shifted, for
+	// example).
+	Clock func() time.Time
+	// OnResult, when not nil, is called once for every shopper as soon as
+	// it has its outcome, dropped shoppers included: from the shopper's
+	// goroutine, or from the scheduler for a drop. It is called
+	// concurrently, so it must be safe for that, and it must be quick
+	// (a slow call delays the scheduler or holds a shopper of the pool).
+	// Run does not change the shopper after the call.
+	OnResult func(*Shopper)
+}
+
+// Report is what a run did: one record per arrival of the plan and the
+// figures a drill's verdict reads.
+type Report struct {
+	// Start is the sale's start, offset 0 of every Shopper time.
+	Start time.Time
+	// Scheduled is the number of arrivals in the plan (len(Shoppers)).
+	// Started and Dropped count the arrivals that were due before the run
+	// ended; when it was aborted, the rest were neither (their Outcome is
+	// ""), so Started + Dropped < Scheduled.
+	Scheduled, Started, Dropped int
+	// Lateness of the started shoppers' first attempts against the plan.
+	LateP50, LateP99, LateMax time.Duration
+	// Shoppers has one record per arrival, in schedule order, dropped ones
+	// included.
+	Shoppers []*Shopper
+}
+
+// Outcomes counts the shoppers by outcome; arrivals not reached because the
+// run was aborted are not counted.
+func (r *Report) Outcomes() map[string]int {
+	m := map[string]int{}
+	for _, s := range r.Shoppers {
+		if s.Outcome != "" {
+			m[s.Outcome]++
+		}
+	}
+	return m
+}
+
+// Run drives plan's load at t and returns what every shopper saw.
+//
+// A scheduler (the calling goroutine) sleeps until each arrival's absolute
+// due time and hands it to a free shopper of a pool of plan.MaxShoppers
+// goroutines started before the sale. An arrival with no free shopper is
+// dropped at once, never queued. Run returns when every started shopper has
+// its outcome.
+//
+// When ctx ends, the run is aborted: no arrival is scheduled any more,
+// shoppers in flight have their attempt's context cancelled and end as
+// gave_up (as they would, had they closed the page), shoppers waiting to
+// retry end as gave_up at once (as does a shopper handed over at that very
+// moment, without an attempt), and arrivals not yet due keep Outcome "".
+// Run then returns the partial report and ctx.Err(). Run needs a Target that
+// honours its context: it waits for every started shopper.
+func Run(ctx context.Context, plan Plan, t Target, opt Options) (*Report, error) {
+	if err := plan.Validate(); err != nil {
+		return nil, fmt.Errorf("run load: %w", err)
+	}
+	if t == nil {
+		return nil, errors.New("run load: no target")
+	}
+	r := &run{ctx: ctx, plan: plan, target: t, clock: opt.Clock, onResult: opt.OnResult}
+	if r.clock == nil {
+		r.clock = time.Now
+	}
+
+	// Everything the sale needs is allocated before it starts: the
+	// records, the pool and its channels.
+	sched := Schedule(plan.Stages)
+	rep := &Report{Scheduled: len(sched), Shoppers: make([]*Shopper, len(sched))}
+	shoppers := make([]Shopper, len(sched))
+	for i, at := range sched {
+		shoppers[i] = Shopper{Index: i, Scheduled: at, Deadline: at + plan.Patience}
+		rep.Shoppers[i] = &shoppers[i]
+	}
+	p := newPool(min(plan.MaxShoppers, len(sched)), func(i int) { r.shop(&shoppers[i]) })
+
+	r.start = r.clock()
+	rep.Start = r.start
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+schedule:
+	for i := range shoppers {
+		s := &shoppers[i]
+		if d := r.start.Add(s.Scheduled).Sub(r.clock()); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-ctx.Done():
+				break schedule
+			case <-timer.C:
+			}
+		} else if ctx.Err() != nil {
+			break schedule
+		}
+		if p.start(i) {
+			rep.Started++
+		} else {
+			rep.Dropped++
+			r.name(s)
+			r.finish(s, OutcomeDropped, r.clock())
+		}
+	}
+	timer.Stop()
+	p.close()
+
+	late := make([]time.Duration, 0, rep.Started)
+	for i := range shoppers {
+		s := &shoppers[i]
+		if s.ID == "" {
+			r.name(s) // never reached: the run was aborted
+		}
+		if s.Outcome != "" && s.Outcome != OutcomeDropped {
+			late = append(late, s.Late())
+		}
+	}
+	slices.Sort(late)
+	rep.LateP50, rep.LateP99 = percentile(late, 0.50), percentile(late, 0.99)
+	if len(late) > 0 {
+		rep.LateMax = late[len(late)-1]
+	}
+	return rep, ctx.Err()
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	k := int(q*float64(len(sorted))+0.999999999) - 1
+	return sorted[min(max(k, 0), len(sorted)-1)]
+}
+
+type run struct {
+	ctx      context.Context
+	plan     Plan
+	target   Target
+	clock    func() time.Time
+	onResult func(*Shopper)
+	start    time.Time
+}
+
+func (r *run) name(s *Shopper) {
+	c := newChooser(r.plan, s.Index)
+	s.ID, s.Name, s.Session = c.id, c.name, c.session
+}
+
+// shop is one shopper, from its first attempt to its outcome.
+func (r *run) shop(s *Shopper) {
+	s.Started = r.clock().Sub(r.start)
+	c := newChooser(r.plan, s.Index)
+	s.ID, s.Name, s.Session = c.id, c.name, c.session
+	deadline := r.start.Add(s.Deadline)
+	if r.ctx.Err() != nil {
+		// Handed over just as the run was aborted: it never sends.
+		r.finish(s, OutcomeGaveUp, r.clock())
+		return
+	}
+	req := checkout.Request{CheckoutID: s.ID, Shopper: s.Name, SKU: r.plan.SKU, Session: s.Session, Deadline: deadline}
+	for attempt := 0; ; attempt++ {
+		sent := r.clock()
+		actx, cancel := context.WithDeadline(r.ctx, deadline.Add(attemptGrace))
+		ans, err := r.target.Checkout(actx, req)
+		cancel()
+		got := r.clock()
+		a := Attempt{
+			At:         sent.Sub(r.start),
+			Took:       got.Sub(sent),
+			Code:       ans.Code,
+			Status:     status(ans.Body.Status),
+			RetryAfter: ans.RetryAfter,
+			Degraded:   ans.Body.Degraded,
+		}
+		s.Degraded = s.Degraded || a.Degraded
+		if err != nil {
+			a.Err = err.Error()
+			s.Attempts = append(s.Attempts, a)
+			switch {
+			case r.ctx.Err() != nil: // the run was aborted under it
+				r.finish(s, OutcomeGaveUp, got)
+			case !got.Before(deadline):
+				r.finish(s, OutcomeGaveUp, got)
+			default:
+				r.finish(s, OutcomeError, got)
+			}
+			return
+		}
+		outcome, again := classify(ans)
+		if outcome == OutcomeError {
+			a.Err = fmt.Sprintf("unexpected answer: %d %q", ans.Code, a.Status)
+		}
+		s.Attempts = append(s.Attempts, a)
+		switch {
+		case !again:
+			r.finish(s, outcome, got)
+			return
+		case attempt >= r.plan.MaxRetries || ans.RetryAfter <= 0:
+			r.finish(s, OutcomeUnavailable, got)
+			return
+		}
+		wait := time.Duration(float64(ans.RetryAfter) * c.jitter())
+		if !got.Add(wait).Before(deadline) {
+			r.finish(s, OutcomeGaveUp, got) // it would come back too late
+			return
+		}
+		if !r.sleep(wait) {
+			r.finish(s, OutcomeGaveUp, r.clock()) // aborted while waiting
+			return
+		}
+	}
+}
+
+// classify maps an answer to a final outcome, or says to come back.
+func classify(a Answer) (outcome string, again bool) {
+	switch {
+	case a.Code == 200 && a.Body.Status == checkout.OutcomeConfirmed:
+		return OutcomeConfirmed, false
+	case a.Code == 402:
+		return OutcomeDeclined, false
+	case a.Code == 409 && a.Body.Status == checkout.OutcomeSoldOut:
+		return OutcomeSoldOut, false
+	case a.Code == 409 && a.Body.Status == checkout.OutcomeInProgress:
+		return "", true
+	case a.Code == 410:
+		return OutcomeTooLate, false
+	case a.Code == 503:
+		return "", true
+	}
+	return OutcomeError, false
+}
+
+// statuses keeps one copy of each known status instead of one per attempt.
+var statuses = map[checkout.Outcome]string{
+	checkout.OutcomeConfirmed:   string(checkout.OutcomeConfirmed),
+	checkout.OutcomeDeclined:    string(checkout.OutcomeDeclined),
+	checkout.OutcomeSoldOut:     string(checkout.OutcomeSoldOut),
+	checkout.OutcomeInProgress:  string(checkout.OutcomeInProgress),
+	checkout.OutcomeTooLate:     string(checkout.OutcomeTooLate),
+	checkout.OutcomeUnavailable: string(checkout.OutcomeUnavailable),
+	checkout.OutcomeInvalid:     string(checkout.OutcomeInvalid),
+}
+
+func status(o checkout.Outcome) string {
+	if s, ok := statuses[o]; ok {
+		return s
+	}
+	return string(o[:min(len(o), 64)])
+}
+
+func (r *run) finish(s *Shopper, outcome string, at time.Time) {
+	s.Outcome = outcome
+	s.Finished = at.Sub(r.start)
+	if outcome != OutcomeDropped {
+		s.Latency = s.Finished - s.Scheduled
+	}
+	if r.onResult != nil {
+		r.onResult(s)
+	}
+}
+
+// sleep waits d, or less if the run is aborted; it reports whether it
+// waited the whole time.
+func (r *run) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,125 @@
+package load
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// The outcomes of a shopper: every shopper of a finished run has exactly
+// one. A shopper never reached because the run was aborted has none ("").
+const (
+	OutcomeConfirmed   = "confirmed"   // 200 confirmed: the shopper bought
+	OutcomeDeclined    = "declined"    // 402: the payment was declined
+	OutcomeSoldOut     = "sold_out"    // 409 sold_out
+	OutcomeTooLate     = "too_late"    // 410: the checkout saw the deadline pass
+	OutcomeGaveUp      = "gave_up"     // the shopper left: its deadline passed, or would have before the next attempt, or the run was aborted
+	OutcomeUnavailable = "unavailable" // told to come back (503, 409 in_progress) with no retry left, or without a Retry-After
+	OutcomeError       = "error"       // 400, any other answer, or a transport error before the deadline
+	OutcomeDropped     = "dropped"     // no shopper of the pool was free when it arrived: never started
+)
+
+// Attempt is one request of a shopper to the checkout.
+type Attempt struct {
+	At   time.Duration // when it was sent, from Report.Start
+	Took time.Duration // until the answer or the error
+	// Code is the HTTP status, 0 when there was no answer.
+	Code int
+	// Status is the answer's status field ("confirmed", "in_progress", ...).
+	Status string
+	// RetryAfter is the wait the checkout asked for, before jitter.
+	RetryAfter time.Duration
+	// Degraded is true when the answer said the checkout degraded (a guest
+	// checkout because the session store failed).
+	Degraded bool
+	// Err is the transport error, or why the answer was not understood.
+	Err string
+}
+
+// Shopper is one arrival of the plan and what became of it. The times are
+// offsets from Report.Start.
+type Shopper struct {
+	Index   int
+	ID      string // the checkout id, the same for every attempt
+	Name    string // the shopper field of the request
+	Session string // the session token; "" for a guest
+
+	Scheduled time.Duration // planned arrival
+	Started   time.Duration // first attempt sent (>= Scheduled); 0 if never started
+	Deadline  time.Duration // Scheduled + Patience, sent to the checkout as an absolute time
+
+	// Outcome is one of the Outcome constants, or "" when the run was
+	// aborted before this arrival was due.
+	Outcome  string
+	Finished time.Duration // when the outcome was reached
+	// Latency is the final answer's time (or the time the shopper left)
+	// minus Scheduled: latency from the scheduled start, so lateness of the
+	// generator counts against the checkout's figures, never for them.
+	Latency  time.Duration
+	Attempts []Attempt
+	Degraded bool // any answer was degraded
+}
+
+// Late is how much later than planned the shopper started; 0 for a shopper
+// that never started.
+func (s *Shopper) Late() time.Duration {
+	if s.Outcome == "" || s.Outcome == OutcomeDropped {
+		return 0
+	}
+	return s.Started - s.Scheduled
+}
+
+// Choice is one shopper's seeded decisions: the same plan gives the same
+// choices, whatever the timing of the run.
+type Choice struct {
+	ID      string
+	Name    string
+	Session string // "" for a guest
+	// Jitter[k] multiplies the Retry-After wait before retry k+1; each is in
+	// [1-RetryJitter, 1+RetryJitter]. There are MaxRetries of them.
+	Jitter []float64
+}
+
+// Shoppers returns the choices of every arrival of plan, in schedule order.
+// Run makes the same choices, one shopper at a time. It expects a plan that
+// passed Validate.
+func Shoppers(plan Plan) []Choice {
+	n := min(int(arrivals(plan.Stages)), ArrivalLimit)
+	out := make([]Choice, n)
+	for i := range out {
+		c := newChooser(plan, i)
+		out[i] = Choice{ID: c.id, Name: c.name, Session: c.session, Jitter: make([]float64, plan.MaxRetries)}
+		for k := range out[i].Jitter {
+			out[i].Jitter[k] = c.jitter()
+		}
+	}
+	return out
+}
+
+// chooser draws one shopper's choices from its own generator, seeded by the
+// plan's seed and the shopper's index: first the session, then one draw per
+// retry, in order.
+type chooser struct {
+	src               rand.PCG
+	spread            float64
+	id, name, session string
+}
+
+func newChooser(plan Plan, index int) chooser {
+	c := chooser{spread: plan.RetryJitter}
+	c.src.Seed(uint64(plan.Seed), uint64(index))
+	prefix := plan.prefix()
+	idx := strconv.Itoa(index)
+	c.id = prefix + "-" + idx
+	c.name = prefix + "-shopper-" + idx
+	if c.float() < plan.SessionShare {
+		c.session = prefix + "-session-" + idx
+	}
+	return c
+}
+
+// float is uniform in [0, 1).
+func (c *chooser) float() float64 { return float64(c.src.Uint64()>>11) / (1 << 53) }
+
+// jitter is the next retry's multiplier, uniform in [1-spread, 1+spread].
+func (c *chooser) jitter() float64 { return 1 - c.spread + 2*c.spread*c.float() }

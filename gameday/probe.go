@@ -1,0 +1,152 @@
+package gameday
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gameday-dev/gameday/checkout"
+)
+
+// Transition is a breaker state change as the run record shows it: the
+// state entered and when, in milliseconds from the start of the load.
+type Transition struct {
+	State string `json:"state"`
+	AtMS  int64  `json:"at_ms"`
+}
+
+// breakerProbe samples the checkout's GET /admin/breakers every interval.
+// The checkout records each transition with its own time, so the probe
+// reports exact times even between samples; the samples also give the
+// state over time for the report and the abort guard.
+type breakerProbe struct {
+	url      string
+	hc       *http.Client
+	interval time.Duration
+	start    time.Time
+
+	mu      sync.Mutex
+	seen    map[string]int // transitions already taken per dependency
+	trans   map[string][]Transition
+	state   map[string]string
+	samples int
+	errors  int
+}
+
+func newBreakerProbe(checkoutURL string, interval time.Duration, start time.Time) *breakerProbe {
+	return &breakerProbe{
+		url: checkoutURL + "/admin/breakers", interval: interval, start: start,
+		hc:   &http.Client{Timeout: time.Second},
+		seen: map[string]int{}, trans: map[string][]Transition{}, state: map[string]string{},
+	}
+}
+
+// run samples until ctx is done, then takes one last sample.
+func (p *breakerProbe) run(ctx context.Context) {
+	t := time.NewTicker(p.interval)
+	defer t.Stop()
+	for {
+		p.sample()
+		select {
+		case <-ctx.Done():
+			p.sample()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+type breakersAnswer struct {
+	Breakers map[string]checkout.BreakerView `json:"breakers"`
+}
+
+func (p *breakerProbe) sample() {
+	ans, err := p.fetch()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.samples++
+	if err != nil {
+		p.errors++
+		return
+	}
+	for dep, v := range ans.Breakers {
+		p.state[dep] = v.State.String()
+		// The checkout keeps the newest transitions; take those after the
+		// last one seen. A count that went down means the checkout
+		// restarted: take them all.
+		n := int(v.TransitionCount)
+		seen := p.seen[dep]
+		if n < seen {
+			seen = 0
+		}
+		newOnes := n - seen
+		ts := v.Transitions
+		if newOnes > len(ts) {
+			newOnes = len(ts)
+		}
+		for _, tr := range ts[len(ts)-newOnes:] {
+			if tr.At.Before(p.start) {
+				continue // before the load: warm-up
+			}
+			p.trans[dep] = append(p.trans[dep], Transition{State: tr.To.String(), AtMS: tr.At.Sub(p.start).Milliseconds()})
+		}
+		p.seen[dep] = n
+	}
+}
+
+func (p *breakerProbe) fetch() (breakersAnswer, error) {
+	var ans breakersAnswer
+	resp, err := p.hc.Get(p.url)
+	if err != nil {
+		return ans, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ans, fmt.Errorf("GET %s: %s", p.url, resp.Status)
+	}
+	return ans, json.NewDecoder(resp.Body).Decode(&ans)
+}
+
+// baseline records the transition counts before the load, so that the
+// warm-up's transitions are not reported.
+func (p *breakerProbe) baseline() error {
+	ans, err := p.fetch()
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for dep, v := range ans.Breakers {
+		p.seen[dep] = int(v.TransitionCount)
+		p.state[dep] = v.State.String()
+	}
+	return nil
+}
+
+func (p *breakerProbe) transitions() map[string][]Transition {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string][]Transition, len(p.trans))
+	for dep, ts := range p.trans {
+		out[dep] = append([]Transition(nil), ts...)
+	}
+	for dep := range p.state {
+		if _, ok := out[dep]; !ok {
+			out[dep] = []Transition{}
+		}
+	}
+	return out
+}
+
+func (p *breakerProbe) states() map[string]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]string, len(p.state))
+	for k, v := range p.state {
+		out[k] = v
+	}
+	return out
+}

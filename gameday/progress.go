@@ -1,0 +1,71 @@
+package gameday
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// liveCounts counts outcomes as shoppers finish, for the progress line.
+type liveCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (l *liveCounts) add(outcome string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n == nil {
+		l.n = map[string]int{}
+	}
+	l.n[outcome]++
+}
+
+func (l *liveCounts) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	keys := make([]string, 0, len(l.n))
+	for k := range l.n {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, l.n[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// liveProgress prints a line a second while the load runs.
+func (d *drill) liveProgress(live *liveCounts, probe *breakerProbe, start time.Time) (stop func()) {
+	if d.o.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				states := probe.states()
+				var bs []string
+				for _, dep := range []string{"payment", "inventory", "sessions"} {
+					if s, ok := states[dep]; ok {
+						bs = append(bs, dep+":"+s)
+					}
+				}
+				d.progress("gameday: %s %5.1fs faults=[%s] breakers=[%s] %s", d.sc.Name, time.Since(start).Seconds(),
+					strings.Join(d.inj.Active(), ","), strings.Join(bs, " "), live)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}

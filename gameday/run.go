@@ -1,0 +1,512 @@
+// Package gameday is the game-day runner: it brings up an environment, drives
+// an open-model flash-sale load at the checkout, injects a scenario's faults
+// on their timeline, watches the breakers, reconciles the books and decides
+// a verdict, which it writes with everything it saw to run.json.
+package gameday
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// SKU is the one SKU a drill sells.
+const SKU = "sku-1"
+
+// Options are the parts of a run that are not in the scenario.
+type Options struct {
+	// RateScale multiplies every arrival rate, TimeScale every duration of
+	// the timeline ([scenarios.Scenario.Scaled]); 0 means 1.
+	RateScale, TimeScale float64
+	// Seed overrides the scenario's seed when not 0.
+	Seed int64
+	// RunsDir receives one directory per run; "" means "runs".
+	RunsDir string
+	// Binary is the gameday executable the local environment starts as the
+	// payment stand-in and the checkout; "" means this process's.
+	Binary string
+	// EmbeddedRedis forces the embedded Redis-compatible server.
+	EmbeddedRedis bool
+	// External, when set, drills a service the user runs instead of the
+	// scenario's environment.
+	External *env.ExternalOptions
+	// Journal records faults on a Toxiproxy that outlives the runner;
+	// nil means DefaultJournalPath.
+	Journal *faults.Journal
+	// Progress receives live progress lines; nil means none.
+	Progress io.Writer
+	// ProbeInterval is how often the breakers are sampled; 0 means 50ms.
+	ProbeInterval time.Duration
+}
+
+// Run carries out one drill. It returns the record and the directory it
+// was written to; the error is set only when no record could be written.
+// A run interrupted through ctx removes its faults and is inconclusive.
+func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Record, string, error) {
+	if o.RateScale == 0 {
+		o.RateScale = 1
+	}
+	if o.TimeScale == 0 {
+		o.TimeScale = 1
+	}
+	if o.RunsDir == "" {
+		o.RunsDir = "runs"
+	}
+	if o.ProbeInterval == 0 {
+		o.ProbeInterval = 50 * time.Millisecond
+	}
+	if o.RateScale != 1 || o.TimeScale != 1 {
+		sc = sc.Scaled(o.RateScale, o.TimeScale)
+	}
+	seed := sc.Seed
+	if o.Seed != 0 {
+		seed = o.Seed
+	}
+	started := time.Now().UTC()
+	dir := filepath.Join(o.RunsDir, started.Format("20060102T150405.000Z")+"-"+sc.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", fmt.Errorf("create run directory: %w", err)
+	}
+	rec := &Record{
+		Scenario: sc.Name, File: sc.File, Seed: seed, RateScale: o.RateScale, TimeScale: o.TimeScale,
+		StartedAt: started, Matrix: MatrixRef{Dependency: sc.Matrix.Dependency, Failure: sc.Matrix.Failure},
+		Outcomes: map[string]int{}, Breakers: map[string]BreakerRecord{}, Faults: []FaultRecord{}, Expectations: []ExpectationResult{},
+	}
+	d := &drill{sc: sc, o: o, seed: seed, dir: dir, rec: rec}
+	d.run(ctx)
+	rec.FinishedAt = time.Now().UTC()
+	if err := rec.WriteFile(filepath.Join(dir, "run.json")); err != nil {
+		return rec, dir, err
+	}
+	return rec, dir, nil
+}
+
+type drill struct {
+	sc   *scenarios.Scenario
+	o    Options
+	seed int64
+	dir  string
+	rec  *Record
+	env  env.Environment
+	inj  *faults.Injector
+}
+
+func (d *drill) fail(verdict, format string, args ...any) {
+	d.rec.Verdict = verdict
+	d.rec.Reason = fmt.Sprintf(format, args...)
+}
+
+func (d *drill) progress(format string, args ...any) {
+	if d.o.Progress != nil {
+		fmt.Fprintf(d.o.Progress, format+"\n", args...)
+	}
+}
+
+func (d *drill) run(ctx context.Context) {
+	if err := d.setup(ctx); err != nil {
+		if ctx.Err() != nil {
+			d.fail(VerdictInconclusive, "interrupted during setup: %v", err)
+		} else {
+			d.fail(VerdictError, "set up the environment: %v", err)
+		}
+		if d.env != nil {
+			_ = d.env.Close()
+		}
+		return
+	}
+	defer func() {
+		if err := d.env.Close(); err != nil {
+			d.rec.Notes = append(d.rec.Notes, "stopping the environment: "+err.Error())
+		}
+	}()
+	d.drive(ctx)
+}
+
+// setup brings up the environment and sets the stock.
+func (d *drill) setup(ctx context.Context) error {
+	journal := d.o.Journal
+	if journal == nil {
+		journal = faults.OpenJournal(faults.DefaultJournalPath())
+	}
+	if removed, err := journal.Cleanup(ctx); err != nil {
+		return fmt.Errorf("remove faults left by an earlier run: %w", err)
+	} else if len(removed) > 0 {
+		d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("removed %d faults left behind by a runner that was killed", len(removed)))
+	}
+	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	ext := d.o.External
+	if ext == nil && d.sc.Environment.Kind == "external" {
+		e := d.sc.Environment
+		ext = &env.ExternalOptions{Toxiproxy: e.Toxiproxy, Proxies: e.Proxies, CheckoutURL: e.CheckoutURL, PaymentURL: e.PaymentURL}
+	}
+	if ext != nil {
+		e, err := env.NewExternal(*ext)
+		if err != nil {
+			return err
+		}
+		d.env = e
+		d.inj = faults.NewInjector(e, journal, runID) // its Toxiproxy outlives us
+	} else {
+		d.progress("gameday: %s: starting the local environment", d.sc.Name)
+		e, err := env.StartLocal(ctx, env.LocalOptions{
+			Binary: d.o.Binary, Dir: d.dir, EmbeddedRedis: d.o.EmbeddedRedis,
+			PaymentArgs: paymentArgs(d.sc, d.seed), CheckoutArgs: checkoutArgs(d.sc),
+		})
+		if err != nil {
+			return err
+		}
+		d.env = e
+		d.inj = faults.NewInjector(e, nil, runID) // its Toxiproxy dies with us
+	}
+	d.rec.Environment = d.env.Info()
+	for _, n := range d.rec.Environment.Notes {
+		d.progress("gameday: note: %s", n)
+	}
+	if err := putStock(ctx, d.env.CheckoutURL(), d.sc.Stock); err != nil {
+		return err
+	}
+	return nil
+}
+
+// drive runs the load with the fault timeline, then reconciles and judges.
+func (d *drill) drive(ctx context.Context) {
+	loadCtx, stopLoad := context.WithCancelCause(ctx)
+	defer stopLoad(nil)
+	start := time.Now()
+	probe := newBreakerProbe(d.env.CheckoutURL(), d.o.ProbeInterval, start)
+	if err := probe.baseline(); err != nil {
+		d.fail(VerdictError, "read the checkout's breakers: %v", err)
+		return
+	}
+	probeCtx, stopProbe := context.WithCancel(context.Background())
+	var probeDone sync.WaitGroup
+	probeDone.Add(1)
+	go func() { defer probeDone.Done(); probe.run(probeCtx) }()
+
+	tl := newTimeline(d.inj, d.sc.Faults, start)
+	tlCtx, stopTimeline := context.WithCancel(loadCtx)
+	tl.start(tlCtx)
+
+	var guard *abortGuard
+	if d.sc.Abort != nil {
+		guard = newAbortGuard(d.sc.Abort.ErrorRatio, d.sc.Abort.For.D(), func() {
+			stopLoad(errAborted)
+		})
+		go guard.watch(loadCtx)
+	}
+	plan := d.plan()
+	var live liveCounts
+	stopProgress := d.liveProgress(&live, probe, start)
+	report, loadErr := load.Run(loadCtx, plan, load.HTTPTarget(d.env.CheckoutURL(), nil), load.Options{
+		Clock: func() time.Time { return time.Now() },
+		OnResult: func(s *load.Shopper) {
+			live.add(s.Outcome)
+			if guard != nil {
+				guard.observe(s.Outcome)
+			}
+		},
+	})
+	stopProgress()
+	stopTimeline()
+	tl.wait()
+	end := time.Since(start)
+	if err := d.inj.RemoveAll(); err != nil {
+		d.rec.Notes = append(d.rec.Notes, "removing faults: "+err.Error())
+		d.fail(VerdictError, "could not remove every fault: %v", err)
+	}
+	d.rec.Faults = tl.records(end)
+
+	// Let the breakers recover and the books settle: leases expire, voids
+	// land. Sampling goes on meanwhile.
+	settleCtx, cancelSettle := context.WithTimeout(context.Background(), d.settleLimit())
+	bks, settleErr := d.settle(settleCtx)
+	cancelSettle()
+	stopProbe()
+	probeDone.Wait()
+
+	if report == nil {
+		d.fail(VerdictError, "run the load: %v", loadErr)
+		return
+	}
+	d.rec.Load = LoadSummary{
+		Scheduled: report.Scheduled, Started: report.Started, Dropped: report.Dropped,
+		LateP50MS: ms(report.LateP50), LateP99MS: ms(report.LateP99), LateMaxMS: ms(report.LateMax),
+		DurationMS: end.Milliseconds(),
+	}
+	d.rec.Outcomes = report.Outcomes()
+	shoppers, views := views(report)
+	var all []time.Duration
+	for _, s := range shoppers {
+		for _, a := range s.attempts {
+			all = append(all, a.latency)
+		}
+	}
+	d.rec.Load.CheckoutP95MS = ms(percentile(all, 95))
+
+	ft := tl.spans(end)
+	w := windows{end: end}
+	for _, f := range d.sc.Faults {
+		if sp, ok := ft[f.Name]; ok {
+			w.faults = append(w.faults, sp)
+		}
+	}
+	sort.Slice(w.faults, func(i, j int) bool { return w.faults[i].from < w.faults[j].from })
+	trans := probe.transitions()
+	for dep, ts := range trans {
+		br := BreakerRecord{Transitions: ts}
+		if f, ok := faultFor("", dep, d.sc.Faults); ok {
+			if sp, ok := ft[f.Name]; ok {
+				if a, ok := firstAfter(ts, "open", sp.from); ok {
+					v := a.Milliseconds()
+					br.OpenedAfterMS = &v
+				}
+				if a, ok := firstAfter(ts, "closed", sp.to); ok {
+					v := a.Milliseconds()
+					br.ClosedAfterMS = &v
+				}
+			}
+		}
+		d.rec.Breakers[dep] = br
+	}
+	d.rec.Expectations = evaluate(d.sc, shoppers, w, ft, d.sc.Faults, trans)
+
+	if settleErr != nil {
+		if d.rec.Verdict == "" {
+			d.fail(VerdictError, "reconcile the books: %v", settleErr)
+		}
+		return
+	}
+	d.rec.Invariants = reconcile(bks, views, report.Dropped)
+	d.rec.Ledger, d.rec.Charges = summarise(bks)
+	if !bks.hasPay {
+		d.rec.Notes = append(d.rec.Notes, "no payment URL: charges were not reconciled")
+	}
+	checks := invariantResults(d.rec.Invariants, d.sc.Invariants.Allow)
+	d.rec.InvariantChecks = checks
+
+	switch {
+	case d.rec.Verdict != "":
+	case ctx.Err() != nil:
+		d.fail(VerdictInconclusive, "interrupted: the load was stopped and every fault removed")
+	case errors.Is(context.Cause(loadCtx), errAborted):
+		d.fail(VerdictInconclusive, "aborted by the guard: %s", guard.reason())
+	case steadyStateFailed(d.rec.Expectations):
+		d.fail(VerdictInconclusive, "the steady state failed before any fault: %s", broken(d.rec.Expectations, "before"))
+	default:
+		if b := broken(append(append([]ExpectationResult{}, d.rec.Expectations...), checks...), ""); b != "" {
+			d.fail(VerdictFail, "%s", b)
+		} else {
+			d.rec.Verdict = VerdictPass
+		}
+	}
+}
+
+var errAborted = errors.New("aborted by the abort guard")
+
+// settleLimit bounds the wait for the books: leases expire, the late-claim
+// grace passes, the sweeper voids.
+func (d *drill) settleLimit() time.Duration {
+	lease := d.sc.Checkout.LeaseTTL.D()
+	if lease == 0 {
+		lease = 30 * time.Second
+	}
+	pay := d.sc.Checkout.Payment.Timeout.D()
+	if pay == 0 {
+		pay = 2 * time.Second
+	}
+	return lease + 2*pay + 10*time.Second
+}
+
+// settle waits until nothing is reserved and no void is pending, then
+// returns the books.
+func (d *drill) settle(ctx context.Context) (books, error) {
+	for {
+		b, err := fetchBooks(ctx, d.env.CheckoutURL(), d.env.PaymentURL(), SKU)
+		if err == nil && b.ledger.Reserved == 0 && b.ledger.AwaitingSweep == 0 && !pendingVoids(b.ledger) {
+			return b, nil
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return b, err
+			}
+			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("the books did not settle in time: %d reserved, %d awaiting the sweeper, voids pending: %v", b.ledger.Reserved, b.ledger.AwaitingSweep, pendingVoids(b.ledger)))
+			return b, nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func pendingVoids(l checkout.Ledger) bool {
+	for _, v := range l.Voids {
+		if v.Pending {
+			return true
+		}
+	}
+	return false
+}
+
+func steadyStateFailed(es []ExpectationResult) bool {
+	for _, e := range es {
+		if e.Window == "before" && !e.Held {
+			return true
+		}
+	}
+	return false
+}
+
+// broken lists the promises that did not hold (in window, or any).
+func broken(es []ExpectationResult, window string) string {
+	var out []string
+	for _, e := range es {
+		if !e.Held && (window == "" || e.Window == window) {
+			out = append(out, e.Promise+" (observed: "+e.Observed+")")
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func (d *drill) plan() load.Plan {
+	l := d.sc.Load
+	p := load.Plan{
+		Patience: l.Patience.D(), MaxRetries: l.MaxRetries, MaxShoppers: l.ShopperPool(),
+		SKU: SKU, Seed: d.seed, IDPrefix: strconv.FormatInt(time.Now().Unix(), 36),
+	}
+	for _, st := range l.Stages {
+		p.Stages = append(p.Stages, load.Stage{Duration: st.Duration.D(), Target: st.Target})
+	}
+	if l.RetryJitter != nil {
+		p.RetryJitter = *l.RetryJitter
+	}
+	if l.SessionShare != nil {
+		p.SessionShare = *l.SessionShare
+	}
+	return p
+}
+
+// views turns the load's report into what the verdict and the
+// reconciliation read.
+func views(r *load.Report) ([]shopperRun, []shopperView) {
+	runs := make([]shopperRun, 0, len(r.Shoppers))
+	vs := make([]shopperView, 0, len(r.Shoppers))
+	for _, s := range r.Shoppers {
+		sr := shopperRun{scheduled: s.Scheduled, outcome: s.Outcome}
+		for i, a := range s.Attempts {
+			lat := a.Took
+			if i == 0 {
+				lat += s.Started - s.Scheduled // from the scheduled start
+			}
+			st := a.Status
+			if a.Code == 0 {
+				st = "error"
+			}
+			sr.attempts = append(sr.attempts, attemptView{at: a.At, latency: lat, status: st, degraded: a.Degraded})
+		}
+		runs = append(runs, sr)
+		if s.Outcome != "" && s.Outcome != load.OutcomeDropped {
+			vs = append(vs, shopperView{checkoutID: s.ID, outcome: s.Outcome, leftAt: r.Start.Add(s.Deadline)})
+		}
+	}
+	return runs, vs
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+
+func putStock(ctx context.Context, checkoutURL string, units int64) error {
+	body := fmt.Sprintf(`{"sku":%q,"units":%d}`, SKU, units)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, checkoutURL+"/admin/stock", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("set the stock: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Errorf("set the stock: %s %s", resp.Status, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+func paymentArgs(sc *scenarios.Scenario, seed int64) []string {
+	p := sc.Payment
+	return []string{
+		"-min-latency", p.MinLatency.D().String(), "-max-latency", p.MaxLatency.D().String(),
+		"-tail-probability", strconv.FormatFloat(p.TailProbability, 'g', -1, 64), "-tail-latency", p.TailLatency.D().String(),
+		"-decline-rate", strconv.FormatFloat(p.DeclineRate, 'g', -1, 64), "-slots", strconv.Itoa(p.Slots),
+		"-seed", strconv.FormatInt(seed, 10),
+	}
+}
+
+func checkoutArgs(sc *scenarios.Scenario) []string {
+	c := sc.Checkout
+	var args []string
+	add := func(flag string, d scenarios.Duration) {
+		if d != 0 {
+			args = append(args, flag, d.D().String())
+		}
+	}
+	if c.Mode != "" {
+		args = append(args, "-mode", c.Mode)
+	}
+	add("-lease-ttl", c.LeaseTTL)
+	add("-retry-after", c.RetryAfter)
+	add("-min-payment-time", c.MinPaymentTime)
+	for dep, b := range map[string]scenarios.Breaker{"payment": c.Payment, "inventory": c.Inventory, "sessions": c.Sessions} {
+		add("-"+dep+"-timeout", b.Timeout)
+		add("-"+dep+"-probe-timeout", b.ProbeTimeout)
+		add("-"+dep+"-open-for", b.OpenFor)
+		if b.Failures != 0 {
+			args = append(args, "-"+dep+"-failures", strconv.FormatUint(uint64(b.Failures), 10))
+		}
+		if b.Disabled {
+			// Ineffective: it never sees enough consecutive failures.
+			args = append(args, "-"+dep+"-failures", strconv.FormatUint(math.MaxUint32, 10))
+		}
+		if b.MaxConcurrent != 0 {
+			args = append(args, "-"+dep+"-max-concurrent", strconv.Itoa(b.MaxConcurrent))
+		}
+	}
+	return args
+}
+
+// toFault turns a scenario fault into one the injector can apply.
+func toFault(f scenarios.Fault) (faults.Fault, error) {
+	out := faults.Fault{Name: f.Name, Target: f.Target, Down: f.Down, Process: f.Process}
+	if f.Toxic != nil {
+		attrs, err := f.Toxic.APIAttributes()
+		if err != nil {
+			return out, err
+		}
+		t := toxi.Toxic{Type: f.Toxic.Type, Stream: f.Toxic.Stream, Toxicity: 1, Attributes: attrs}
+		if f.Toxic.Toxicity != nil {
+			t.Toxicity = *f.Toxic.Toxicity
+		}
+		if t.Stream == "" {
+			t.Stream = "downstream"
+		}
+		out.Toxic = &t
+	}
+	return out, nil
+}

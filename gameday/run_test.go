@@ -1,0 +1,250 @@
+package gameday_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// binary is the gameday executable the drills start as the payment
+// stand-in and the checkout, built once for the package's tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gameday-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "gameday")
+	if out, err := exec.Command("go", "build", "-o", binary, "../cmd/gameday").CombinedOutput(); err != nil {
+		panic("build gameday: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func options(t *testing.T) gameday.Options {
+	return gameday.Options{
+		Binary: binary, RunsDir: t.TempDir(), TimeScale: 0.4,
+		Journal: faults.OpenJournal(filepath.Join(t.TempDir(), "journal.json")),
+	}
+}
+
+func lookup(t *testing.T, name string) *scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func run(t *testing.T, ctx context.Context, sc *scenarios.Scenario, o gameday.Options) *gameday.Record {
+	t.Helper()
+	rec, dir, err := gameday.Run(ctx, sc, o)
+	if err != nil {
+		t.Fatalf("run %s: %v", sc.Name, err)
+	}
+	back, err := gameday.ReadRecord(filepath.Join(dir, "run.json"))
+	if err != nil || back.Verdict != rec.Verdict {
+		t.Fatalf("run.json: %v, verdict %q vs %q", err, back.Verdict, rec.Verdict)
+	}
+	return rec
+}
+
+// Catalogue drills end to end against real redis-server processes, the
+// checkout and the payment stand-in as child processes and an embedded
+// Toxiproxy, time-scaled for CI: the reference checkout keeps its promises.
+func TestCatalogueDrillsPass(t *testing.T) {
+	for _, name := range []string{"baseline", "payment-latency", "sessions-down", "redis-killed"} {
+		t.Run(name, func(t *testing.T) {
+			rec := run(t, context.Background(), lookup(t, name), options(t))
+			if rec.Verdict != gameday.VerdictPass {
+				t.Fatalf("verdict %s: %s\nexpectations %+v\ninvariants %+v", rec.Verdict, rec.Reason, rec.Expectations, rec.Invariants)
+			}
+			if rec.Environment.Redis == "" || !strings.HasPrefix(rec.Environment.Redis, "redis-server") {
+				t.Errorf("environment: %+v, want a real redis-server", rec.Environment)
+			}
+			if rec.Load.Started == 0 || rec.TimeScale != 0.4 {
+				t.Errorf("load %+v, time scale %v", rec.Load, rec.TimeScale)
+			}
+		})
+	}
+}
+
+// A drill against a checkout broken on purpose fails, and says why.
+func TestBrokenCheckoutFails(t *testing.T) {
+	t.Run("naive inventory oversells", func(t *testing.T) {
+		sc := lookup(t, "baseline")
+		sc.Checkout.Mode = "naive"
+		sc.Stock = 20
+		sc.Payment.MinLatency, sc.Payment.MaxLatency = scenarios.Duration(100*time.Millisecond), scenarios.Duration(300*time.Millisecond)
+		rec := run(t, context.Background(), sc, options(t))
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.Oversold == 0 || !strings.Contains(rec.Reason, "oversold") {
+			t.Fatalf("verdict %s (%s), invariants %+v", rec.Verdict, rec.Reason, rec.Invariants)
+		}
+	})
+	t.Run("payment breaker made ineffective", func(t *testing.T) {
+		sc := lookup(t, "payment-latency")
+		sc.Checkout.Payment.Disabled = true
+		rec := run(t, context.Background(), sc, options(t))
+		if rec.Verdict != gameday.VerdictFail || !strings.Contains(rec.Reason, "payment breaker opens") {
+			t.Fatalf("verdict %s (%s)", rec.Verdict, rec.Reason)
+		}
+	})
+}
+
+// startService is "the user's service" for external drills: a local
+// environment the test owns, whose Toxiproxy outlives the runner.
+func startService(t *testing.T) *env.Local {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := env.StartLocal(ctx, env.LocalOptions{Binary: binary, Dir: t.TempDir(), PaymentArgs: []string{"-min-latency", "20ms", "-max-latency", "60ms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+func external(l *env.Local) *env.ExternalOptions {
+	return &env.ExternalOptions{
+		Toxiproxy: l.Toxiproxy().Addr(), CheckoutURL: l.CheckoutURL(), PaymentURL: l.PaymentURL(),
+		Proxies: map[string]string{"payment": "payment", "inventory": "inventory", "sessions": "sessions"},
+	}
+}
+
+// faultsOn lists the toxics and disabled proxies on the service's Toxiproxy.
+func faultsOn(t *testing.T, l *env.Local) []string {
+	t.Helper()
+	ps, err := l.Toxiproxy().Proxies(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for name, p := range ps {
+		if !p.Enabled {
+			out = append(out, name+" disabled")
+		}
+		for _, tx := range p.Toxics {
+			out = append(out, name+"/"+tx.Name)
+		}
+	}
+	return out
+}
+
+// SIGINT in the middle of a fault: exit 3, and the fault is gone from the
+// external Toxiproxy.
+func TestInterruptMidFaultRemovesIt(t *testing.T) {
+	l := startService(t)
+	journal := filepath.Join(t.TempDir(), "journal.json")
+	cmd, stderr := startRun(t, journal, l, "payment-latency")
+	waitFor(t, stderr, "faults=[slow-provider]", 30*time.Second)
+	if got := faultsOn(t, l); len(got) != 1 {
+		t.Fatalf("mid-fault the proxy has %v, want the one toxic", got)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if code := exitCode(err); code != 3 {
+		t.Errorf("exit code after SIGINT = %d, want 3", code)
+	}
+	if got := faultsOn(t, l); len(got) != 0 {
+		t.Errorf("after SIGINT the proxy still has %v", got)
+	}
+}
+
+// SIGKILL in the middle of a fault leaves it on the external Toxiproxy; the
+// journal lets the next start (here "gameday cleanup") remove it, and
+// nothing else.
+func TestKilledRunnerLeftoversAreCleanedUp(t *testing.T) {
+	l := startService(t)
+	journal := filepath.Join(t.TempDir(), "journal.json")
+	// Someone else's toxic, which cleanup must leave alone.
+	if _, err := l.Toxiproxy().AddToxic(context.Background(), "sessions", toxiFor("theirs")); err != nil {
+		t.Fatal(err)
+	}
+	cmd, stderr := startRun(t, journal, l, "payment-latency")
+	waitFor(t, stderr, "faults=[slow-provider]", 30*time.Second)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if got := faultsOn(t, l); len(got) != 2 {
+		t.Fatalf("after SIGKILL the proxies have %v, want the runner's toxic and theirs", got)
+	}
+	out, err := exec.Command(binary, "cleanup", "-journal", journal).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cleanup: %v\n%s", err, out)
+	}
+	if got := faultsOn(t, l); len(got) != 1 || got[0] != "sessions/theirs" {
+		t.Errorf("after cleanup: %v, want only sessions/theirs", got)
+	}
+	if !strings.Contains(string(out), "removed toxic gameday-") {
+		t.Errorf("cleanup said: %s", out)
+	}
+}
+
+func startRun(t *testing.T, journal string, l *env.Local, scenario string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	ext := external(l)
+	cmd := exec.Command(binary, "run", "-env", "external", "-journal", journal, "-runs-dir", t.TempDir(), "-time-scale", "0.5",
+		"-toxiproxy", ext.Toxiproxy, "-checkout-url", ext.CheckoutURL, "-payment-url", ext.PaymentURL,
+		"-proxy", "payment=payment", "-proxy", "inventory=inventory", "-proxy", "sessions=sessions", scenario)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, bufio.NewScanner(pipe)
+}
+
+func waitFor(t *testing.T, sc *bufio.Scanner, want string, limit time.Duration) {
+	t.Helper()
+	found := make(chan bool, 1)
+	go func() {
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), want) {
+				found <- true
+				go func() {
+					for sc.Scan() {
+					}
+				}()
+				return
+			}
+		}
+		found <- false
+	}()
+	select {
+	case ok := <-found:
+		if !ok {
+			t.Fatalf("the run ended without printing %q", want)
+		}
+	case <-time.After(limit):
+		t.Fatalf("no %q within %s", want, limit)
+	}
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}

@@ -1,0 +1,121 @@
+package gameday
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// timeline injects each fault at its time and removes it after its
+// duration, and records when each was really in place.
+type timeline struct {
+	inj    *faults.Injector
+	faults []scenarios.Fault
+	t0     time.Time
+	wg     sync.WaitGroup
+
+	mu   sync.Mutex
+	recs map[string]*FaultRecord
+}
+
+func newTimeline(inj *faults.Injector, fs []scenarios.Fault, start time.Time) *timeline {
+	return &timeline{inj: inj, faults: fs, t0: start, recs: map[string]*FaultRecord{}}
+}
+
+// start runs one goroutine per fault (a scenario has a handful); each ends
+// when its fault is removed or ctx is done. Faults still in place when ctx
+// ends are left to the caller's RemoveAll.
+func (tl *timeline) start(ctx context.Context) {
+	for _, f := range tl.faults {
+		tl.wg.Add(1)
+		go func() {
+			defer tl.wg.Done()
+			tl.one(ctx, f)
+		}()
+	}
+}
+
+func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
+	if !sleepUntil(ctx, tl.t0.Add(sf.At.D())) {
+		return
+	}
+	rec := &FaultRecord{Name: sf.Name, Target: sf.Target, Kind: sf.Kind(), StartMS: time.Since(tl.t0).Milliseconds(), EndMS: -1}
+	tl.mu.Lock()
+	tl.recs[sf.Name] = rec
+	tl.mu.Unlock()
+	f, err := toFault(sf)
+	if err == nil {
+		err = tl.inj.Apply(ctx, f)
+	}
+	if err != nil {
+		tl.mu.Lock()
+		rec.Error = err.Error()
+		rec.EndMS = rec.StartMS
+		tl.mu.Unlock()
+		return
+	}
+	if sf.For == 0 || sf.Process == "restart" {
+		if sf.Process == "restart" { // done at once; For is its window
+			tl.mu.Lock()
+			rec.EndMS = rec.StartMS + sf.For.D().Milliseconds()
+			tl.mu.Unlock()
+		}
+		return // the rest stay until the run ends
+	}
+	sleepUntil(ctx, tl.t0.Add(sf.At.D()+sf.For.D()))
+	if ctx.Err() != nil {
+		return // RemoveAll ends it
+	}
+	err = tl.inj.Remove(context.Background(), f.Name)
+	tl.mu.Lock()
+	rec.EndMS = time.Since(tl.t0).Milliseconds()
+	if err != nil {
+		rec.Error = err.Error()
+	}
+	tl.mu.Unlock()
+}
+
+func (tl *timeline) wait() { tl.wg.Wait() }
+
+// records lists the faults that started, in scenario order; a fault still
+// in place at the end is recorded as ending then.
+func (tl *timeline) records(end time.Duration) []FaultRecord {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	out := []FaultRecord{}
+	for _, f := range tl.faults {
+		if r, ok := tl.recs[f.Name]; ok {
+			c := *r
+			if c.EndMS < 0 {
+				c.EndMS = end.Milliseconds()
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (tl *timeline) spans(end time.Duration) faultTimes {
+	ft := faultTimes{}
+	for _, r := range tl.records(end) {
+		if r.Error == "" {
+			ft[r.Name] = span{from: time.Duration(r.StartMS) * time.Millisecond, to: time.Duration(r.EndMS) * time.Millisecond}
+		}
+	}
+	return ft
+}
+
+// sleepUntil waits for t; false if ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,159 @@
+package scenarios
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Every built-in scenario parses, validates, is named after its file and
+// fits the catalogue's brief: a short drill at modest rates, with a
+// description, a matrix row and promises to check.
+func TestCatalogue(t *testing.T) {
+	all, err := Catalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"baseline", "inventory-down", "inventory-latency", "payment-down", "payment-latency",
+		"payment-timeouts", "redis-killed", "redis-reset-peer", "sessions-down"}
+	var names []string
+	seen := map[string]bool{}
+	rows := map[MatrixRow]string{}
+	for _, s := range all {
+		names = append(names, s.Name)
+		if seen[s.Name] {
+			t.Errorf("%s: name used twice", s.Name)
+		}
+		seen[s.Name] = true
+		if other, dup := rows[s.Matrix]; dup {
+			t.Errorf("%s and %s prove the same matrix row %+v", s.Name, other, s.Matrix)
+		}
+		rows[s.Matrix] = s.Name
+		if s.File != "catalogue:"+s.Name {
+			t.Errorf("%s: File %q", s.Name, s.File)
+		}
+		if err := s.Validate(); err != nil {
+			t.Errorf("%s: %v", s.Name, err)
+		}
+		if total := s.TotalDuration(); total < 20*time.Second || total > 40*time.Second {
+			t.Errorf("%s: load lasts %v, want 20-40s", s.Name, total)
+		}
+		if peak := s.Load.PeakRate(); peak < 20 || peak > 60 {
+			t.Errorf("%s: peak %g arrivals/s, want 20-60", s.Name, peak)
+		}
+		if strings.TrimSpace(s.Description) == "" || len(s.Summary()) > 100 {
+			t.Errorf("%s: want a description whose first line (at most 100 characters) sums it up: %q", s.Name, s.Summary())
+		}
+		if len(s.Expect) == 0 {
+			t.Errorf("%s: no expectation", s.Name)
+		}
+		if s.Environment.Kind != "local" {
+			t.Errorf("%s: environment %q; the catalogue runs locally", s.Name, s.Environment.Kind)
+		}
+		if s.Abort == nil {
+			t.Errorf("%s: no abort guard", s.Name)
+		}
+		if (s.Matrix.Dependency == "none") != (len(s.Faults) == 0) {
+			t.Errorf("%s: matrix dependency %q with %d faults", s.Name, s.Matrix.Dependency, len(s.Faults))
+		}
+		for _, f := range s.Faults {
+			if f.Target != s.Matrix.Dependency {
+				t.Errorf("%s: fault %s on %s, but the row is about %s", s.Name, f.Name, f.Target, s.Matrix.Dependency)
+			}
+		}
+	}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("catalogue %v, want %v (sorted)", names, want)
+	}
+	if got := CatalogueNames(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("CatalogueNames() = %v", got)
+	}
+
+	// Each call returns fresh copies.
+	again, err := Catalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all[0].Stock = -1
+	if again[0].Stock == -1 {
+		t.Error("Catalogue returned shared scenarios")
+	}
+}
+
+func TestLookup(t *testing.T) {
+	s, err := Lookup("payment-latency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "payment-latency" || s.File != "catalogue:payment-latency" {
+		t.Errorf("Lookup(name) = %s from %s", s.Name, s.File)
+	}
+
+	// A path: with a slash, or ending in .yaml or .yml.
+	s, err = Lookup("testdata/good/tiny.yaml")
+	if err != nil || s.Name != "tiny" || s.File != "testdata/good/tiny.yaml" {
+		t.Errorf("Lookup(path) = %v, %v", s, err)
+	}
+	dir := t.TempDir()
+	data, _ := os.ReadFile("testdata/good/tiny.yaml")
+	if err := os.WriteFile(filepath.Join(dir, "tiny.yml"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if s, err := Lookup("tiny.yml"); err != nil || s.Name != "tiny" {
+		t.Errorf("Lookup(tiny.yml) = %v, %v", s, err)
+	}
+	// A missing file is an error about the file, not the catalogue.
+	if _, err := Lookup("baseline.yaml"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Lookup(baseline.yaml): %v, want a missing file", err)
+	}
+
+	_, err = Lookup("payment-slow")
+	if !errors.Is(err, ErrNotInCatalogue) {
+		t.Fatalf("Lookup(missing) = %v, want ErrNotInCatalogue", err)
+	}
+	for _, n := range CatalogueNames() {
+		if !strings.Contains(err.Error(), n) {
+			t.Errorf("error %q does not list %s", err, n)
+		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                         "",
+		"One line.":                "One line.",
+		"  First line.\nSecond.\n": "First line.",
+		"\n\nAfter blanks\n":       "After blanks",
+	} {
+		if got := (&Scenario{Description: in}).Summary(); got != want {
+			t.Errorf("Summary(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// The example in the package documentation is a valid scenario.
+func TestDocExample(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(src), "A short one:\n//\n")
+	var b strings.Builder
+	for line := range strings.Lines(rest) {
+		yamlLine, ok := strings.CutPrefix(line, "//\t")
+		if !ok {
+			break
+		}
+		b.WriteString(yamlLine)
+	}
+	if b.Len() == 0 {
+		t.Fatal("no example found in doc.go")
+	}
+	if _, err := Parse("doc.go example", []byte(b.String())); err != nil {
+		t.Errorf("%v\n%s", err, b.String())
+	}
+}

@@ -1,0 +1,154 @@
+package scenarios
+
+import (
+	"strconv"
+	"time"
+)
+
+// Defaults that Parse writes into zero fields; each field's comment says
+// which applies. The checkout's and the payment stand-in's are theirs
+// (checkout.Config, breakers.Settings, payment.Config), repeated here so
+// that a scenario shows what it ran with.
+const (
+	DefaultPatience    = 10 * time.Second
+	DefaultRetryJitter = 0.5
+
+	defaultLeaseTTL         = 30 * time.Second
+	defaultRetryAfter       = time.Second
+	defaultPaymentTimeout   = 2 * time.Second
+	defaultInventoryTimeout = 250 * time.Millisecond
+	defaultSessionsTimeout  = 100 * time.Millisecond
+	defaultFailures         = 5
+	defaultOpenFor          = 5 * time.Second
+	defaultMaxConcurrent    = 64
+	defaultMinLatency       = 100 * time.Millisecond
+	defaultMaxLatency       = 400 * time.Millisecond
+)
+
+// SetDefaults writes the defaults named in the field comments into the
+// zero fields. Parse calls it; call it on a Scenario built in code before
+// Validate. It is idempotent, and harmless on an invalid scenario (Validate
+// still reports what is wrong).
+func (s *Scenario) SetDefaults() {
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.Environment.Kind == "" {
+		s.Environment.Kind = "local"
+	}
+	if s.Environment.Kind == "local" {
+		s.Checkout.setDefaults()
+		if s.Payment.MinLatency == 0 && s.Payment.MaxLatency == 0 {
+			s.Payment.MinLatency, s.Payment.MaxLatency = Duration(defaultMinLatency), Duration(defaultMaxLatency)
+		}
+	}
+
+	l := &s.Load
+	if l.Patience == 0 {
+		l.Patience = Duration(DefaultPatience)
+	}
+	if l.RetryJitter == nil {
+		l.RetryJitter = ptr(DefaultRetryJitter)
+	}
+	if l.SessionShare == nil || *l.SessionShare == 0 {
+		l.SessionShare = ptr(1.0)
+	}
+
+	for i := range s.Faults {
+		f := &s.Faults[i]
+		if f.Name == "" {
+			f.Name = f.Target + "-" + f.Kind() + "-" + strconv.Itoa(i)
+		}
+		if f.Toxic != nil {
+			if f.Toxic.Stream == "" {
+				f.Toxic.Stream = "downstream"
+			}
+			if f.Toxic.Toxicity == nil {
+				f.Toxic.Toxicity = ptr(1.0)
+			}
+		}
+	}
+
+	window := WindowAll
+	if len(s.Faults) > 0 {
+		window = WindowDuring
+	}
+	for i := range s.Expect {
+		e := &s.Expect[i]
+		for _, b := range []*BreakerWithin{e.BreakerOpens, e.BreakerCloses} {
+			if b != nil && b.Fault == "" {
+				if f := s.firstFaultOn(b.Dependency); f != nil {
+					b.Fault = f.Name
+				}
+			}
+		}
+		if e.Latency != nil && e.Latency.Window == "" {
+			e.Latency.Window = window
+		}
+		if e.Ratio != nil && e.Ratio.Window == "" {
+			e.Ratio.Window = window
+		}
+		if e.Degraded != nil {
+			if e.Degraded.Window == "" {
+				e.Degraded.Window = window
+			}
+			if e.Degraded.AtLeast == 0 {
+				e.Degraded.AtLeast = 1
+			}
+		}
+	}
+}
+
+func (c *Checkout) setDefaults() {
+	if c.Mode == "" {
+		c.Mode = "reserve"
+	}
+	if c.LeaseTTL == 0 {
+		c.LeaseTTL = Duration(defaultLeaseTTL)
+	}
+	if c.RetryAfter == 0 {
+		c.RetryAfter = Duration(defaultRetryAfter)
+	}
+	c.Payment.setDefaults(defaultPaymentTimeout)
+	c.Inventory.setDefaults(defaultInventoryTimeout)
+	c.Sessions.setDefaults(defaultSessionsTimeout)
+}
+
+func (b *Breaker) setDefaults(timeout time.Duration) {
+	if b.Timeout == 0 {
+		b.Timeout = Duration(timeout)
+	}
+	if b.Failures == 0 {
+		b.Failures = defaultFailures
+	}
+	if b.OpenFor == 0 {
+		b.OpenFor = Duration(defaultOpenFor)
+	}
+	if b.MaxConcurrent == 0 {
+		b.MaxConcurrent = defaultMaxConcurrent
+	}
+}
+
+// Kind names the fault's kind: the toxic type, "down", or the process
+// action ("" when none is set).
+func (f Fault) Kind() string {
+	switch {
+	case f.Toxic != nil:
+		return f.Toxic.Type
+	case f.Down:
+		return "down"
+	}
+	return f.Process
+}
+
+// firstFaultOn returns the first fault whose target is dep, or nil.
+func (s *Scenario) firstFaultOn(dep string) *Fault {
+	for i := range s.Faults {
+		if s.Faults[i].Target == dep {
+			return &s.Faults[i]
+		}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,189 @@
+package scenarios
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+)
+
+// TotalDuration is how long the load lasts: the sum of the stages.
+func (s *Scenario) TotalDuration() time.Duration {
+	var total time.Duration
+	for _, st := range s.Load.Stages {
+		total += st.Duration.D()
+	}
+	return total
+}
+
+// PeakRate is the highest stage target, in arrivals per second.
+func (l Load) PeakRate() float64 {
+	peak := 0.0
+	for _, st := range l.Stages {
+		peak = max(peak, st.Target)
+	}
+	return peak
+}
+
+// ShopperPool is the number of shoppers the load may have in flight:
+// MaxShoppers, or when it is 0, 2 × peak rate × patience (DefaultPatience
+// when Patience is 0), at least 100 and at most 1,000,000 (the load
+// generator's limit).
+func (l Load) ShopperPool() int {
+	if l.MaxShoppers > 0 {
+		return l.MaxShoppers
+	}
+	patience := l.Patience.D()
+	if patience <= 0 {
+		patience = DefaultPatience
+	}
+	n := math.Ceil(2 * l.PeakRate() * patience.Seconds())
+	if !(n < maxShoppers) { // also NaN
+		return maxShoppers
+	}
+	return max(int(n), 100)
+}
+
+// Scaled returns a deep copy of the scenario for a drill at rate times the
+// arrival rate and timeScale times the duration (a --rate-scale 1.5
+// rehearsal of a bigger peak, a --time-scale 0.2 quick drill in CI). s is
+// not changed. Both scales must be finite and above 0; Scaled panics
+// otherwise, so check flags first.
+//
+// Scaled by rate: every stage target, and MaxShoppers when set (so the
+// pool still holds the peak). Scaled by timeScale, rounded to the millisecond:
+// the timeline, meaning every stage's duration, every fault's at and for,
+// the shoppers' patience, the checkout's retry_after (what it asks
+// shoppers to wait, which must stay in proportion to their patience) and
+// lease_ttl (which the runner waits out before counting lost units), every
+// breaker's open_for, and the abort guard's for. Stock is scaled by
+// timeScale too, rounded up, so that a shortened sale sells out at the same point of
+// its timeline; a rate-scaled rehearsal keeps the stock, since more buyers
+// for the same units is what it rehearses. A degraded expectation's
+// at_least, a count of answers, is scaled by rate × timeScale, rounded up.
+//
+// Not scaled, because they are not part of the timeline but of how fast
+// the system must be: latency bounds (below), breaker expectations'
+// within, the checkout's timeouts and probe timeouts, min_payment_time,
+// the payment stand-in's latencies, and toxic attributes (a 1s latency
+// toxic stays 1s). Ratios, invariant allowances and the seed are not
+// scaled either. A fault's for is trimmed if rounding would take its end
+// past the end of the load.
+func (s *Scenario) Scaled(rate, timeScale float64) *Scenario {
+	for _, f := range []float64{rate, timeScale} {
+		if !(f > 0) || math.IsInf(f, 0) {
+			panic(fmt.Sprintf("scenarios: Scaled(%g, %g): scales must be finite and above 0", rate, timeScale))
+		}
+	}
+	c := s.Clone()
+	sd := func(d *Duration) { *d = scaleDuration(*d, timeScale) }
+
+	for i := range c.Load.Stages {
+		st := &c.Load.Stages[i]
+		sd(&st.Duration)
+		st.Target *= rate
+	}
+	if c.Load.MaxShoppers > 0 {
+		c.Load.MaxShoppers = ceilInt(float64(c.Load.MaxShoppers) * rate)
+	}
+	sd(&c.Load.Patience)
+	sd(&c.Checkout.RetryAfter)
+	sd(&c.Checkout.LeaseTTL)
+	sd(&c.Checkout.Payment.OpenFor)
+	sd(&c.Checkout.Inventory.OpenFor)
+	sd(&c.Checkout.Sessions.OpenFor)
+	if c.Abort != nil {
+		sd(&c.Abort.For)
+	}
+	if c.Stock > 0 {
+		c.Stock = int64(max(ceilInt(float64(c.Stock)*timeScale), 1))
+	}
+	total := Duration(c.TotalDuration())
+	for i := range c.Faults {
+		f := &c.Faults[i]
+		sd(&f.At)
+		sd(&f.For)
+		if f.At < total && f.For > total-f.At {
+			f.For = total - f.At
+		}
+	}
+	for _, e := range c.Expect {
+		if d := e.Degraded; d != nil && d.AtLeast > 0 {
+			d.AtLeast = max(ceilInt(float64(d.AtLeast)*rate*timeScale), 1)
+		}
+	}
+	return c
+}
+
+// scaleDuration multiplies d by f, rounded to the millisecond; a duration
+// above 0 stays at least 1ms.
+func scaleDuration(d Duration, f float64) Duration {
+	if d <= 0 {
+		return d
+	}
+	x := math.Round(float64(d) * f / float64(time.Millisecond))
+	if x >= math.MaxInt64/float64(time.Millisecond) {
+		return Duration(math.MaxInt64)
+	}
+	return Duration(max(time.Duration(x), 1) * time.Millisecond)
+}
+
+// ceilInt rounds f up, forgiving the float error of a product that should
+// be whole (10 × 1.5 × 0.2 is 3, not 4), and bounds it.
+func ceilInt(f float64) int {
+	if !(f < math.MaxInt32) {
+		return math.MaxInt32
+	}
+	return int(math.Ceil(f - 1e-9))
+}
+
+// Clone returns a deep copy of s: no slice, map or pointer is shared, so
+// either can be changed without touching the other.
+func (s *Scenario) Clone() *Scenario {
+	c := *s
+	c.Environment.Proxies = maps.Clone(s.Environment.Proxies)
+	c.Load.Stages = slices.Clone(s.Load.Stages)
+	c.Load.RetryJitter = clonePtr(s.Load.RetryJitter)
+	c.Load.SessionShare = clonePtr(s.Load.SessionShare)
+	c.Faults = slices.Clone(s.Faults)
+	for i := range c.Faults {
+		if t := c.Faults[i].Toxic; t != nil {
+			ct := *t
+			ct.Toxicity = clonePtr(t.Toxicity)
+			ct.Attributes = maps.Clone(t.Attributes)
+			c.Faults[i].Toxic = &ct
+		}
+	}
+	c.Expect = slices.Clone(s.Expect)
+	for i := range c.Expect {
+		e := &c.Expect[i]
+		e.BreakerOpens = clonePtr(e.BreakerOpens)
+		e.BreakerCloses = clonePtr(e.BreakerCloses)
+		if e.Latency != nil {
+			l := *e.Latency
+			l.Outcomes = slices.Clone(l.Outcomes)
+			e.Latency = &l
+		}
+		if e.Ratio != nil {
+			r := *e.Ratio
+			r.Outcomes = slices.Clone(r.Outcomes)
+			r.AtLeast = clonePtr(r.AtLeast)
+			r.AtMost = clonePtr(r.AtMost)
+			e.Ratio = &r
+		}
+		e.Degraded = clonePtr(e.Degraded)
+	}
+	c.Invariants.Allow = maps.Clone(s.Invariants.Allow)
+	c.Abort = clonePtr(s.Abort)
+	// lines is never written after Parse, so sharing it is safe.
+	return &c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}

@@ -1,0 +1,288 @@
+package scenarios
+
+import "time"
+
+// Scenario is one drill: the environment and checkout it needs, the load, the
+// fault timeline, the promises it checks and the matrix row it proves.
+//
+// [Parse] fills in every default named in the field comments (see
+// [Scenario.SetDefaults]) and validates the result, so a parsed Scenario has
+// no zero value left that stands for something else, except the ones whose
+// meaning depends on other fields (Load.MaxShoppers, Breaker.ProbeTimeout).
+type Scenario struct {
+	// Name identifies the scenario in the catalogue, run records and the
+	// matrix; lower-case words joined by '-', at most 64 characters.
+	// Required.
+	Name string `yaml:"name"`
+	// Description says what promise the scenario checks. Optional; its
+	// first line is the summary shown by "gameday list".
+	Description string `yaml:"description"`
+	// Matrix is the row of the resiliency matrix this scenario proves.
+	// Required.
+	Matrix MatrixRow `yaml:"matrix"`
+	// Seed seeds the arrival schedule, shopper choices and the payment
+	// stand-in. 0 means 1.
+	Seed int64 `yaml:"seed"`
+
+	Environment Environment `yaml:"environment"`
+	Checkout    Checkout    `yaml:"checkout"`
+	Payment     Payment     `yaml:"payment"`
+	// Stock is the number of units on sale (one SKU). Required, > 0.
+	Stock int64 `yaml:"stock"`
+	Load  Load  `yaml:"load"`
+
+	Faults []Fault       `yaml:"faults"`
+	Expect []Expectation `yaml:"expect"`
+	// Invariants may allow some invariant counts above zero; every
+	// invariant not listed must be zero.
+	Invariants Invariants `yaml:"invariants"`
+	// Abort is the abort guard; nil means none.
+	Abort *Abort `yaml:"abort"`
+
+	// File is where the scenario was read from ("catalogue:NAME" for the
+	// built-in ones). Not part of the YAML.
+	File string `yaml:"-"`
+
+	// lines maps field paths ("faults[0].toxic.type") to the line they
+	// were read from, so that validation errors can name it. nil for a
+	// Scenario built in code.
+	lines map[string]int
+}
+
+// MatrixRow names the dependency and failure mode a scenario proves.
+type MatrixRow struct {
+	Dependency string `yaml:"dependency"` // payment, inventory, sessions, none
+	Failure    string `yaml:"failure"`    // latency, down, timeouts, reset, killed, baseline, ...
+}
+
+// Environment says where the drill runs.
+type Environment struct {
+	// Kind is "local" (default) or "external".
+	Kind string `yaml:"kind"`
+	// External environment: the Toxiproxy API, the proxies' names by
+	// dependency, the checkout's base URL and, optionally, the payment
+	// stand-in's URL for reconciliation. Toxiproxy is "host:port" or an
+	// http(s) URL; the URLs are http(s). Proxies must name a proxy for
+	// every fault target. All of them must be empty in a local environment.
+	Toxiproxy   string            `yaml:"toxiproxy"`
+	Proxies     map[string]string `yaml:"proxies"`
+	CheckoutURL string            `yaml:"checkout_url"`
+	PaymentURL  string            `yaml:"payment_url"`
+}
+
+// Checkout is the reference checkout's settings (local environment; ignored
+// in an external one, where Parse writes no defaults into them).
+//
+// In a local environment Parse writes the checkout's defaults into the zero
+// fields, so that a run record shows what the checkout ran with and
+// [Scenario.Scaled] can scale them: Mode "reserve", LeaseTTL 30s, RetryAfter
+// 1s, and each Breaker's defaults (see [Breaker]). MinPaymentTime stays 0
+// (only a deadline already passed stops a charge).
+type Checkout struct {
+	Mode           string   `yaml:"mode"` // reserve (default) or naive
+	LeaseTTL       Duration `yaml:"lease_ttl"`
+	RetryAfter     Duration `yaml:"retry_after"`
+	MinPaymentTime Duration `yaml:"min_payment_time"`
+	Payment        Breaker  `yaml:"payment"`
+	Inventory      Breaker  `yaml:"inventory"`
+	Sessions       Breaker  `yaml:"sessions"`
+}
+
+// Breaker is one dependency guard's settings; zero values mean the
+// checkout's defaults, which Parse writes in (local environment): Timeout
+// 2s for payment, 250ms for inventory, 100ms for sessions; Failures 5;
+// OpenFor 5s; MaxConcurrent 64. ProbeTimeout stays 0, which means a quarter
+// of Timeout. A negative MaxConcurrent means no bulkhead.
+type Breaker struct {
+	Timeout       Duration `yaml:"timeout"`
+	ProbeTimeout  Duration `yaml:"probe_timeout"`
+	Failures      uint32   `yaml:"failures"`
+	OpenFor       Duration `yaml:"open_for"`
+	MaxConcurrent int      `yaml:"max_concurrent"`
+	// Disabled makes the breaker ineffective (it never opens): used to show
+	// that a drill catches a checkout without one.
+	Disabled bool `yaml:"disabled"`
+}
+
+// Payment is the payment stand-in's behaviour (local environment).
+//
+// When MinLatency and MaxLatency are both zero Parse sets them to the
+// stand-in's defaults, 100ms and 400ms. DeclineRate is taken as written: 0
+// means no declines. TailProbability and DeclineRate are in [0, 1];
+// MinLatency <= MaxLatency; a TailProbability above 0 needs a TailLatency.
+// Slots 0 means no limit.
+type Payment struct {
+	MinLatency      Duration `yaml:"min_latency"`
+	MaxLatency      Duration `yaml:"max_latency"`
+	TailProbability float64  `yaml:"tail_probability"`
+	TailLatency     Duration `yaml:"tail_latency"`
+	DeclineRate     float64  `yaml:"decline_rate"`
+	Slots           int      `yaml:"slots"`
+}
+
+// Load is an open-model flash sale: arrivals follow the stages whatever the
+// checkout does.
+type Load struct {
+	// Stages ramp the arrival rate linearly from the previous stage's
+	// target (0 before the first) to Target over Duration, like k6's
+	// ramping-arrival-rate. At least one; at least one target above 0;
+	// at most 24h and 3,000,000 arrivals in all.
+	Stages []Stage `yaml:"stages"`
+	// Patience is how long a shopper keeps trying from the first attempt;
+	// 0 means 10s.
+	Patience Duration `yaml:"patience"`
+	// MaxRetries bounds the attempts after the first; 0 means no retry.
+	// At most 100.
+	MaxRetries int `yaml:"max_retries"`
+	// RetryJitter spreads each Retry-After wait uniformly over
+	// [1-j, 1+j] times the wait; default 0.5. In [0, 1].
+	RetryJitter *float64 `yaml:"retry_jitter"`
+	// MaxShoppers bounds shoppers in flight at once (the pool, sized before
+	// the sale); an arrival with no free shopper is dropped. 0 means 2 ×
+	// peak rate × patience, at least 100 (see [Load.ShopperPool]). At most
+	// 1,000,000.
+	MaxShoppers int `yaml:"max_shoppers"`
+	// SessionShare is the fraction of shoppers who have a session; 0 means
+	// all of them (1). Parse sets it (nil or 0) to 1. In [0, 1].
+	SessionShare *float64 `yaml:"session_share"`
+}
+
+// Stage is one step of the arrival plan.
+type Stage struct {
+	Duration Duration `yaml:"duration"` // > 0
+	Target   float64  `yaml:"target"`   // arrivals per second at the stage's end; >= 0
+}
+
+// Fault is one entry of the fault timeline, starting At after the load starts
+// and lasting For (0: until the run ends). Exactly one of Toxic, Down and
+// Process is set. At is before the end of the load, and At+For no later.
+//
+// Process acts on the process behind Target (local environment only):
+//   - "kill": SIGKILL at At, started again when the fault ends (after For;
+//     For 0: at the end of the run);
+//   - "pause": SIGSTOP at At, SIGCONT when the fault ends;
+//   - "restart": killed and started again at once at At, like a crash under
+//     a supervisor; For is how long the fault's window ("during") lasts and
+//     must be above 0.
+type Fault struct {
+	// Name identifies the fault in expectations and reports; unique.
+	// Default "<target>-<kind>-<index>", where kind is the toxic type,
+	// "down" or the process action and index the fault's position in the
+	// list (from 0): "payment-latency-0".
+	Name string   `yaml:"name"`
+	At   Duration `yaml:"at"`
+	For  Duration `yaml:"for"`
+	// Target is the dependency: payment, inventory or sessions.
+	Target  string `yaml:"target"`
+	Toxic   *Toxic `yaml:"toxic"`
+	Down    bool   `yaml:"down"`
+	Process string `yaml:"process"` // kill, pause, restart (local environment)
+}
+
+// Toxic is a Toxiproxy toxic. Attributes are as Toxiproxy names them;
+// durations among them are written as strings ("250ms") and sent to
+// Toxiproxy as whole milliseconds (microseconds for slicer's delay), other
+// attributes as whole numbers. See [Toxic.APIAttributes] for the types and
+// attributes known.
+type Toxic struct {
+	Type string `yaml:"type"`
+	// Stream is "downstream" (default: the dependency's answers) or
+	// "upstream" (the requests to it).
+	Stream string `yaml:"stream"`
+	// Toxicity is the probability, decided once per connection, that the
+	// toxic applies to it; nil means 1. In (0, 1]: Toxiproxy would read 0
+	// as 1.
+	Toxicity   *float64       `yaml:"toxicity"`
+	Attributes map[string]any `yaml:"attributes"`
+}
+
+// Expectation is one promise, exactly one of its fields set.
+type Expectation struct {
+	BreakerOpens  *BreakerWithin `yaml:"breaker_opens"`
+	BreakerCloses *BreakerWithin `yaml:"breaker_closes"`
+	Latency       *LatencyBound  `yaml:"latency"`
+	Ratio         *RatioBound    `yaml:"ratio"`
+	Degraded      *DegradedSeen  `yaml:"degraded"`
+}
+
+// BreakerWithin: the breaker of Dependency opens within Within of the start
+// of Fault (or closes within Within of its end). Fault names a fault; ""
+// means the first fault on that dependency, and Parse writes that fault's
+// name in. Within > 0. For BreakerCloses the fault must end (For > 0).
+type BreakerWithin struct {
+	Dependency string   `yaml:"dependency"` // payment, inventory, sessions
+	Fault      string   `yaml:"fault"`
+	Within     Duration `yaml:"within"`
+}
+
+// Window selects the requests an expectation looks at: "before" the first
+// fault, "during" any fault, "after" the last fault ends, or "all".
+//
+// Parse sets an empty Window to "during" when the scenario has a fault and
+// to "all" when it has none. A window must be able to hold something:
+// "during" needs a fault, "before" a first fault starting after 0, "after"
+// a last fault that ends before the load does.
+type Window string
+
+// The windows.
+const (
+	WindowBefore Window = "before"
+	WindowDuring Window = "during"
+	WindowAfter  Window = "after"
+	WindowAll    Window = "all"
+)
+
+// LatencyBound: the Percentile of checkout request latency (from scheduled
+// start) in Window stays below Below. Outcomes restricts the requests
+// counted; empty means all. Percentile is in (0, 100] and required; Below >
+// 0.
+type LatencyBound struct {
+	Window     Window   `yaml:"window"`
+	Percentile float64  `yaml:"percentile"`
+	Below      Duration `yaml:"below"`
+	Outcomes   []string `yaml:"outcomes"`
+}
+
+// RatioBound: among shoppers who arrived in Window, the share whose final
+// outcome is one of Outcomes is at least AtLeast and at most AtMost.
+// Outcomes is required; at least one bound is given, each in [0, 1], and
+// AtLeast <= AtMost.
+type RatioBound struct {
+	Window   Window   `yaml:"window"`
+	Outcomes []string `yaml:"outcomes"`
+	AtLeast  *float64 `yaml:"at_least"`
+	AtMost   *float64 `yaml:"at_most"`
+}
+
+// DegradedSeen: at least AtLeast answers in Window were marked degraded.
+// 0 means 1.
+type DegradedSeen struct {
+	Window  Window `yaml:"window"`
+	AtLeast int    `yaml:"at_least"`
+}
+
+// Invariants lists the invariant counts allowed above zero.
+type Invariants struct {
+	// Allow maps an invariant (one of [InvariantNames]) to the count
+	// allowed; >= 0.
+	Allow map[string]int64 `yaml:"allow"`
+}
+
+// Abort stops the load and removes the faults when Condition has held for
+// For; the verdict is then inconclusive.
+type Abort struct {
+	// ErrorRatio: the share of answers in the last second that were
+	// errors or refusals exceeds this. In (0, 1].
+	ErrorRatio float64 `yaml:"error_ratio"`
+	// For is how long the condition must hold; > 0. Refusals are expected
+	// during a fault, so For should outlast the planned fault and its
+	// recovery: the guard is for a drill that hurts longer than planned.
+	For Duration `yaml:"for"`
+}
+
+// Duration is a time.Duration written as a string ("250ms", "2s"), never
+// a bare number, and never negative.
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }

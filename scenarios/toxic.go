@@ -1,0 +1,228 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// unit is how Toxiproxy takes one toxic attribute.
+type unit int
+
+const (
+	unitMillis unit = iota // a duration, sent as whole milliseconds
+	unitMicros             // a duration, sent as whole microseconds
+	unitBytes              // a whole number of bytes
+	unitKBps               // a whole number of KB/s
+)
+
+// attribute describes one attribute of a toxic type.
+type attribute struct {
+	unit     unit
+	required bool // a toxic of this type does nothing useful without it
+}
+
+// toxicTypes are Toxiproxy v2's toxics and their attributes, as its
+// toxics package names them. Attributes left out are 0 in Toxiproxy.
+var toxicTypes = map[string]map[string]attribute{
+	// Delays every chunk by latency ± jitter.
+	"latency": {"latency": {unitMillis, true}, "jitter": {unitMillis, false}},
+	// Limits the rate to rate KB/s.
+	"bandwidth": {"rate": {unitKBps, true}},
+	// Delays the close of the connection by delay.
+	"slow_close": {"delay": {unitMillis, false}},
+	// Stops all data and closes the connection after timeout; with
+	// timeout 0 it holds the data until the toxic is removed.
+	"timeout": {"timeout": {unitMillis, false}},
+	// Resets the connection (TCP RST) timeout after data arrives.
+	"reset_peer": {"timeout": {unitMillis, false}},
+	// Slices data into chunks of average_size ± size_variation bytes,
+	// delay apart (Toxiproxy takes this one in microseconds).
+	"slicer": {"average_size": {unitBytes, true}, "size_variation": {unitBytes, false}, "delay": {unitMicros, false}},
+	// Closes the connection once bytes have been sent.
+	"limit_data": {"bytes": {unitBytes, true}},
+	// Does nothing; checks the plumbing.
+	"noop": {},
+}
+
+// ToxicTypes returns the toxic types a scenario may use, sorted.
+func ToxicTypes() []string { return sortedKeys(toxicTypes) }
+
+// attrProblem is a problem with one part of a toxic, at a path relative to
+// the toxic ("type", "attributes.latency").
+type attrProblem struct {
+	field, msg string
+}
+
+// APIAttributes returns the toxic's attributes as Toxiproxy's API takes
+// them: durations as whole milliseconds (whole microseconds for slicer's
+// delay), other attributes as whole numbers, all int64. Duration
+// attributes may be given as duration strings ("250ms"), Duration or
+// time.Duration values; others as whole numbers of any Go integer or float
+// type. An unknown type or attribute, a missing required attribute or a
+// value of the wrong kind is an error naming the attribute.
+func (t Toxic) APIAttributes() (map[string]any, error) {
+	out, problems := t.check()
+	if len(problems) == 0 {
+		return out, nil
+	}
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = &Error{Field: "toxic." + p.field, Msg: p.msg}
+	}
+	return nil, fmt.Errorf("convert %s toxic attributes: %w", t.Type, errors.Join(errs...))
+}
+
+// check converts the attributes and reports every problem with the toxic's
+// type and attributes.
+func (t Toxic) check() (map[string]any, []attrProblem) {
+	attrs, ok := toxicTypes[t.Type]
+	if !ok {
+		msg := fmt.Sprintf("unknown toxic type %s (known: %s)", clip(t.Type), strings.Join(ToxicTypes(), ", "))
+		if t.Type == "" {
+			msg = fmt.Sprintf("required: one of %s", strings.Join(ToxicTypes(), ", "))
+		}
+		return nil, []attrProblem{{"type", msg}}
+	}
+	var problems []attrProblem
+	out := make(map[string]any, len(t.Attributes))
+	for _, name := range sortedKeys(t.Attributes) {
+		a, ok := attrs[name]
+		field := "attributes." + name
+		if !ok {
+			known := "none"
+			if len(attrs) > 0 {
+				known = strings.Join(sortedKeys(attrs), ", ")
+			}
+			problems = append(problems, attrProblem{field, fmt.Sprintf("unknown attribute of a %s toxic (known: %s)", t.Type, known)})
+			continue
+		}
+		v, err := a.convert(t.Attributes[name])
+		if err != nil {
+			problems = append(problems, attrProblem{field, err.Error()})
+			continue
+		}
+		out[name] = v
+	}
+	for _, name := range sortedKeys(attrs) {
+		if _, given := t.Attributes[name]; attrs[name].required && !given {
+			problems = append(problems, attrProblem{"attributes", fmt.Sprintf("a %s toxic needs %s", t.Type, name)})
+		}
+	}
+	if avg, ok := out["average_size"].(int64); ok {
+		if v, ok := out["size_variation"].(int64); ok && v >= avg {
+			problems = append(problems, attrProblem{"attributes.size_variation", fmt.Sprintf("%d must be less than average_size (%d)", v, avg)})
+		}
+	}
+	return out, problems
+}
+
+// convert returns v in the attribute's unit, as int64.
+func (a attribute) convert(v any) (int64, error) {
+	if a.unit == unitMillis || a.unit == unitMicros {
+		d, err := durationValue(v)
+		if err != nil {
+			return 0, err
+		}
+		step, name := time.Millisecond, "milliseconds"
+		if a.unit == unitMicros {
+			step, name = time.Microsecond, "microseconds"
+		}
+		if d%step != 0 {
+			return 0, fmt.Errorf("%s is not a whole number of %s (Toxiproxy's unit)", d, name)
+		}
+		return int64(d / step), nil
+	}
+	n, ok := wholeNumber(v)
+	if !ok {
+		what := "bytes"
+		if a.unit == unitKBps {
+			what = "KB/s"
+		}
+		return 0, fmt.Errorf("want a whole number of %s, got %s", what, describe(v))
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("%d is negative", n)
+	}
+	return n, nil
+}
+
+// durationValue reads a duration attribute.
+func durationValue(v any) (time.Duration, error) {
+	var d time.Duration
+	switch x := v.(type) {
+	case string:
+		p, err := parseDuration(x)
+		if err != nil {
+			return 0, err
+		}
+		return p.D(), nil
+	case Duration:
+		d = x.D()
+	case time.Duration:
+		d = x
+	default:
+		if n, ok := wholeNumber(v); ok {
+			return 0, fmt.Errorf("%d is a bare number, not a duration (write \"%dms\")", n, n)
+		}
+		return 0, fmt.Errorf("want a duration string such as \"250ms\", got %s", describe(v))
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%s is negative", d)
+	}
+	return d, nil
+}
+
+// wholeNumber converts any Go integer, or a float with no fraction, to
+// int64.
+func wholeNumber(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint:
+		return int64(x), uint64(x) <= math.MaxInt64
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	case float32:
+		return wholeFloat(float64(x))
+	case float64:
+		return wholeFloat(x)
+	}
+	return 0, false
+}
+
+func wholeFloat(f float64) (int64, bool) {
+	if f != math.Trunc(f) || math.IsNaN(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// describe names a value's kind for errors.
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return "the string " + clip(x)
+	case float32, float64, bool:
+		return fmt.Sprintf("%v", x)
+	}
+	return fmt.Sprintf("a %T", v)
+}

@@ -1,0 +1,567 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Names a scenario may use.
+var (
+	// targets are the dependencies a fault or a breaker expectation names.
+	targets = []string{"payment", "inventory", "sessions"}
+	// outcomes are a shopper's possible final outcomes.
+	outcomes = []string{"confirmed", "declined", "sold_out", "too_late", "gave_up", "unavailable", "error"}
+	// invariants are the counts reconciled after every run.
+	invariants = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "dropped"}
+	processes  = []string{"kill", "pause", "restart"}
+	windows    = []Window{WindowBefore, WindowDuring, WindowAfter, WindowAll}
+
+	nameRE  = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	tokenRE = regexp.MustCompile(`^[a-z0-9]+([-_][a-z0-9]+)*$`)
+)
+
+// Bounds on the plan, far above any drill, so that a typo cannot make the
+// runner plan a sale of days or of billions of shoppers. The last three are
+// the load generator's own limits (gameday/load: ArrivalLimit, RetryLimit,
+// PoolLimit), checked here too so that a file that validates can run.
+const (
+	maxLoad     = 24 * time.Hour
+	maxArrivals = 3_000_000
+	maxRetries  = 100
+	maxShoppers = 1_000_000
+)
+
+// plannedArrivals is the number of arrivals the stages plan: the area under
+// the rate, which ramps linearly within each stage.
+func (l Load) plannedArrivals() float64 {
+	n, prev := 0.0, 0.0
+	for _, st := range l.Stages {
+		n += st.Duration.D().Seconds() * (prev + st.Target) / 2
+		prev = st.Target
+	}
+	return n
+}
+
+// OutcomeNames returns the outcomes an expectation may name: every final
+// outcome a shopper can have.
+func OutcomeNames() []string { return slices.Clone(outcomes) }
+
+// InvariantNames returns the invariants that Invariants.Allow may name.
+func InvariantNames() []string { return slices.Clone(invariants) }
+
+// Validate reports every problem with the scenario, each an *Error naming
+// the field and, for a parsed scenario, the line; several are joined with
+// errors.Join, in the order of their lines. It expects the defaults to be
+// set ([Scenario.SetDefaults]) but accepts the zero values they replace.
+func (s *Scenario) Validate() error {
+	v := &validator{s: s}
+	v.top()
+	v.environment()
+	if s.Environment.Kind != "external" {
+		v.checkout()
+		v.payment()
+	}
+	v.load()
+	v.faults()
+	v.expectations()
+	v.invariants()
+	v.abort()
+	return joinSorted(v.errs)
+}
+
+type validator struct {
+	s    *Scenario
+	errs []*Error
+}
+
+// line returns the line of path, or of its nearest ancestor that was read
+// from the file; 0 for a Scenario built in code.
+func (s *Scenario) line(path string) int {
+	for {
+		if l, ok := s.lines[path]; ok {
+			return l
+		}
+		if path == "" {
+			return 0
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			path = ""
+		} else {
+			path = path[:i]
+		}
+	}
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	v.errs = append(v.errs, &Error{File: v.s.File, Line: v.s.line(path), Field: clipField(path), Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) oneOf(path, got string, want []string) {
+	if !slices.Contains(want, got) {
+		if got == "" {
+			v.add(path, "required: one of %s", strings.Join(want, ", "))
+			return
+		}
+		v.add(path, "%s is not one of %s", clip(got), strings.Join(want, ", "))
+	}
+}
+
+func (v *validator) fraction(path string, f float64) {
+	if !(f >= 0 && f <= 1) {
+		v.add(path, "%g is not between 0 and 1", f)
+	}
+}
+
+func (v *validator) nonNegative(path string, d Duration) {
+	if d < 0 {
+		v.add(path, "%s is negative", d)
+	}
+}
+
+func (v *validator) top() {
+	s := v.s
+	switch {
+	case s.Name == "":
+		v.add("name", "required: lower-case words joined by '-', such as payment-latency")
+	case len(s.Name) > 64 || !nameRE.MatchString(s.Name):
+		v.add("name", "%s: want lower-case words joined by '-' (at most 64 characters), such as payment-latency", clip(s.Name))
+	}
+	v.oneOf("matrix.dependency", s.Matrix.Dependency, append(slices.Clone(targets), "none"))
+	if s.Matrix.Failure == "" {
+		v.add("matrix.failure", "required: the failure mode this scenario proves, such as latency or down")
+	} else if !tokenRE.MatchString(s.Matrix.Failure) {
+		v.add("matrix.failure", "%s: want lower-case words joined by '-' or '_'", clip(s.Matrix.Failure))
+	}
+	switch {
+	case s.Stock == 0:
+		v.add("stock", "required: the number of units on sale, above 0")
+	case s.Stock < 0:
+		v.add("stock", "%d is negative: want the number of units on sale", s.Stock)
+	}
+}
+
+func (v *validator) environment() {
+	e := v.s.Environment
+	switch e.Kind {
+	case "", "local":
+		for _, f := range []struct {
+			path string
+			set  bool
+		}{
+			{"environment.toxiproxy", e.Toxiproxy != ""},
+			{"environment.proxies", len(e.Proxies) > 0},
+			{"environment.checkout_url", e.CheckoutURL != ""},
+			{"environment.payment_url", e.PaymentURL != ""},
+		} {
+			if f.set {
+				v.add(f.path, "only for an external environment (kind: external); a local one creates its own")
+			}
+		}
+	case "external":
+		if e.Toxiproxy == "" {
+			v.add("environment.toxiproxy", "required in an external environment: the Toxiproxy API's host:port")
+		} else if err := checkAddr(e.Toxiproxy); err != nil {
+			v.add("environment.toxiproxy", "%s: %v", clip(e.Toxiproxy), err)
+		}
+		if e.CheckoutURL == "" {
+			v.add("environment.checkout_url", "required in an external environment: the checkout's base URL")
+		} else if err := checkURL(e.CheckoutURL); err != nil {
+			v.add("environment.checkout_url", "%s: %v", clip(e.CheckoutURL), err)
+		}
+		if e.PaymentURL != "" {
+			if err := checkURL(e.PaymentURL); err != nil {
+				v.add("environment.payment_url", "%s: %v", clip(e.PaymentURL), err)
+			}
+		}
+		for _, dep := range sortedKeys(e.Proxies) {
+			path := "environment.proxies." + dep
+			v.oneOf(path, dep, targets)
+			if e.Proxies[dep] == "" {
+				v.add(path, "empty: give the name of the Toxiproxy proxy in front of %s", dep)
+			}
+		}
+	default:
+		v.add("environment.kind", "%s is not one of local, external", clip(e.Kind))
+	}
+}
+
+// checkAddr accepts host:port or an http(s) URL.
+func checkAddr(addr string) error {
+	if strings.Contains(addr, "://") {
+		return checkURL(addr)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" || port == "" {
+		return fmt.Errorf("want host:port or http://host:port")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+		return fmt.Errorf("bad port %s", clip(port))
+	}
+	return nil
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("want an http:// or https:// URL with a host")
+	}
+	return nil
+}
+
+func (v *validator) checkout() {
+	c := v.s.Checkout
+	if c.Mode != "" {
+		v.oneOf("checkout.mode", c.Mode, []string{"reserve", "naive"})
+	}
+	v.nonNegative("checkout.lease_ttl", c.LeaseTTL)
+	v.nonNegative("checkout.retry_after", c.RetryAfter)
+	v.nonNegative("checkout.min_payment_time", c.MinPaymentTime)
+	for _, b := range []struct {
+		name string
+		b    Breaker
+	}{{"payment", c.Payment}, {"inventory", c.Inventory}, {"sessions", c.Sessions}} {
+		p := "checkout." + b.name
+		v.nonNegative(p+".timeout", b.b.Timeout)
+		v.nonNegative(p+".probe_timeout", b.b.ProbeTimeout)
+		v.nonNegative(p+".open_for", b.b.OpenFor)
+	}
+}
+
+func (v *validator) payment() {
+	p := v.s.Payment
+	v.nonNegative("payment.min_latency", p.MinLatency)
+	v.nonNegative("payment.max_latency", p.MaxLatency)
+	v.nonNegative("payment.tail_latency", p.TailLatency)
+	if p.MinLatency > p.MaxLatency {
+		v.add("payment.min_latency", "%s is above max_latency (%s)", p.MinLatency, p.MaxLatency)
+	}
+	v.fraction("payment.tail_probability", p.TailProbability)
+	if p.TailProbability > 0 && p.TailLatency <= 0 {
+		v.add("payment.tail_latency", "required when tail_probability is above 0: the mean of the long-tail delay")
+	}
+	v.fraction("payment.decline_rate", p.DeclineRate)
+	if p.Slots < 0 {
+		v.add("payment.slots", "%d is negative (0 means no limit)", p.Slots)
+	}
+}
+
+func (v *validator) load() {
+	l := v.s.Load
+	if len(l.Stages) == 0 {
+		v.add("load.stages", "required: at least one stage of {duration, target}")
+	}
+	arrivals := false
+	for i, st := range l.Stages {
+		p := "load.stages[" + strconv.Itoa(i) + "]"
+		if st.Duration <= 0 {
+			v.add(p+".duration", "required, above 0")
+		}
+		switch {
+		case math.IsNaN(st.Target) || math.IsInf(st.Target, 0):
+			v.add(p+".target", "want a finite number of arrivals per second")
+		case st.Target < 0:
+			v.add(p+".target", "%g is negative", st.Target)
+		case st.Target > 0:
+			arrivals = true
+		}
+	}
+	if len(l.Stages) > 0 && !arrivals {
+		v.add("load.stages", "every target is 0: the plan has no arrivals")
+	}
+	if total := v.s.TotalDuration(); total > maxLoad || total < 0 {
+		v.add("load.stages", "the load lasts more than %s: a drill is minutes long", maxLoad)
+	} else if n := l.plannedArrivals(); n > maxArrivals {
+		v.add("load.stages", "the plan has %.3g arrivals, more than %d: check the targets (arrivals per second)", n, maxArrivals)
+	}
+	if l.Patience < 0 {
+		v.add("load.patience", "%s is negative", l.Patience)
+	}
+	if l.MaxRetries < 0 || l.MaxRetries > maxRetries {
+		v.add("load.max_retries", "%d is not between 0 and %d", l.MaxRetries, maxRetries)
+	}
+	if l.MaxShoppers < 0 || l.MaxShoppers > maxShoppers {
+		v.add("load.max_shoppers", "%d is not between 0 and %d", l.MaxShoppers, maxShoppers)
+	}
+	if l.RetryJitter != nil {
+		v.fraction("load.retry_jitter", *l.RetryJitter)
+	}
+	if l.SessionShare != nil {
+		v.fraction("load.session_share", *l.SessionShare)
+	}
+}
+
+func (v *validator) faults() {
+	s := v.s
+	total := s.TotalDuration()
+	seen := map[string]int{}
+	for i, f := range s.Faults {
+		p := "faults[" + strconv.Itoa(i) + "]"
+		switch {
+		case f.Name == "":
+			v.add(p+".name", "required")
+		case len(f.Name) > 64 || !tokenRE.MatchString(f.Name):
+			v.add(p+".name", "%s: want lower-case words joined by '-' or '_'", clip(f.Name))
+		default:
+			if first, dup := seen[f.Name]; dup {
+				v.add(p+".name", "%s is also the name of faults[%d]", clip(f.Name), first)
+			} else {
+				seen[f.Name] = i
+			}
+		}
+		v.oneOf(p+".target", f.Target, targets)
+		v.nonNegative(p+".at", f.At)
+		v.nonNegative(p+".for", f.For)
+		if total > 0 {
+			if f.At.D() >= total {
+				v.add(p+".at", "%s is not before the end of the load (%s)", f.At, total)
+			} else if f.For.D() > total-f.At.D() {
+				v.add(p+".for", "%s from %s ends after the load (%s)", f.For, f.At, total)
+			}
+		}
+		kinds := 0
+		if f.Toxic != nil {
+			kinds++
+		}
+		if f.Down {
+			kinds++
+		}
+		if f.Process != "" {
+			kinds++
+		}
+		if kinds != 1 {
+			v.add(p, "set exactly one of toxic, down and process (%d set)", kinds)
+		}
+		if f.Toxic != nil {
+			v.toxic(p+".toxic", *f.Toxic)
+		}
+		if f.Process != "" {
+			v.oneOf(p+".process", f.Process, processes)
+			if s.Environment.Kind == "external" {
+				v.add(p+".process", "only in a local environment: an external one has no process of ours to act on")
+			}
+			if f.Process == "restart" && f.For <= 0 {
+				v.add(p+".for", "required for a restart, above 0: how long the recovery window lasts")
+			}
+		}
+		if s.Environment.Kind == "external" && (f.Toxic != nil || f.Down) && slices.Contains(targets, f.Target) {
+			if _, ok := s.Environment.Proxies[f.Target]; !ok {
+				v.add(p+".target", "no proxy for %s in environment.proxies", f.Target)
+			}
+		}
+	}
+}
+
+func (v *validator) toxic(p string, t Toxic) {
+	_, problems := t.check()
+	for _, pr := range problems {
+		v.add(p+"."+pr.field, "%s", pr.msg)
+	}
+	if t.Stream != "" {
+		v.oneOf(p+".stream", t.Stream, []string{"downstream", "upstream"})
+	}
+	if t.Toxicity != nil && !(*t.Toxicity > 0 && *t.Toxicity <= 1) {
+		v.add(p+".toxicity", "%g is not in (0, 1]: Toxiproxy reads 0 as 1", *t.Toxicity)
+	}
+}
+
+// span is what the windows can hold: when the first fault starts, whether
+// the last one ends before the load does.
+type span struct {
+	faults     bool
+	firstAt    time.Duration
+	endsBefore bool // every fault ends, and the last before the load ends
+}
+
+func (s *Scenario) span() span {
+	sp := span{faults: len(s.Faults) > 0, endsBefore: len(s.Faults) > 0}
+	var last time.Duration
+	for i, f := range s.Faults {
+		if i == 0 || f.At.D() < sp.firstAt {
+			sp.firstAt = f.At.D()
+		}
+		if f.For <= 0 {
+			sp.endsBefore = false
+		}
+		last = max(last, satAdd(f.At.D(), f.For.D()))
+	}
+	if last >= s.TotalDuration() {
+		sp.endsBefore = false
+	}
+	return sp
+}
+
+// satAdd adds two durations that are not negative, saturating instead of
+// overflowing.
+func satAdd(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func (v *validator) window(p string, w Window, sp span) {
+	switch w {
+	case "", WindowAll:
+	case WindowDuring:
+		if !sp.faults {
+			v.add(p, "during: the scenario has no fault (use all)")
+		}
+	case WindowBefore:
+		if !sp.faults {
+			v.add(p, "before: the scenario has no fault (use all)")
+		} else if sp.firstAt == 0 {
+			v.add(p, "before: the first fault starts at 0, so nothing comes before it")
+		}
+	case WindowAfter:
+		if !sp.faults {
+			v.add(p, "after: the scenario has no fault (use all)")
+		} else if !sp.endsBefore {
+			v.add(p, "after: the faults do not all end before the load does, so nothing comes after them")
+		}
+	default:
+		v.add(p, "%s is not one of %s", clip(string(w)), joinWindows())
+	}
+}
+
+func joinWindows() string {
+	s := make([]string, len(windows))
+	for i, w := range windows {
+		s[i] = string(w)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (v *validator) outcomes(p string, list []string, required bool) {
+	if len(list) == 0 && required {
+		v.add(p, "required: one or more of %s", strings.Join(outcomes, ", "))
+	}
+	for i, o := range list {
+		v.oneOf(p+"["+strconv.Itoa(i)+"]", o, outcomes)
+	}
+}
+
+func (v *validator) expectations() {
+	s := v.s
+	sp := s.span()
+	for i, e := range s.Expect {
+		p := "expect[" + strconv.Itoa(i) + "]"
+		set := 0
+		for _, isSet := range []bool{e.BreakerOpens != nil, e.BreakerCloses != nil, e.Latency != nil, e.Ratio != nil, e.Degraded != nil} {
+			if isSet {
+				set++
+			}
+		}
+		if set != 1 {
+			v.add(p, "set exactly one of breaker_opens, breaker_closes, latency, ratio, degraded (%d set)", set)
+		}
+		if b := e.BreakerOpens; b != nil {
+			v.breaker(p+".breaker_opens", *b, false)
+		}
+		if b := e.BreakerCloses; b != nil {
+			v.breaker(p+".breaker_closes", *b, true)
+		}
+		if l := e.Latency; l != nil {
+			q := p + ".latency"
+			v.window(q+".window", l.Window, sp)
+			if !(l.Percentile > 0 && l.Percentile <= 100) {
+				v.add(q+".percentile", "want a percentile above 0 and at most 100, such as 95; got %g", l.Percentile)
+			}
+			if l.Below <= 0 {
+				v.add(q+".below", "required: the latency bound, such as \"300ms\"")
+			}
+			v.outcomes(q+".outcomes", l.Outcomes, false)
+		}
+		if r := e.Ratio; r != nil {
+			q := p + ".ratio"
+			v.window(q+".window", r.Window, sp)
+			v.outcomes(q+".outcomes", r.Outcomes, true)
+			if r.AtLeast == nil && r.AtMost == nil {
+				v.add(q, "give at_least, at_most or both")
+			}
+			if r.AtLeast != nil {
+				v.fraction(q+".at_least", *r.AtLeast)
+			}
+			if r.AtMost != nil {
+				v.fraction(q+".at_most", *r.AtMost)
+			}
+			if r.AtLeast != nil && r.AtMost != nil && *r.AtLeast > *r.AtMost {
+				v.add(q+".at_least", "%g is above at_most (%g)", *r.AtLeast, *r.AtMost)
+			}
+		}
+		if d := e.Degraded; d != nil {
+			q := p + ".degraded"
+			v.window(q+".window", d.Window, sp)
+			if d.AtLeast < 0 {
+				v.add(q+".at_least", "%d is negative", d.AtLeast)
+			}
+		}
+	}
+}
+
+func (v *validator) breaker(p string, b BreakerWithin, closes bool) {
+	v.oneOf(p+".dependency", b.Dependency, targets)
+	if b.Within <= 0 {
+		v.add(p+".within", "required: how soon, such as \"2s\"")
+	}
+	var f *Fault
+	if b.Fault == "" {
+		if b.Dependency != "" {
+			f = v.s.firstFaultOn(b.Dependency)
+			if f == nil {
+				v.add(p+".fault", "no fault targets %s: name the fault this promise follows", b.Dependency)
+			}
+		}
+	} else {
+		for i := range v.s.Faults {
+			if v.s.Faults[i].Name == b.Fault {
+				f = &v.s.Faults[i]
+				break
+			}
+		}
+		if f == nil {
+			names := make([]string, len(v.s.Faults))
+			for i, x := range v.s.Faults {
+				names[i] = x.Name
+			}
+			known := strings.Join(names, ", ")
+			if known == "" {
+				known = "none"
+			}
+			v.add(p+".fault", "no fault is named %s (faults: %s)", clip(b.Fault), known)
+		}
+	}
+	if f != nil && closes && f.For <= 0 {
+		v.add(p+".fault", "fault %s never ends (no for), so the breaker has nothing to close after", clip(f.Name))
+	}
+}
+
+func (v *validator) invariants() {
+	for _, name := range sortedKeys(v.s.Invariants.Allow) {
+		p := "invariants.allow." + name
+		v.oneOf(p, name, invariants)
+		if n := v.s.Invariants.Allow[name]; n < 0 {
+			v.add(p, "%d is negative", n)
+		}
+	}
+}
+
+func (v *validator) abort() {
+	a := v.s.Abort
+	if a == nil {
+		return
+	}
+	if !(a.ErrorRatio > 0 && a.ErrorRatio <= 1) {
+		v.add("abort.error_ratio", "want a share above 0 and at most 1, got %g", a.ErrorRatio)
+	}
+	if a.For <= 0 {
+		v.add("abort.for", "required, above 0: how long the condition must hold")
+	}
+}
