@@ -32,13 +32,15 @@ func newAbortGuard(ratio float64, hold time.Duration, abort func()) *abortGuard 
 	return &abortGuard{ratio: ratio, hold: hold, abort: abort}
 }
 
-func (g *abortGuard) observe(outcome string) {
+func (g *abortGuard) observe(outcome string) { g.observeAt(time.Now(), outcome) }
+
+func (g *abortGuard) observeAt(at time.Time, outcome string) {
 	if outcome == "" {
 		return
 	}
 	bad := outcome == load.OutcomeUnavailable || outcome == load.OutcomeError || outcome == load.OutcomeGaveUp || outcome == load.OutcomeDropped
 	g.mu.Lock()
-	g.events = append(g.events, guardEvent{at: time.Now(), bad: bad})
+	g.events = append(g.events, guardEvent{at: at, bad: bad})
 	g.mu.Unlock()
 }
 

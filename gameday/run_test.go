@@ -84,6 +84,17 @@ func TestCatalogueDrillsPass(t *testing.T) {
 	}
 }
 
+// The embedded fallback runs a drill and says so in the record.
+func TestEmbeddedRedisFallbackIsAnnounced(t *testing.T) {
+	o := options(t)
+	o.EmbeddedRedis, o.TimeScale = true, 0.2
+	rec := run(t, context.Background(), lookup(t, "baseline"), o)
+	if rec.Verdict != gameday.VerdictPass || rec.Environment.Redis != "embedded (miniredis)" ||
+		len(rec.Environment.Notes) == 0 || !strings.Contains(rec.Environment.Notes[0], "embedded") {
+		t.Fatalf("verdict %s (%s), environment %+v", rec.Verdict, rec.Reason, rec.Environment)
+	}
+}
+
 // A drill against a checkout broken on purpose fails, and says why.
 func TestBrokenCheckoutFails(t *testing.T) {
 	t.Run("naive inventory oversells", func(t *testing.T) {

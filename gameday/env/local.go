@@ -93,7 +93,11 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 			addrs[dep] = mr.Addr()
 		}
 		l.info.Redis = "embedded (miniredis)"
-		l.info.Notes = append(l.info.Notes, "redis-server is not installed: using an embedded Redis-compatible server (miniredis); its behaviour under faults is not Redis's. Install redis-server for a drill you can trust.")
+		why := "redis-server is not installed"
+		if o.EmbeddedRedis {
+			why = "the embedded Redis was asked for"
+		}
+		l.info.Notes = append(l.info.Notes, why+": using an embedded Redis-compatible server (miniredis); its behaviour under faults is not Redis's. Install redis-server for a drill you can trust.")
 	}
 
 	if l.toxi, err = toxi.StartEmbedded("127.0.0.1:0"); err != nil {

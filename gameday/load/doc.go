@@ -6,10 +6,11 @@
 // answers, like k6's ramping-arrival-rate executor: a plan is a list of
 // stages, each ramping the arrival rate linearly from the previous stage's
 // target (0 before the first) to its own over its duration. Arrival i (from
-// 0) is due when the integral of the rate reaches i+1, so a constant
-// 1,000/s for 2 s gives 2,000 arrivals at 1 ms, 2 ms, ... 2 s, and a ramp
-// from 0 starts later than its beginning. [Schedule] computes every arrival's
-// offset from the plan alone, in closed form per stage.
+// 0) is due when the integral of the rate reaches i+1, so a stage holding
+// 1,000/s for 2 s gives 2,000 arrivals 1 ms apart, the last at its end, and
+// a ramp from 0 has its first arrival well after its beginning (at
+// sqrt(2·duration/target)). [Schedule] computes every arrival's offset from
+// the plan alone, in closed form per stage.
 //
 // [Run] sleeps until each arrival's absolute due time (start + offset), never
 // by accumulating sleeps, so a slow wake-up makes that one arrival late and

@@ -79,6 +79,7 @@ type FieldError struct {
 	Problem string
 }
 
+// Error names the field, its value and what is wrong with it.
 func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s: %v: %s", e.Field, e.Value, e.Problem)
 }
