@@ -11,13 +11,6 @@ import (
 	"github.com/gameday-dev/gameday/checkout"
 )
 
-// Transition is a breaker state change as the run record shows it: the
-// state entered and when, in milliseconds from the start of the load.
-type Transition struct {
-	State string `json:"state"`
-	AtMS  int64  `json:"at_ms"`
-}
-
 // breakerProbe samples the checkout's GET /admin/breakers every interval.
 // The checkout records each transition with its own time, so the probe
 // reports exact times even between samples; the samples also give the

@@ -1,181 +1,30 @@
 package gameday
 
-import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
+import "github.com/gameday-dev/gameday/gameday/runrecord"
 
-	"github.com/gameday-dev/gameday/gameday/env"
+// The run record's types live in runrecord, a leaf package that reports
+// and the matrix read too; these aliases keep the runner's code short.
+type (
+	Record            = runrecord.Record
+	MatrixRef         = runrecord.MatrixRef
+	LoadSummary       = runrecord.LoadSummary
+	Invariants        = runrecord.Invariants
+	BreakerRecord     = runrecord.BreakerRecord
+	FaultRecord       = runrecord.FaultRecord
+	ExpectationResult = runrecord.ExpectationResult
+	LedgerSummary     = runrecord.LedgerSummary
+	ChargeSummary     = runrecord.ChargeSummary
+	Transition        = runrecord.Transition
+	Series            = runrecord.Series
 )
 
 // Verdicts of a run.
 const (
-	VerdictPass         = "pass"
-	VerdictFail         = "fail"
-	VerdictError        = "error"
-	VerdictInconclusive = "inconclusive"
+	VerdictPass         = runrecord.VerdictPass
+	VerdictFail         = runrecord.VerdictFail
+	VerdictError        = runrecord.VerdictError
+	VerdictInconclusive = runrecord.VerdictInconclusive
 )
 
-// Record is run.json: what one drill did and found. Its fields are a
-// contract for users' scripts; add fields, never rename them.
-type Record struct {
-	Scenario   string    `json:"scenario"`
-	File       string    `json:"file"`
-	Seed       int64     `json:"seed"`
-	RateScale  float64   `json:"rate_scale"`
-	TimeScale  float64   `json:"time_scale"`
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
-	Verdict    string    `json:"verdict"`
-	// Reason explains an error or inconclusive verdict, and lists the
-	// broken promises of a failed one.
-	Reason       string                   `json:"reason,omitempty"`
-	Matrix       MatrixRef                `json:"matrix"`
-	Environment  env.Info                 `json:"environment"`
-	Load         LoadSummary              `json:"load"`
-	Outcomes     map[string]int           `json:"outcomes"`
-	Invariants   Invariants               `json:"invariants"`
-	Breakers     map[string]BreakerRecord `json:"breakers"`
-	Faults       []FaultRecord            `json:"faults"`
-	Expectations []ExpectationResult      `json:"expectations"`
-	// InvariantChecks are the invariants as promises: each count at most
-	// what the scenario allows (zero unless it says otherwise).
-	InvariantChecks []ExpectationResult `json:"invariant_checks"`
-	// Ledger and Charges are the books as reconciled after the run.
-	Ledger  LedgerSummary `json:"ledger"`
-	Charges ChargeSummary `json:"charges"`
-	Notes   []string      `json:"notes,omitempty"`
-}
-
-// MatrixRef is the matrix row the scenario proves.
-type MatrixRef struct {
-	Dependency string `json:"dependency"`
-	Failure    string `json:"failure"`
-}
-
-// LoadSummary is how the open-model load went against its plan.
-type LoadSummary struct {
-	Scheduled int     `json:"scheduled"`
-	Started   int     `json:"started"`
-	Dropped   int     `json:"dropped"`
-	LateP50MS float64 `json:"late_p50_ms"`
-	LateP99MS float64 `json:"late_p99_ms"`
-	LateMaxMS float64 `json:"late_max_ms"`
-	// CheckoutP95MS is the p95 of every checkout request, from its
-	// scheduled start.
-	CheckoutP95MS float64 `json:"checkout_p95_ms"`
-	DurationMS    int64   `json:"duration_ms"`
-}
-
-// Invariants are the reconciliation's counts; each must be zero unless
-// the scenario allows it.
-type Invariants struct {
-	Oversold            int64 `json:"oversold"`
-	LostUnits           int64 `json:"lost_units"`
-	DoubleCharges       int64 `json:"double_charges"`
-	ChargesWithoutOrder int64 `json:"charges_without_order"`
-	OrdersWithoutCharge int64 `json:"orders_without_charge"`
-	ChargedAfterLeaving int64 `json:"charged_after_leaving"`
-	Dropped             int64 `json:"dropped"`
-}
-
-func (iv Invariants) byName() map[string]int64 {
-	return map[string]int64{
-		"oversold": iv.Oversold, "lost_units": iv.LostUnits, "double_charges": iv.DoubleCharges,
-		"charges_without_order": iv.ChargesWithoutOrder, "orders_without_charge": iv.OrdersWithoutCharge,
-		"charged_after_leaving": iv.ChargedAfterLeaving, "dropped": iv.Dropped,
-	}
-}
-
-// BreakerRecord is one dependency's breaker over the run.
-type BreakerRecord struct {
-	Transitions []Transition `json:"transitions"`
-	// OpenedAfterMS is the time from the first fault on this dependency to
-	// the breaker opening, ClosedAfterMS from that fault's end to it
-	// closing; nil when it did not happen (or there was no such fault).
-	OpenedAfterMS *int64 `json:"opened_after_ms"`
-	ClosedAfterMS *int64 `json:"closed_after_ms"`
-}
-
-// FaultRecord is when a fault was really in place.
-type FaultRecord struct {
-	Name    string `json:"name"`
-	Target  string `json:"target"`
-	Kind    string `json:"kind"`
-	StartMS int64  `json:"start_ms"`
-	EndMS   int64  `json:"end_ms"`
-	Error   string `json:"error,omitempty"`
-}
-
-// ExpectationResult is one promise and what was seen.
-type ExpectationResult struct {
-	Promise  string `json:"promise"`
-	Held     bool   `json:"held"`
-	Observed string `json:"observed"`
-	// Window is the part of the run it looked at.
-	Window string `json:"window,omitempty"`
-}
-
-// LedgerSummary is the checkout's books after the run.
-type LedgerSummary struct {
-	Initial   int64 `json:"initial"`
-	Available int64 `json:"available"`
-	Reserved  int64 `json:"reserved"`
-	Sold      int64 `json:"sold"`
-	Orders    int   `json:"orders"`
-}
-
-// ChargeSummary is the payment provider's books after the run.
-type ChargeSummary struct {
-	Approved int `json:"approved"`
-	Declined int `json:"declined"`
-	Voided   int `json:"voided"`
-}
-
-// WriteFile writes the record atomically: a reader sees the old file or
-// the new one, never half of one.
-func (r *Record) WriteFile(path string) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode run record: %w", err)
-	}
-	return writeFileAtomic(path, append(data, '\n'))
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
 // ReadRecord reads a run.json.
-func ReadRecord(path string) (*Record, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read run record: %w", err)
-	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("read run record %s: %w", path, err)
-	}
-	return &r, nil
-}
+func ReadRecord(path string) (*Record, error) { return runrecord.Read(path) }

@@ -259,6 +259,7 @@ func (d *drill) drive(ctx context.Context) {
 		}
 	}
 	d.rec.Load.CheckoutP95MS = ms(percentile(all, 95))
+	d.rec.Series = buildSeries(report, shoppers, end)
 
 	ft := tl.spans(end)
 	w := windows{end: end}

@@ -242,7 +242,7 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 // unless the scenario allows more.
 func invariantResults(iv Invariants, allow map[string]int64) []ExpectationResult {
 	names := []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "dropped"}
-	counts := iv.byName()
+	counts := iv.ByName()
 	out := make([]ExpectationResult, 0, len(names))
 	for _, n := range names {
 		limit := allow[n]

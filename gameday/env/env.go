@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 )
 
@@ -44,14 +45,7 @@ type Environment interface {
 }
 
 // Info is the environment as the run record shows it.
-type Info struct {
-	Kind      string `json:"kind"`
-	Redis     string `json:"redis"`
-	Toxiproxy string `json:"toxiproxy"`
-	Checkout  string `json:"checkout"`
-	// Notes are things the operator must know, such as a fallback used.
-	Notes []string `json:"notes,omitempty"`
-}
+type Info = runrecord.Environment
 
 // Process is a process a fault can act on.
 type Process interface {

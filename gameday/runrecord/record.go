@@ -1,0 +1,213 @@
+// Package runrecord holds run.json: what one drill did and found. It is a
+// leaf package, so that reports, the matrix and the runner can all read it.
+package runrecord
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Transition is a breaker state change: the state entered and when, in
+// milliseconds from the start of the load.
+type Transition struct {
+	State string `json:"state"`
+	AtMS  int64  `json:"at_ms"`
+}
+
+// Series is the run over time, one point per second of the load, for
+// charts: arrivals by scheduled second, final outcomes by the second they
+// were reached, and latency percentiles of the requests sent in each
+// second (from the scheduled start, as everywhere else).
+type Series struct {
+	Seconds  int              `json:"seconds"`
+	Arrivals []int            `json:"arrivals"`
+	Outcomes map[string][]int `json:"outcomes"`
+	P50MS    []float64        `json:"p50_ms"`
+	P95MS    []float64        `json:"p95_ms"`
+	P99MS    []float64        `json:"p99_ms"`
+}
+
+// Verdicts of a run.
+const (
+	VerdictPass         = "pass"
+	VerdictFail         = "fail"
+	VerdictError        = "error"
+	VerdictInconclusive = "inconclusive"
+)
+
+// Record is run.json: what one drill did and found. Its fields are a
+// contract for users' scripts; add fields, never rename them.
+type Record struct {
+	Scenario   string    `json:"scenario"`
+	File       string    `json:"file"`
+	Seed       int64     `json:"seed"`
+	RateScale  float64   `json:"rate_scale"`
+	TimeScale  float64   `json:"time_scale"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Verdict    string    `json:"verdict"`
+	// Reason explains an error or inconclusive verdict, and lists the
+	// broken promises of a failed one.
+	Reason       string                   `json:"reason,omitempty"`
+	Matrix       MatrixRef                `json:"matrix"`
+	Environment  Environment              `json:"environment"`
+	Load         LoadSummary              `json:"load"`
+	Outcomes     map[string]int           `json:"outcomes"`
+	Invariants   Invariants               `json:"invariants"`
+	Breakers     map[string]BreakerRecord `json:"breakers"`
+	Faults       []FaultRecord            `json:"faults"`
+	Expectations []ExpectationResult      `json:"expectations"`
+	// InvariantChecks are the invariants as promises: each count at most
+	// what the scenario allows (zero unless it says otherwise).
+	InvariantChecks []ExpectationResult `json:"invariant_checks"`
+	// Ledger and Charges are the books as reconciled after the run.
+	Ledger  LedgerSummary `json:"ledger"`
+	Charges ChargeSummary `json:"charges"`
+	Notes   []string      `json:"notes,omitempty"`
+	// Series is the run second by second, for the report's charts.
+	Series Series `json:"series"`
+}
+
+// Environment is what the drill ran against.
+type Environment struct {
+	Kind      string `json:"kind"`
+	Redis     string `json:"redis"`
+	Toxiproxy string `json:"toxiproxy"`
+	Checkout  string `json:"checkout"`
+	// Notes are things the operator must know, such as a fallback used.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// MatrixRef is the matrix row the scenario proves.
+type MatrixRef struct {
+	Dependency string `json:"dependency"`
+	Failure    string `json:"failure"`
+}
+
+// LoadSummary is how the open-model load went against its plan.
+type LoadSummary struct {
+	Scheduled int     `json:"scheduled"`
+	Started   int     `json:"started"`
+	Dropped   int     `json:"dropped"`
+	LateP50MS float64 `json:"late_p50_ms"`
+	LateP99MS float64 `json:"late_p99_ms"`
+	LateMaxMS float64 `json:"late_max_ms"`
+	// CheckoutP95MS is the p95 of every checkout request, from its
+	// scheduled start.
+	CheckoutP95MS float64 `json:"checkout_p95_ms"`
+	DurationMS    int64   `json:"duration_ms"`
+}
+
+// Invariants are the reconciliation's counts; each must be zero unless
+// the scenario allows it.
+type Invariants struct {
+	Oversold            int64 `json:"oversold"`
+	LostUnits           int64 `json:"lost_units"`
+	DoubleCharges       int64 `json:"double_charges"`
+	ChargesWithoutOrder int64 `json:"charges_without_order"`
+	OrdersWithoutCharge int64 `json:"orders_without_charge"`
+	ChargedAfterLeaving int64 `json:"charged_after_leaving"`
+	Dropped             int64 `json:"dropped"`
+}
+
+func (iv Invariants) ByName() map[string]int64 {
+	return map[string]int64{
+		"oversold": iv.Oversold, "lost_units": iv.LostUnits, "double_charges": iv.DoubleCharges,
+		"charges_without_order": iv.ChargesWithoutOrder, "orders_without_charge": iv.OrdersWithoutCharge,
+		"charged_after_leaving": iv.ChargedAfterLeaving, "dropped": iv.Dropped,
+	}
+}
+
+// BreakerRecord is one dependency's breaker over the run.
+type BreakerRecord struct {
+	Transitions []Transition `json:"transitions"`
+	// OpenedAfterMS is the time from the first fault on this dependency to
+	// the breaker opening, ClosedAfterMS from that fault's end to it
+	// closing; nil when it did not happen (or there was no such fault).
+	OpenedAfterMS *int64 `json:"opened_after_ms"`
+	ClosedAfterMS *int64 `json:"closed_after_ms"`
+}
+
+// FaultRecord is when a fault was really in place.
+type FaultRecord struct {
+	Name    string `json:"name"`
+	Target  string `json:"target"`
+	Kind    string `json:"kind"`
+	StartMS int64  `json:"start_ms"`
+	EndMS   int64  `json:"end_ms"`
+	Error   string `json:"error,omitempty"`
+}
+
+// ExpectationResult is one promise and what was seen.
+type ExpectationResult struct {
+	Promise  string `json:"promise"`
+	Held     bool   `json:"held"`
+	Observed string `json:"observed"`
+	// Window is the part of the run it looked at.
+	Window string `json:"window,omitempty"`
+}
+
+// LedgerSummary is the checkout's books after the run.
+type LedgerSummary struct {
+	Initial   int64 `json:"initial"`
+	Available int64 `json:"available"`
+	Reserved  int64 `json:"reserved"`
+	Sold      int64 `json:"sold"`
+	Orders    int   `json:"orders"`
+}
+
+// ChargeSummary is the payment provider's books after the run.
+type ChargeSummary struct {
+	Approved int `json:"approved"`
+	Declined int `json:"declined"`
+	Voided   int `json:"voided"`
+}
+
+// WriteFile writes the record atomically: a reader sees the old file or
+// the new one, never half of one.
+func (r *Record) WriteFile(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode run record: %w", err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'))
+}
+
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadRecord reads a run.json.
+func Read(path string) (*Record, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read run record: %w", err)
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("read run record %s: %w", path, err)
+	}
+	return &r, nil
+}

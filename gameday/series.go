@@ -1,0 +1,36 @@
+package gameday
+
+import (
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/load"
+)
+
+func buildSeries(r *load.Report, runs []shopperRun, end time.Duration) Series {
+	n := int(end/time.Second) + 1
+	s := Series{Seconds: n, Arrivals: make([]int, n), Outcomes: map[string][]int{},
+		P50MS: make([]float64, n), P95MS: make([]float64, n), P99MS: make([]float64, n)}
+	at := func(d time.Duration) int { return min(max(int(d/time.Second), 0), n-1) }
+	for _, sh := range r.Shoppers {
+		if sh.Outcome == "" {
+			continue
+		}
+		s.Arrivals[at(sh.Scheduled)]++
+		if s.Outcomes[sh.Outcome] == nil {
+			s.Outcomes[sh.Outcome] = make([]int, n)
+		}
+		s.Outcomes[sh.Outcome][at(sh.Finished)]++
+	}
+	per := make([][]time.Duration, n)
+	for _, sr := range runs {
+		for _, a := range sr.attempts {
+			per[at(a.at)] = append(per[at(a.at)], a.latency)
+		}
+	}
+	for i, ls := range per {
+		if len(ls) > 0 {
+			s.P50MS[i], s.P95MS[i], s.P99MS[i] = ms(percentile(ls, 50)), ms(percentile(ls, 95)), ms(percentile(ls, 99))
+		}
+	}
+	return s
+}
