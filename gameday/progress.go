@@ -44,6 +44,7 @@ func (d *drill) liveProgress(live *liveCounts, probe *breakerProbe, start time.T
 		return func() {}
 	}
 	done := make(chan struct{})
+	wrote := false
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -62,10 +63,22 @@ func (d *drill) liveProgress(live *liveCounts, probe *breakerProbe, start time.T
 						bs = append(bs, dep+":"+s)
 					}
 				}
-				d.progress("gameday: %s %5.1fs faults=[%s] breakers=[%s] %s", d.sc.Name, time.Since(start).Seconds(),
+				line := fmt.Sprintf("gameday: %s %5.1fs faults=[%s] breakers=[%s] %s", d.sc.Name, time.Since(start).Seconds(),
 					strings.Join(d.inj.Active(), ","), strings.Join(bs, " "), live)
+				if d.o.ProgressLive {
+					fmt.Fprintf(d.o.Progress, "\r\033[K%s", line)
+					wrote = true
+				} else {
+					fmt.Fprintln(d.o.Progress, line)
+				}
 			}
 		}
 	}()
-	return func() { close(done); wg.Wait() }
+	return func() {
+		close(done)
+		wg.Wait()
+		if wrote {
+			fmt.Fprintln(d.o.Progress) // leave the last state on screen
+		}
+	}
 }

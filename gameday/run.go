@@ -52,6 +52,9 @@ type Options struct {
 	Journal *faults.Journal
 	// Progress receives live progress lines; nil means none.
 	Progress io.Writer
+	// ProgressLive rewrites one progress line in place (for a terminal)
+	// instead of printing a line a second (for logs).
+	ProgressLive bool
 	// ProbeInterval is how often the breakers are sampled; 0 means 50ms.
 	ProbeInterval time.Duration
 }
@@ -269,6 +272,20 @@ func (d *drill) drive(ctx context.Context) {
 		}
 	}
 	sort.Slice(w.faults, func(i, j int) bool { return w.faults[i].from < w.faults[j].from })
+	if len(w.faults) > 0 {
+		var during []time.Duration
+		for _, s := range shoppers {
+			for _, a := range s.attempts {
+				if w.contains("during", a.at) {
+					during = append(during, a.latency)
+				}
+			}
+		}
+		if len(during) > 0 {
+			p := ms(percentile(during, 95))
+			d.rec.Load.CheckoutP95DuringMS = &p
+		}
+	}
 	trans := probe.transitions()
 	for dep, ts := range trans {
 		br := BreakerRecord{Transitions: ts}

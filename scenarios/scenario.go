@@ -91,8 +91,10 @@ type Checkout struct {
 // Breaker is one dependency guard's settings; zero values mean the
 // checkout's defaults, which Parse writes in (local environment): Timeout
 // 2s for payment, 250ms for inventory, 100ms for sessions; Failures 5;
-// OpenFor 5s; MaxConcurrent 64. ProbeTimeout stays 0, which means a quarter
-// of Timeout. A negative MaxConcurrent means no bulkhead.
+// OpenFor 5s; MaxConcurrent 64. ProbeTimeout stays 0, which means the
+// checkout's default: half of Timeout for payment (a healthy charge must fit
+// in a probe), a quarter for the Redis dependencies. A negative
+// MaxConcurrent means no bulkhead.
 type Breaker struct {
 	Timeout       Duration `yaml:"timeout"`
 	ProbeTimeout  Duration `yaml:"probe_timeout"`

@@ -91,7 +91,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	o.Journal = faults.OpenJournal(*journal)
 	if !*quiet {
 		o.Progress = stderr
+		o.ProgressLive = isTerminal(stderr)
 	}
+	colour := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -102,7 +104,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil && rec == nil {
 			return err
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", strings.ToUpper(rec.Verdict), sc.Name, dir)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", paint(colour, rec.Verdict), sc.Name, dir)
 		tw.Flush()
 		printSummary(stdout, rec)
 		worst = worse(worst, exitCode(rec.Verdict))
@@ -218,3 +220,27 @@ func parseFlags2(fs *flag.FlagSet, args []string) error {
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// paint writes a verdict in upper case, coloured on a terminal unless
+// NO_COLOR is set (https://no-color.org).
+func paint(colour bool, verdict string) string {
+	v := strings.ToUpper(verdict)
+	if !colour {
+		return v
+	}
+	code := map[string]string{"PASS": "32", "FAIL": "31", "INCONCLUSIVE": "33", "ERROR": "35"}[v]
+	if code == "" {
+		return v
+	}
+	return "\033[1;" + code + "m" + v + "\033[0m"
+}

@@ -98,7 +98,10 @@ type LoadSummary struct {
 	// CheckoutP95MS is the p95 of every checkout request, from its
 	// scheduled start.
 	CheckoutP95MS float64 `json:"checkout_p95_ms"`
-	DurationMS    int64   `json:"duration_ms"`
+	// CheckoutP95DuringMS is the same over the requests sent while a
+	// fault was in place; nil without faults.
+	CheckoutP95DuringMS *float64 `json:"checkout_p95_during_ms"`
+	DurationMS          int64    `json:"duration_ms"`
 }
 
 // Invariants are the reconciliation's counts; each must be zero unless
