@@ -55,6 +55,9 @@ type Options struct {
 	// ProgressLive rewrites one progress line in place (for a terminal)
 	// instead of printing a line a second (for logs).
 	ProgressLive bool
+	// BreakerMetric reads the breakers from a Prometheus gauge (external
+	// environments); nil means the scenario's, else the checkout's admin API.
+	BreakerMetric *scenarios.BreakerMetric
 	// ProbeInterval is how often the breakers are sampled; 0 means 50ms.
 	ProbeInterval time.Duration
 }
@@ -194,6 +197,12 @@ func (d *drill) drive(ctx context.Context) {
 	defer stopLoad(nil)
 	start := time.Now()
 	probe := newBreakerProbe(d.env.CheckoutURL(), d.o.ProbeInterval, start)
+	if d.sc.Environment.Kind == "external" || d.o.External != nil {
+		probe.metric = d.sc.Environment.BreakerMetric
+		if d.o.BreakerMetric != nil {
+			probe.metric = d.o.BreakerMetric
+		}
+	}
 	if err := probe.baseline(); err != nil {
 		d.fail(VerdictError, "read the checkout's breakers: %v", err)
 		return

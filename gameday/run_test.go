@@ -123,7 +123,11 @@ func startService(t *testing.T) *env.Local {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, err := env.StartLocal(ctx, env.LocalOptions{Binary: binary, Dir: t.TempDir(), PaymentArgs: []string{"-min-latency", "20ms", "-max-latency", "60ms"}})
+	l, err := env.StartLocal(ctx, env.LocalOptions{Binary: binary, Dir: t.TempDir(),
+		PaymentArgs: []string{"-min-latency", "20ms", "-max-latency", "60ms", "-decline-rate", "0.02"},
+		// As payment-latency's checkout, which an external service must
+		// configure itself.
+		CheckoutArgs: []string{"-payment-timeout", "300ms", "-payment-probe-timeout", "300ms", "-payment-open-for", "1s"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +159,25 @@ func faultsOn(t *testing.T, l *env.Local) []string {
 		}
 	}
 	return out
+}
+
+// An external service whose breakers are read from its Prometheus gauge:
+// the drill sees the payment breaker open and close from the samples.
+func TestExternalDrillReadsBreakerMetric(t *testing.T) {
+	l := startService(t)
+	o := options(t)
+	o.External = external(l)
+	o.BreakerMetric = &scenarios.BreakerMetric{URL: l.CheckoutURL() + "/metrics"}
+	rec := run(t, context.Background(), lookup(t, "payment-latency"), o)
+	if rec.Verdict != gameday.VerdictPass || rec.Environment.Kind != "external" {
+		t.Fatalf("verdict %s (%s), environment %+v", rec.Verdict, rec.Reason, rec.Environment)
+	}
+	if b := rec.Breakers["payment"]; b.OpenedAfterMS == nil || b.ClosedAfterMS == nil {
+		t.Errorf("payment breaker from the metric: %+v", b)
+	}
+	if got := faultsOn(t, l); len(got) != 0 {
+		t.Errorf("faults left on the service: %v", got)
+	}
 }
 
 // SIGINT in the middle of a fault: exit 3, and the fault is gone from the

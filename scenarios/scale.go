@@ -143,6 +143,11 @@ func ceilInt(f float64) int {
 func (s *Scenario) Clone() *Scenario {
 	c := *s
 	c.Environment.Proxies = maps.Clone(s.Environment.Proxies)
+	if m := s.Environment.BreakerMetric; m != nil {
+		cm := *m
+		cm.Closed, cm.HalfOpen, cm.Open = clonePtr(m.Closed), clonePtr(m.HalfOpen), clonePtr(m.Open)
+		c.Environment.BreakerMetric = &cm
+	}
 	c.Load.Stages = slices.Clone(s.Load.Stages)
 	c.Load.RetryJitter = clonePtr(s.Load.RetryJitter)
 	c.Load.SessionShare = clonePtr(s.Load.SessionShare)

@@ -225,6 +225,9 @@ func TestCloneSharesNothing(t *testing.T) {
 		}
 	}
 	for _, p := range nils {
+		if strings.HasPrefix(p, "environment.breaker_metric") {
+			continue // external environments only: TestCloneExternal
+		}
 		if !slices.ContainsFunc(set, func(q string) bool { return strings.HasPrefix(q, p+".") || q == p }) {
 			t.Errorf("full.yaml never sets %s: set it so Clone is tested on it", p)
 		}
@@ -245,5 +248,17 @@ func TestShopperPool(t *testing.T) {
 		if got := c.load.ShopperPool(); got != c.want {
 			t.Errorf("%+v: ShopperPool() = %d, want %d", c.load, got, c.want)
 		}
+	}
+}
+
+// The fields only an external environment may set are cloned too.
+func TestCloneExternal(t *testing.T) {
+	one := 1.0
+	s := &Scenario{Environment: Environment{Kind: "external", Proxies: map[string]string{"payment": "p"},
+		BreakerMetric: &BreakerMetric{URL: "http://127.0.0.1:1/metrics", Closed: &one, HalfOpen: &one, Open: &one}}}
+	c := s.Clone()
+	checkNoAliasing(t, reflect.ValueOf(s), reflect.ValueOf(c), "")
+	if !reflect.DeepEqual(s.Environment, c.Environment) {
+		t.Error("Clone differs from the original")
 	}
 }

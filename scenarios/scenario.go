@@ -68,6 +68,26 @@ type Environment struct {
 	Proxies     map[string]string `yaml:"proxies"`
 	CheckoutURL string            `yaml:"checkout_url"`
 	PaymentURL  string            `yaml:"payment_url"`
+	// BreakerMetric, when set, reads the breakers from a Prometheus gauge
+	// instead of the reference checkout's /admin/breakers: for a service
+	// of your own. Transitions are then timed by the sampling (every 50ms).
+	BreakerMetric *BreakerMetric `yaml:"breaker_metric"`
+}
+
+// BreakerMetric names a Prometheus gauge of breaker state.
+type BreakerMetric struct {
+	// URL of the Prometheus text exposition, such as
+	// http://127.0.0.1:8080/metrics. Required.
+	URL string `yaml:"url"`
+	// Name of the gauge; default "gameday_breaker_state".
+	Name string `yaml:"name"`
+	// Label whose value names the dependency; default "dependency".
+	Label string `yaml:"label"`
+	// Values maps each gauge value to a state; default 0 closed, 1
+	// half-open, 2 open (gobreaker's numbering).
+	Closed   *float64 `yaml:"closed"`
+	HalfOpen *float64 `yaml:"half_open"`
+	Open     *float64 `yaml:"open"`
 }
 
 // Checkout is the reference checkout's settings (local environment; ignored

@@ -160,6 +160,7 @@ func (v *validator) environment() {
 			{"environment.proxies", len(e.Proxies) > 0},
 			{"environment.checkout_url", e.CheckoutURL != ""},
 			{"environment.payment_url", e.PaymentURL != ""},
+			{"environment.breaker_metric", e.BreakerMetric != nil},
 		} {
 			if f.set {
 				v.add(f.path, "only for an external environment (kind: external); a local one creates its own")
@@ -179,6 +180,13 @@ func (v *validator) environment() {
 		if e.PaymentURL != "" {
 			if err := checkURL(e.PaymentURL); err != nil {
 				v.add("environment.payment_url", "%s: %v", clip(e.PaymentURL), err)
+			}
+		}
+		if m := e.BreakerMetric; m != nil {
+			if m.URL == "" {
+				v.add("environment.breaker_metric.url", "required: the URL of the Prometheus metrics")
+			} else if err := checkURL(m.URL); err != nil {
+				v.add("environment.breaker_metric.url", "%s: %v", clip(m.URL), err)
 			}
 		}
 		for _, dep := range sortedKeys(e.Proxies) {

@@ -59,6 +59,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&ext.CheckoutURL, "checkout-url", "", "external: the checkout's base URL")
 	fs.StringVar(&ext.PaymentURL, "payment-url", "", "external: the payment provider's base URL, for reconciling charges")
 	fs.Var(proxies, "proxy", "external: DEPENDENCY=PROXY names the proxy in front of a dependency (repeatable)")
+	metricURL := fs.String("breaker-metric-url", "", "external: read breaker states from this Prometheus endpoint (gauge gameday_breaker_state{dependency}: 0 closed, 1 half-open, 2 open) instead of the checkout's /admin/breakers")
 	if err := parseFlags2(fs, args); err != nil {
 		return err
 	}
@@ -75,6 +76,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		o.External = &ext
 		if ext.Toxiproxy == "" || ext.CheckoutURL == "" {
 			return usagef("run: -env external needs -toxiproxy and -checkout-url")
+		}
+		if *metricURL != "" {
+			o.BreakerMetric = &scenarios.BreakerMetric{URL: *metricURL}
 		}
 	default:
 		return usagef("run: -env %q: want local or external", *envKind)
