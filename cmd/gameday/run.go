@@ -40,82 +40,100 @@ func (p proxyFlag) Set(v string) error {
 	return nil
 }
 
-func runCmd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", stderr)
-	var (
-		o        gameday.Options
-		envKind  = fs.String("env", "", "environment: local (start everything here) or external (drill a running service); default: the scenario's")
-		ext      env.ExternalOptions
-		proxies  = proxyFlag{}
-		quiet    = fs.Bool("quiet", false, "no progress lines on stderr")
-		journal  = fs.String("journal", faults.DefaultJournalPath(), "file recording faults on an external Toxiproxy until they are removed")
-		embedded = fs.Bool("embedded-redis", false, "use the embedded Redis-compatible server even when redis-server is installed")
-	)
-	fs.Float64Var(&o.RateScale, "rate-scale", 1, "multiply every arrival rate (1.5 rehearses 150% of the planned peak)")
-	fs.Float64Var(&o.TimeScale, "time-scale", 1, "multiply every duration of the timeline (0.2 for a quick drill)")
-	fs.Int64Var(&o.Seed, "seed", 0, "seed for arrivals, shoppers and payment (0: the scenario's)")
-	fs.StringVar(&o.RunsDir, "runs-dir", "runs", "directory that receives one directory per run")
-	fs.StringVar(&ext.Toxiproxy, "toxiproxy", "", "external: the Toxiproxy API address")
-	fs.StringVar(&ext.CheckoutURL, "checkout-url", "", "external: the checkout's base URL")
-	fs.StringVar(&ext.PaymentURL, "payment-url", "", "external: the payment provider's base URL, for reconciling charges")
-	fs.Var(proxies, "proxy", "external: DEPENDENCY=PROXY names the proxy in front of a dependency (repeatable)")
-	metricURL := fs.String("breaker-metric-url", "", "external: read breaker states from this Prometheus endpoint (gauge gameday_breaker_state{dependency}: 0 closed, 1 half-open, 2 open) instead of the checkout's /admin/breakers")
-	if err := parseFlags2(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 {
-		return usagef("run: which scenario? give a catalogue name (see gameday list) or a file")
-	}
+// runFlags are the flags "run" and "drill" share.
+type runFlags struct {
+	o         gameday.Options
+	envKind   *string
+	ext       env.ExternalOptions
+	proxies   proxyFlag
+	quiet     *bool
+	journal   *string
+	embedded  *bool
+	metricURL *string
+	commit    *string
+}
+
+func addRunFlags(fs *flag.FlagSet) *runFlags {
+	r := &runFlags{proxies: proxyFlag{}}
+	r.envKind = fs.String("env", "", "environment: local (start everything here) or external (drill a running service); default: the scenario's")
+	r.quiet = fs.Bool("quiet", false, "no progress lines on stderr")
+	r.journal = fs.String("journal", faults.DefaultJournalPath(), "file recording faults on an external Toxiproxy until they are removed")
+	r.embedded = fs.Bool("embedded-redis", false, "use the embedded Redis-compatible server even when redis-server is installed")
+	r.commit = fs.String("commit", os.Getenv("GAMEDAY_COMMIT"), "commit of the system under test, for the matrix (default $GAMEDAY_COMMIT)")
+	fs.Float64Var(&r.o.RateScale, "rate-scale", 1, "multiply every arrival rate (1.5 rehearses 150% of the planned peak)")
+	fs.Float64Var(&r.o.TimeScale, "time-scale", 1, "multiply every duration of the timeline (0.2 for a quick drill)")
+	fs.Int64Var(&r.o.Seed, "seed", 0, "seed for arrivals, shoppers and payment (0: the scenario's)")
+	fs.StringVar(&r.o.RunsDir, "runs-dir", "runs", "directory that receives one directory per run")
+	fs.StringVar(&r.ext.Toxiproxy, "toxiproxy", "", "external: the Toxiproxy API address")
+	fs.StringVar(&r.ext.CheckoutURL, "checkout-url", "", "external: the checkout's base URL")
+	fs.StringVar(&r.ext.PaymentURL, "payment-url", "", "external: the payment provider's base URL, for reconciling charges")
+	fs.Var(r.proxies, "proxy", "external: DEPENDENCY=PROXY names the proxy in front of a dependency (repeatable)")
+	r.metricURL = fs.String("breaker-metric-url", "", "external: read breaker states from this Prometheus endpoint (gauge gameday_breaker_state{dependency}: 0 closed, 1 half-open, 2 open) instead of the checkout's /admin/breakers")
+	return r
+}
+
+// options checks the flags and builds the runner's options.
+func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, error) {
+	o := r.o
 	if !(o.RateScale > 0) || !(o.TimeScale > 0) || o.RateScale > 1000 || o.TimeScale > 1000 {
-		return usagef("run: -rate-scale and -time-scale must be above 0 (and at most 1000)")
+		return o, usagef("%s: -rate-scale and -time-scale must be above 0 (and at most 1000)", name)
 	}
-	switch *envKind {
+	switch *r.envKind {
 	case "", "local":
 	case "external":
-		ext.Proxies = proxies
+		ext := r.ext
+		ext.Proxies = r.proxies
 		o.External = &ext
 		if ext.Toxiproxy == "" || ext.CheckoutURL == "" {
-			return usagef("run: -env external needs -toxiproxy and -checkout-url")
+			return o, usagef("%s: -env external needs -toxiproxy and -checkout-url", name)
 		}
-		if *metricURL != "" {
-			o.BreakerMetric = &scenarios.BreakerMetric{URL: *metricURL}
+		if *r.metricURL != "" {
+			o.BreakerMetric = &scenarios.BreakerMetric{URL: *r.metricURL}
 		}
 	default:
-		return usagef("run: -env %q: want local or external", *envKind)
+		return o, usagef("%s: -env %q: want local or external", name, *r.envKind)
 	}
-	var scs []*scenarios.Scenario
-	for _, name := range fs.Args() {
-		sc, err := scenarios.Lookup(name)
-		if err != nil {
-			return usageError{err}
-		}
-		scs = append(scs, sc)
-	}
-	o.EmbeddedRedis = *embedded
-	o.Journal = faults.OpenJournal(*journal)
-	if !*quiet {
+	o.EmbeddedRedis = *r.embedded
+	o.Journal = faults.OpenJournal(*r.journal)
+	if !*r.quiet {
 		o.Progress = stderr
 		o.ProgressLive = isTerminal(stderr)
 	}
-	colour := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+	return o, nil
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// drills runs scenarios one after another and prints each verdict; it
+// stops early when ctx ends. after, when set, is called with each record.
+func drills(ctx context.Context, scs []*scenarios.Scenario, o gameday.Options, stdout io.Writer, after func(*scenarios.Scenario, *gameday.Record) error) (int, error) {
+	colour := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
 	worst := exitOK
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, sc := range scs {
 		rec, dir, err := gameday.Run(ctx, sc, o)
 		if err != nil && rec == nil {
-			return err
+			return exitUsage, err
+		}
+		if err := writeReports(dir, rec); err != nil {
+			rec.Notes = append(rec.Notes, "reports: "+err.Error())
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", paint(colour, rec.Verdict), sc.Name, dir)
 		tw.Flush()
 		printSummary(stdout, rec)
 		worst = worse(worst, exitCode(rec.Verdict))
+		if after != nil {
+			if err := after(sc, rec); err != nil {
+				return exitUsage, err
+			}
+		}
 		if ctx.Err() != nil {
 			break
 		}
 	}
+	return worst, nil
+}
+
+// codeError turns the worst exit code of the drills into main's error.
+func codeError(worst int) error {
 	switch worst {
 	case exitOK:
 		return nil
@@ -125,6 +143,48 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return exitError{exitFailed, "a promise did not hold"}
 	}
 	return exitError{exitInconclusive, "inconclusive"}
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run", stderr)
+	rf := addRunFlags(fs)
+	matrixFile := fs.String("matrix", "", "update the rows of these scenarios in this resiliency matrix (see gameday matrix)")
+	if err := parseFlags2(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("run: which scenario? give a catalogue name (see gameday list) or a file")
+	}
+	o, err := rf.options("run", stderr)
+	if err != nil {
+		return err
+	}
+	var scs []*scenarios.Scenario
+	refs := map[*scenarios.Scenario]string{}
+	for _, name := range fs.Args() {
+		sc, err := scenarios.Lookup(name)
+		if err != nil {
+			return usageError{err}
+		}
+		scs = append(scs, sc)
+		refs[sc] = name
+	}
+	var after func(*scenarios.Scenario, *gameday.Record) error
+	if *matrixFile != "" {
+		if _, err := os.Stat(*matrixFile); err != nil {
+			return usagef("run: -matrix %s: %v", *matrixFile, err)
+		}
+		after = func(sc *scenarios.Scenario, rec *gameday.Record) error {
+			return recordInMatrix(*matrixFile, refs[sc], rec, *rf.commit)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	worst, err := drills(ctx, scs, o, stdout, after)
+	if err != nil {
+		return err
+	}
+	return codeError(worst)
 }
 
 func exitCode(verdict string) int {
