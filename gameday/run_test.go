@@ -117,6 +117,18 @@ func TestBrokenCheckoutFails(t *testing.T) {
 	})
 }
 
+// The command exits 1 on a failed promise and says why on stdout.
+func TestBrokenCheckoutExitsOne(t *testing.T) {
+	cmd := exec.Command(binary, "run", "-quiet", "-runs-dir", t.TempDir(), "-journal", filepath.Join(t.TempDir(), "j.json"), "testdata/naive-oversell.yaml")
+	out, err := cmd.Output()
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit code %d, want 1; output:\n%s", code, out)
+	}
+	if !strings.Contains(string(out), "FAIL") || !strings.Contains(string(out), "oversold is at most 0") {
+		t.Errorf("output does not say why:\n%s", out)
+	}
+}
+
 // startService is "the user's service" for external drills: a local
 // environment the test owns, whose Toxiproxy outlives the runner.
 func startService(t *testing.T) *env.Local {

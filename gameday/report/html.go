@@ -1,0 +1,306 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+)
+
+// page is what the HTML template renders.
+type page struct {
+	R            *runrecord.Record
+	Verdict      verdictView
+	Started      string
+	Finished     string
+	Scales       string
+	Load         []fact
+	Outcomes     string
+	Charts       []chartView
+	NoCharts     string
+	Expectations []checkView
+	Invariants   []checkView
+	ExpectHeld   string
+	InvHeld      string
+	Breakers     []breakerView
+	Faults       []faultView
+	Ledger       []fact
+}
+
+type fact struct{ Name, Value string }
+
+// verdictView is the verdict as a badge: a symbol and a word as well as
+// a colour.
+type verdictView struct {
+	Class, Symbol, Word string
+}
+
+// checkView is one row of the expectations or invariants table.
+type checkView struct {
+	Promise, Window, Observed string
+	Held                      bool
+}
+
+type breakerView struct {
+	Dependency, Transitions, OpenedAfter, ClosedAfter string
+}
+
+type faultView struct {
+	Name, Target, Kind, Start, End, Error string
+}
+
+func verdictOf(v string) verdictView {
+	switch v {
+	case runrecord.VerdictPass:
+		return verdictView{"pass", "✓", "PASS"}
+	case runrecord.VerdictFail:
+		return verdictView{"fail", "✗", "FAIL"}
+	case runrecord.VerdictInconclusive:
+		return verdictView{"inconclusive", "?", "INCONCLUSIVE"}
+	case runrecord.VerdictError:
+		return verdictView{"error", "!", "ERROR"}
+	}
+	if v == "" {
+		v = "unknown"
+	}
+	return verdictView{"error", "?", strings.ToUpper(v)}
+}
+
+func checks(rs []runrecord.ExpectationResult) ([]checkView, string) {
+	held := 0
+	out := make([]checkView, 0, len(rs))
+	for _, e := range rs {
+		if e.Held {
+			held++
+		}
+		out = append(out, checkView{Promise: e.Promise, Window: e.Window, Observed: e.Observed, Held: e.Held})
+	}
+	return out, fmt.Sprintf("%d of %d held", held, len(rs))
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000 UTC")
+}
+
+func optMS(v *int64) string {
+	if v == nil {
+		return "–"
+	}
+	return seconds(*v)
+}
+
+func newPage(r *runrecord.Record) page {
+	p := page{
+		R:        r,
+		Verdict:  verdictOf(r.Verdict),
+		Started:  stamp(r.StartedAt),
+		Finished: stamp(r.FinishedAt),
+		Scales: fmt.Sprintf("rate ×%s, time ×%s",
+			strconv.FormatFloat(r.RateScale, 'f', -1, 64), strconv.FormatFloat(r.TimeScale, 'f', -1, 64)),
+	}
+	l := r.Load
+	p.Load = []fact{
+		{"arrivals", fmt.Sprintf("%d scheduled, %d started, %d dropped", l.Scheduled, l.Started, l.Dropped)},
+		{"late starts", fmt.Sprintf("p50 %s ms, p99 %s ms, max %s ms", ms(l.LateP50MS), ms(l.LateP99MS), ms(l.LateMaxMS))},
+		{"checkout p95", ms(l.CheckoutP95MS) + " ms (from the scheduled start)"},
+		{"load duration", seconds(l.DurationMS)},
+	}
+	names := make([]string, 0, len(r.Outcomes))
+	for n := range r.Outcomes {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if r.Outcomes[names[i]] != r.Outcomes[names[j]] {
+			return r.Outcomes[names[i]] > r.Outcomes[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	var outs []string
+	for _, n := range names {
+		outs = append(outs, fmt.Sprintf("%s %d", n, r.Outcomes[n]))
+	}
+	p.Outcomes = orNone(strings.Join(outs, " · "))
+
+	if r.Series.Seconds > 0 {
+		ts := newTimeScale(r)
+		p.Charts = []chartView{trafficChart(r, ts), latencyChart(r, ts), breakerChart(r, ts)}
+	} else {
+		p.NoCharts = "No load was driven, so there is nothing to chart."
+	}
+	p.Expectations, p.ExpectHeld = checks(r.Expectations)
+	p.Invariants, p.InvHeld = checks(r.InvariantChecks)
+
+	deps := make([]string, 0, len(r.Breakers))
+	for d := range r.Breakers {
+		deps = append(deps, d)
+	}
+	sort.Strings(deps)
+	for _, d := range deps {
+		b := r.Breakers[d]
+		p.Breakers = append(p.Breakers, breakerView{
+			Dependency: d, Transitions: strconv.Itoa(len(b.Transitions)),
+			OpenedAfter: optMS(b.OpenedAfterMS), ClosedAfter: optMS(b.ClosedAfterMS),
+		})
+	}
+	for _, f := range r.Faults {
+		p.Faults = append(p.Faults, faultView{Name: f.Name, Target: f.Target, Kind: f.Kind,
+			Start: seconds(f.StartMS), End: seconds(f.EndMS), Error: f.Error})
+	}
+	p.Ledger = []fact{
+		{"stock", fmt.Sprintf("%d initial, %d available, %d reserved, %d sold", r.Ledger.Initial, r.Ledger.Available, r.Ledger.Reserved, r.Ledger.Sold)},
+		{"orders", strconv.Itoa(r.Ledger.Orders)},
+		{"charges", fmt.Sprintf("%d approved, %d declined, %d voided", r.Charges.Approved, r.Charges.Declined, r.Charges.Voided)},
+	}
+	return p
+}
+
+// HTML renders the run's report as one self-contained HTML page: inline
+// CSS and inline SVG charts, no script, nothing loaded from elsewhere.
+// The same record always gives the same bytes.
+func HTML(w io.Writer, r *runrecord.Record) error {
+	if r == nil {
+		return errNilRecord
+	}
+	if err := pageTemplate.Execute(w, newPage(r)); err != nil {
+		return fmt.Errorf("render report.html: %w", err)
+	}
+	return nil
+}
+
+var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="gameday">
+<title>{{.Verdict.Word}} {{.R.Scenario}} — gameday report</title>
+<style>
+:root { color-scheme: light; }
+body { font-family: "DejaVu Sans", system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #1b1b1b; background: #fff; margin: 0; line-height: 1.45; }
+main { max-width: 1080px; margin: 0 auto; padding: 24px 28px 48px; }
+h1 { font-size: 1.6rem; margin: 0 0 .4rem; }
+h2 { font-size: 1.2rem; margin: 2rem 0 .6rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
+.verdict { display: inline-block; font-weight: 700; padding: .25rem .7rem; border-radius: 4px; color: #fff; letter-spacing: .03em; }
+.verdict.pass { background: #1a7f37; }
+.verdict.fail { background: #b42318; }
+.verdict.inconclusive { background: #8a5a00; }
+.verdict.error { background: #5b3f8c; }
+.reason { margin: .6rem 0 1rem; font-size: 1.05rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1.2rem; margin: 0; }
+dl.facts dt { font-weight: 600; color: #444; }
+dl.facts dd { margin: 0; }
+dl.facts ul { margin: 0; padding-left: 1.2rem; }
+figure { margin: 1.2rem 0 1.6rem; }
+figcaption { font-size: .92rem; color: #333; margin-bottom: .3rem; }
+figcaption strong { display: block; font-size: 1.02rem; color: #111; }
+svg.chart { display: block; width: 100%; height: auto; border: 1px solid #e5e5e5; background: #fff; }
+details { margin-top: .3rem; font-size: .9rem; }
+details table { margin-top: .4rem; }
+table { border-collapse: collapse; width: 100%; font-size: .93rem; }
+th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
+th { background: #f4f4f4; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.held { color: #1a7f37; font-weight: 700; white-space: nowrap; }
+.broken { color: #b42318; font-weight: 700; white-space: nowrap; }
+tr.broken-row { background: #fdf0ef; }
+.muted { color: #666; }
+ul.notes li { margin-bottom: .3rem; }
+@media print { main { max-width: none; } details { display: none; } }
+</style>
+</head>
+<body>
+<main>
+<header>
+<h1>gameday report: {{.R.Scenario}}</h1>
+<p><span class="verdict {{.Verdict.Class}}" role="status">{{.Verdict.Symbol}} {{.Verdict.Word}}</span></p>
+{{if .R.Reason}}<p class="reason">{{.R.Reason}}</p>{{end}}
+<dl class="facts">
+<dt>Scenario</dt><dd>{{.R.Scenario}} <span class="muted">({{.R.File}})</span></dd>
+<dt>Matrix row</dt><dd>{{.R.Matrix.Dependency}} / {{.R.Matrix.Failure}}</dd>
+<dt>Seed</dt><dd>{{.R.Seed}}</dd>
+<dt>Scales</dt><dd>{{.Scales}}</dd>
+<dt>Started</dt><dd>{{.Started}}</dd>
+<dt>Finished</dt><dd>{{.Finished}}</dd>
+<dt>Environment</dt><dd>{{.R.Environment.Kind}}{{with .R.Environment.Redis}}; Redis: {{.}}{{end}}{{with .R.Environment.Toxiproxy}}; Toxiproxy: {{.}}{{end}}{{with .R.Environment.Checkout}}; checkout: {{.}}{{end}}
+{{- with .R.Environment.Notes}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}</dd>
+{{range .Load}}<dt>{{.Name}}</dt><dd>{{.Value}}</dd>
+{{end}}<dt>outcomes</dt><dd>{{.Outcomes}}</dd>
+</dl>
+</header>
+
+<section aria-labelledby="h-charts">
+<h2 id="h-charts">Over time</h2>
+{{with .NoCharts}}<p>{{.}}</p>{{end}}
+{{- range .Charts}}
+<figure aria-labelledby="{{.ID}}-caption">
+<figcaption id="{{.ID}}-caption"><strong>{{.Title}}</strong>{{.Caption}}</figcaption>
+{{.SVG}}
+<details><summary>{{.Title}}: the figures as a table</summary>
+<table>
+<thead><tr>{{range .Table.Head}}<th scope="col">{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Table.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+</details>
+</figure>
+{{- end}}
+</section>
+
+<section aria-labelledby="h-expect">
+<h2 id="h-expect">Expectations <span class="muted">({{.ExpectHeld}})</span></h2>
+{{if .Expectations}}<table>
+<thead><tr><th scope="col">Promise</th><th scope="col">Window</th><th scope="col">Held</th><th scope="col">Observed</th></tr></thead>
+<tbody>
+{{range .Expectations}}<tr{{if not .Held}} class="broken-row"{{end}}><td>{{.Promise}}</td><td>{{with .Window}}{{.}}{{else}}–{{end}}</td><td>{{if .Held}}<span class="held">✓ held</span>{{else}}<span class="broken">✗ broken</span>{{end}}</td><td>{{.Observed}}</td></tr>
+{{end}}</tbody>
+</table>{{else}}<p>No expectation was checked.</p>{{end}}
+</section>
+
+<section aria-labelledby="h-inv">
+<h2 id="h-inv">Invariants <span class="muted">({{.InvHeld}})</span></h2>
+{{if .Invariants}}<table>
+<thead><tr><th scope="col">Invariant</th><th scope="col">Held</th><th scope="col">Observed</th></tr></thead>
+<tbody>
+{{range .Invariants}}<tr{{if not .Held}} class="broken-row"{{end}}><td>{{.Promise}}</td><td>{{if .Held}}<span class="held">✓ held</span>{{else}}<span class="broken">✗ broken</span>{{end}}</td><td>{{.Observed}}</td></tr>
+{{end}}</tbody>
+</table>{{else}}<p>No invariant was checked.</p>{{end}}
+</section>
+
+<section aria-labelledby="h-details">
+<h2 id="h-details">Faults, breakers and books</h2>
+{{if .Faults}}<table>
+<caption class="muted" style="text-align:left">Faults, when they were really in place</caption>
+<thead><tr><th scope="col">Fault</th><th scope="col">Target</th><th scope="col">Kind</th><th scope="col">Start</th><th scope="col">End</th><th scope="col">Error</th></tr></thead>
+<tbody>
+{{range .Faults}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td>{{.Kind}}</td><td>{{.Start}}</td><td>{{.End}}</td><td>{{with .Error}}<span class="broken">✗</span> {{.}}{{else}}–{{end}}</td></tr>
+{{end}}</tbody>
+</table>{{else}}<p>No fault was injected.</p>{{end}}
+{{if .Breakers}}<table>
+<caption class="muted" style="text-align:left">Breakers</caption>
+<thead><tr><th scope="col">Dependency</th><th scope="col" class="num">Transitions</th><th scope="col">Opened after the fault began</th><th scope="col">Closed after the fault ended</th></tr></thead>
+<tbody>
+{{range .Breakers}}<tr><td>{{.Dependency}}</td><td class="num">{{.Transitions}}</td><td>{{.OpenedAfter}}</td><td>{{.ClosedAfter}}</td></tr>
+{{end}}</tbody>
+</table>{{end}}
+<dl class="facts" style="margin-top:1rem">
+{{range .Ledger}}<dt>{{.Name}}</dt><dd>{{.Value}}</dd>
+{{end}}</dl>
+</section>
+
+<section aria-labelledby="h-notes">
+<h2 id="h-notes">Notes</h2>
+{{if .R.Notes}}<ul class="notes">{{range .R.Notes}}<li>{{.}}</li>{{end}}</ul>{{else}}<p class="muted">None.</p>{{end}}
+</section>
+</main>
+</body>
+</html>
+`))
