@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Installs what gameday's tests and local drills need on a Debian machine:
-# redis-server, from Debian's packages, when it is not already on PATH.
+# Installs what gameday's tests and local drills need on a Debian machine,
+# from Debian's packages, each when it is not already there: redis-server;
+# chromium and the DejaVu fonts, for the report test, which opens
+# report.html in headless chromium and takes a screenshot of it.
 # Safe to run again: it installs nothing that is already there.
 set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 
 if ((${#need[@]})); then
 	sudo=""
@@ -18,4 +22,4 @@ if ((${#need[@]})); then
 fi
 
 command -v go >/dev/null 2>&1 || { echo "setup: Go 1.26 or newer is needed on PATH" >&2; exit 2; }
-echo "setup: $(redis-server --version | cut -d' ' -f1-3), $(go version | cut -d' ' -f3)" >&2
+echo "setup: $(redis-server --version | cut -d' ' -f1-3), $(chromium --version 2>/dev/null | cut -d' ' -f1-2), $(go version | cut -d' ' -f3)" >&2

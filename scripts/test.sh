@@ -14,4 +14,8 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
+# The report test saves its headless-browser screenshots here, so a CI run
+# keeps them with its other results.
+export GAMEDAY_ARTIFACTS="${GAMEDAY_ARTIFACTS:-$PWD/runs/ci-artifacts}"
+mkdir -p "$GAMEDAY_ARTIFACTS"
 go test -race -count=1 -timeout 15m ./...

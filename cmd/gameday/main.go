@@ -34,6 +34,7 @@ Usage:
   gameday run [flags] SCENARIO...  run drills (catalogue names or files)
   gameday list                     list the built-in scenarios
   gameday validate FILE...         check scenario files
+  gameday report RUN_DIR...        re-render report.html and junit.xml from run.json
   gameday cleanup                  remove faults left by a runner that was killed
   gameday serve checkout [flags]   run the reference checkout
   gameday serve payment [flags]    run the payment-gateway stand-in
@@ -81,6 +82,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return errHelp
 	case "run":
 		return runCmd(args[1:], stdout, stderr)
+	case "report":
+		return reportCmd(args[1:], stdout, stderr)
 	case "cleanup":
 		return cleanupCmd(args[1:], stdout, stderr)
 	case "list":

@@ -114,7 +114,7 @@ func drills(ctx context.Context, scs []*scenarios.Scenario, o gameday.Options, s
 			return exitUsage, err
 		}
 		if err := writeReports(dir, rec); err != nil {
-			rec.Notes = append(rec.Notes, "reports: "+err.Error())
+			fmt.Fprintf(stdout, "  note: the reports could not be written: %v\n", err)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", paint(colour, rec.Verdict), sc.Name, dir)
 		tw.Flush()

@@ -211,7 +211,7 @@ func trafficChart(r *runrecord.Record, ts timeScale) chartView {
 	openSVG(&w, "chart-traffic", "Arrivals and outcomes per second", desc, height)
 	bands := slices.Clone(ts.faults)
 	layoutFaultLabels(bands, f)
-	drawFaults(&w, f, bands)
+	drawFaultShades(&w, f, bands)
 	drawYAxis(&w, f, step, "shoppers per second")
 	w.printf(`<g class="outcomes">`)
 	barW := f.width / f.xMax
@@ -236,6 +236,7 @@ func trafficChart(r *runrecord.Record, ts timeScale) chartView {
 		arr.ok = append(arr.ok, true)
 	}
 	drawLine(&w, f, arr)
+	drawFaultEdges(&w, f, bands)
 	drawXAxis(&w, f)
 	drawLegend(&w, f.left, f.top+f.height+axisBelow+12, f.width, legend)
 	w.printf(`</svg>`)
@@ -295,11 +296,12 @@ func latencyChart(r *runrecord.Record, ts timeScale) chartView {
 	openSVG(&w, "chart-latency", "Checkout latency per second (p50, p95, p99)", desc, height)
 	bands := slices.Clone(ts.faults)
 	layoutFaultLabels(bands, f)
-	drawFaults(&w, f, bands)
+	drawFaultShades(&w, f, bands)
 	drawYAxis(&w, f, step, "latency (ms)")
 	for _, l := range lines {
 		drawLine(&w, f, l)
 	}
+	drawFaultEdges(&w, f, bands)
 	drawXAxis(&w, f)
 	drawLegend(&w, f.left, f.top+f.height+axisBelow+12, f.width, legend)
 	w.printf(`</svg>`)
@@ -423,11 +425,12 @@ func breakerChart(r *runrecord.Record, ts timeScale) chartView {
 	w.printf(`</defs>`)
 	bands := slices.Clone(ts.faults)
 	layoutFaultLabels(bands, f)
-	drawFaults(&w, f, bands)
+	drawFaultShades(&w, f, bands)
 	w.printf(`<g class="bands" font-size="%s">`, num(fontSize))
 	for i, d := range deps {
 		top := f.top + float64(i)*rowH + (rowH-bandH)/2
-		w.printf(`<text x="%s" y="%s" text-anchor="end" fill="#222">%s</text>`, num(f.left-8), num(top+bandH/2+4), esc(d))
+		w.printf(`<text x="%s" y="%s" text-anchor="end" fill="#222"><title>%s</title>%s</text>`,
+			num(f.left-8), num(top+bandH/2+4), esc(d), esc(fitText(d, f.left-16, fontSize)))
 		for _, sp := range breakerSpans(r.Breakers[d].Transitions, ts.xMax) {
 			x0, x1 := f.x(sp.from), f.x(sp.to)
 			fill := "#bbbbbb"
@@ -446,6 +449,7 @@ func breakerChart(r *runrecord.Record, ts timeScale) chartView {
 		}
 	}
 	w.printf(`</g>`)
+	drawFaultEdges(&w, f, bands)
 	drawXAxis(&w, f)
 	drawLegend(&w, f.left, f.top+f.height+axisBelow+12, f.width, legend)
 	w.printf(`</svg>`)
@@ -453,6 +457,16 @@ func breakerChart(r *runrecord.Record, ts timeScale) chartView {
 		ID: "chart-breakers", Title: "Breaker state per dependency", SVG: template.HTML(w.String()), Table: table,
 		Caption: "Each dependency's circuit breaker from its recorded transitions: closed (plain), half-open (dotted), open (hatched).",
 	}
+}
+
+// fitText shortens s with an ellipsis to fit width at size.
+func fitText(s string, width, size float64) string {
+	if textWidth(s, size) <= width {
+		return s
+	}
+	r := []rune(s)
+	n := max(int(width/(0.6*size))-1, 1)
+	return string(r[:min(n, len(r))]) + "…"
 }
 
 // secondsF formats seconds for a reader, to the millisecond.

@@ -108,10 +108,10 @@ func newPage(r *runrecord.Record) page {
 	}
 	l := r.Load
 	p.Load = []fact{
-		{"arrivals", fmt.Sprintf("%d scheduled, %d started, %d dropped", l.Scheduled, l.Started, l.Dropped)},
-		{"late starts", fmt.Sprintf("p50 %s ms, p99 %s ms, max %s ms", ms(l.LateP50MS), ms(l.LateP99MS), ms(l.LateMaxMS))},
-		{"checkout p95", ms(l.CheckoutP95MS) + " ms (from the scheduled start)"},
-		{"load duration", seconds(l.DurationMS)},
+		{"Arrivals", fmt.Sprintf("%d scheduled, %d started, %d dropped", l.Scheduled, l.Started, l.Dropped)},
+		{"Late starts", fmt.Sprintf("p50 %s ms, p99 %s ms, max %s ms", ms(l.LateP50MS), ms(l.LateP99MS), ms(l.LateMaxMS))},
+		{"Checkout p95", ms(l.CheckoutP95MS) + " ms (from the scheduled start)"},
+		{"Load duration", seconds(l.DurationMS)},
 	}
 	names := make([]string, 0, len(r.Outcomes))
 	for n := range r.Outcomes {
@@ -155,9 +155,9 @@ func newPage(r *runrecord.Record) page {
 			Start: seconds(f.StartMS), End: seconds(f.EndMS), Error: f.Error})
 	}
 	p.Ledger = []fact{
-		{"stock", fmt.Sprintf("%d initial, %d available, %d reserved, %d sold", r.Ledger.Initial, r.Ledger.Available, r.Ledger.Reserved, r.Ledger.Sold)},
-		{"orders", strconv.Itoa(r.Ledger.Orders)},
-		{"charges", fmt.Sprintf("%d approved, %d declined, %d voided", r.Charges.Approved, r.Charges.Declined, r.Charges.Voided)},
+		{"Stock", fmt.Sprintf("%d initial, %d available, %d reserved, %d sold", r.Ledger.Initial, r.Ledger.Available, r.Ledger.Reserved, r.Ledger.Sold)},
+		{"Orders", strconv.Itoa(r.Ledger.Orders)},
+		{"Charges", fmt.Sprintf("%d approved, %d declined, %d voided", r.Charges.Approved, r.Charges.Declined, r.Charges.Voided)},
 	}
 	return p
 }
@@ -213,6 +213,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.broken-row { background: #fdf0ef; }
 .muted { color: #666; }
 ul.notes li { margin-bottom: .3rem; }
+table + table { margin-top: 1.2rem; }
+caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; font-weight: 600; }
 @media print { main { max-width: none; } details { display: none; } }
 </style>
 </head>
@@ -220,7 +222,7 @@ ul.notes li { margin-bottom: .3rem; }
 <main>
 <header>
 <h1>gameday report: {{.R.Scenario}}</h1>
-<p><span class="verdict {{.Verdict.Class}}" role="status">{{.Verdict.Symbol}} {{.Verdict.Word}}</span></p>
+<p><span class="verdict {{.Verdict.Class}}">{{.Verdict.Symbol}} {{.Verdict.Word}}</span></p>
 {{if .R.Reason}}<p class="reason">{{.R.Reason}}</p>{{end}}
 <dl class="facts">
 <dt>Scenario</dt><dd>{{.R.Scenario}} <span class="muted">({{.R.File}})</span></dd>
@@ -232,7 +234,7 @@ ul.notes li { margin-bottom: .3rem; }
 <dt>Environment</dt><dd>{{.R.Environment.Kind}}{{with .R.Environment.Redis}}; Redis: {{.}}{{end}}{{with .R.Environment.Toxiproxy}}; Toxiproxy: {{.}}{{end}}{{with .R.Environment.Checkout}}; checkout: {{.}}{{end}}
 {{- with .R.Environment.Notes}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}</dd>
 {{range .Load}}<dt>{{.Name}}</dt><dd>{{.Value}}</dd>
-{{end}}<dt>outcomes</dt><dd>{{.Outcomes}}</dd>
+{{end}}<dt>Outcomes</dt><dd>{{.Outcomes}}</dd>
 </dl>
 </header>
 
@@ -278,14 +280,14 @@ ul.notes li { margin-bottom: .3rem; }
 <section aria-labelledby="h-details">
 <h2 id="h-details">Faults, breakers and books</h2>
 {{if .Faults}}<table>
-<caption class="muted" style="text-align:left">Faults, when they were really in place</caption>
+<caption>Faults, when they were really in place</caption>
 <thead><tr><th scope="col">Fault</th><th scope="col">Target</th><th scope="col">Kind</th><th scope="col">Start</th><th scope="col">End</th><th scope="col">Error</th></tr></thead>
 <tbody>
 {{range .Faults}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td>{{.Kind}}</td><td>{{.Start}}</td><td>{{.End}}</td><td>{{with .Error}}<span class="broken">✗</span> {{.}}{{else}}–{{end}}</td></tr>
 {{end}}</tbody>
 </table>{{else}}<p>No fault was injected.</p>{{end}}
 {{if .Breakers}}<table>
-<caption class="muted" style="text-align:left">Breakers</caption>
+<caption>Breakers</caption>
 <thead><tr><th scope="col">Dependency</th><th scope="col" class="num">Transitions</th><th scope="col">Opened after the fault began</th><th scope="col">Closed after the fault ended</th></tr></thead>
 <tbody>
 {{range .Breakers}}<tr><td>{{.Dependency}}</td><td class="num">{{.Transitions}}</td><td>{{.OpenedAfter}}</td><td>{{.ClosedAfter}}</td></tr>

@@ -136,25 +136,38 @@ func layoutFaultLabels(bands []faultBand, f frame) int {
 	return len(rowEnds)
 }
 
-// drawFaults shades each fault window over the plot and names it above.
-func drawFaults(w *svgWriter, f frame, bands []faultBand) {
+// drawFaultShades shades each fault window behind the data.
+func drawFaultShades(w *svgWriter, f frame, bands []faultBand) {
 	if len(bands) == 0 {
 		return
 	}
-	w.printf(`<g class="faults">`)
+	w.printf(`<g class="fault-shades">`)
+	for _, b := range bands {
+		x0, x1 := f.x(b.start), f.x(b.end)
+		if !b.failed && x1-x0 >= 1 {
+			w.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="#7b68b5" fill-opacity="0.16"/>`,
+				num(x0), num(f.top), num(x1-x0), num(f.height))
+		}
+	}
+	w.printf(`</g>`)
+}
+
+// drawFaultEdges marks where each fault window starts and ends, over the
+// data, and names the fault above the plot. A fault that could not be
+// applied (or took no time) is a single dashed line.
+func drawFaultEdges(w *svgWriter, f frame, bands []faultBand) {
+	if len(bands) == 0 {
+		return
+	}
+	w.printf(`<g class="fault-edges">`)
 	for _, b := range bands {
 		x0, x1 := f.x(b.start), f.x(b.end)
 		labelY := f.top - 6 - float64(b.row)*labelRowH
-		if b.failed || x1-x0 < 1 {
-			// Not applied (or instantaneous): a dashed line only.
-			w.printf(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#5a4a8a" stroke-width="1.5" stroke-dasharray="4 3"/>`,
-				num(x0), num(labelY+3), num(x0), num(f.top+f.height))
-		} else {
-			w.printf(`<rect x="%s" y="%s" width="%s" height="%s" fill="#7b68b5" fill-opacity="0.16"/>`,
-				num(x0), num(f.top), num(x1-x0), num(f.height))
-			w.printf(`<path d="M%s %sV%sM%s %sV%s" stroke="#5a4a8a" stroke-width="1" stroke-dasharray="4 3" fill="none"/>`,
-				num(x0), num(labelY+3), num(f.top+f.height), num(x1), num(f.top), num(f.top+f.height))
+		d := fmt.Sprintf("M%s %sV%s", num(x0), num(labelY+3), num(f.top+f.height))
+		if !b.failed && x1-x0 >= 1 {
+			d += fmt.Sprintf("M%s %sV%s", num(x1), num(f.top), num(f.top+f.height))
 		}
+		w.printf(`<path d="%s" stroke="#5a4a8a" stroke-width="1.2" stroke-dasharray="4 3" fill="none"/>`, d)
 		w.printf(`<text x="%s" y="%s" font-size="%s" fill="#3d2f73">%s</text>`,
 			num(x0+3), num(labelY), num(fontSize-1), esc(b.label))
 	}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/gameday-dev/gameday/matrix"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// matrixNow is the clock of the matrix commands; tests set it.
+var matrixNow = time.Now
+
+const matrixUsage = `Usage:
+  gameday matrix check [FILE]                          the rows that need attention; exit 1 if any
+  gameday matrix show [FILE] [--format table|markdown]  the matrix as a table, or Markdown for a pull request
+
+FILE is the resiliency matrix, by default ` + matrix.DefaultFile + `; gameday init writes a
+starter. "check" exits 0 when every row is proven on schedule, 1 when a promise
+failed, a drill is overdue or a known gap passes, and 2 when the file or a
+row is invalid.
+`
+
+// matrixCmd is "gameday matrix check|show".
+func matrixCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, matrixUsage)
+		return usagef("matrix: check or show?")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, matrixUsage)
+		return errHelp
+	case "check":
+		return matrixCheck(args[1:], stdout, stderr)
+	case "show":
+		return matrixShow(args[1:], stdout, stderr)
+	}
+	fmt.Fprint(stderr, matrixUsage)
+	return usagef("matrix: unknown command %q (want check or show)", args[0])
+}
+
+// matrixCheck is "gameday matrix check [FILE]": one line per problem on
+// stdout; exit 1 when there is any, 2 when the file or a row is invalid.
+func matrixCheck(args []string, stdout, stderr io.Writer) error {
+	flags := newFlagSet("matrix check", stderr)
+	flags.Usage = func() { fmt.Fprint(stderr, matrixUsage) }
+	file, err := matrixFileArg(flags, args)
+	if err != nil {
+		return err
+	}
+	m, err := matrixLoad("matrix check", file, stderr)
+	if err != nil {
+		return err
+	}
+	problems := matrix.Check(m, matrixNow())
+	invalid := 0
+	rows := map[int]bool{}
+	for _, p := range problems {
+		fmt.Fprintln(stdout, p)
+		rows[p.Row.Line] = true
+		if p.Reason == matrix.ReasonInvalid {
+			invalid++
+		}
+	}
+	n := len(m.Rows())
+	switch {
+	case invalid > 0:
+		return usagef("matrix check: %s: %d of %d rows invalid", file, invalid, n)
+	case len(problems) > 0:
+		return exitError{exitFailed, fmt.Sprintf("matrix check: %s: %d of %d rows need attention", file, len(rows), n)}
+	}
+	fmt.Fprintf(stdout, "%s: %d rows, all proven on schedule\n", file, n)
+	return nil
+}
+
+// matrixShow is "gameday matrix show [FILE] [--format table|markdown]".
+func matrixShow(args []string, stdout, stderr io.Writer) error {
+	flags := newFlagSet("matrix show", stderr)
+	flags.Usage = func() { fmt.Fprint(stderr, matrixUsage) }
+	format := flags.String("format", "table", "table (for a terminal) or markdown (for a pull-request comment)")
+	file, err := matrixFileArg(flags, args)
+	if err != nil {
+		return err
+	}
+	render := matrix.RenderTable
+	switch *format {
+	case "table":
+	case "markdown", "md":
+		render = matrix.RenderMarkdown
+	default:
+		return usagef("matrix show: -format %q: want table or markdown", *format)
+	}
+	m, err := matrixLoad("matrix show", file, stderr)
+	if err != nil {
+		return err
+	}
+	if err := render(stdout, m, matrixNow()); err != nil {
+		return fmt.Errorf("matrix show: %w", err)
+	}
+	return nil
+}
+
+// matrixFileArg parses flags given before or after the one optional FILE
+// argument and returns the file, by default matrix.DefaultFile.
+func matrixFileArg(flags *flag.FlagSet, args []string) (string, error) {
+	var pos []string
+	for {
+		if err := flags.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return "", errHelp
+			}
+			return "", usageError{fmt.Errorf("%s: %w", flags.Name(), err)}
+		}
+		args = flags.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos, args = append(pos, args[0]), args[1:]
+	}
+	switch len(pos) {
+	case 0:
+		return matrix.DefaultFile, nil
+	case 1:
+		return pos[0], nil
+	}
+	return "", usagef("%s: one matrix file at most, got %q and %q", flags.Name(), pos[0], pos[1])
+}
+
+// matrixLoad loads the matrix; an unreadable or invalid file is a usage
+// error (exit 2), each of its problems printed on stderr.
+func matrixLoad(cmd, file string, stderr io.Writer) (*matrix.Matrix, error) {
+	m, err := matrix.Load(file)
+	if err == nil {
+		return m, nil
+	}
+	if errs := matrix.Errors(err); len(errs) > 0 {
+		for _, e := range errs {
+			fmt.Fprintln(stderr, e)
+		}
+		return nil, usagef("%s: %s is invalid", cmd, file)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usagef("%s: %v (gameday init writes a starter)", cmd, err)
+	}
+	return nil, usageError{fmt.Errorf("%s: %w", cmd, err)}
+}
+
+// initCmd is "gameday init [--matrix FILE]": it writes a starter matrix,
+// one row per built-in scenario, and never overwrites a file.
+func initCmd(args []string, stdout, stderr io.Writer) error {
+	flags := newFlagSet("init", stderr)
+	flags.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: gameday init [--matrix FILE]\n\nWrites a starter resiliency matrix (default %s), one row per built-in\nscenario; refuses to overwrite an existing file.\n\n", matrix.DefaultFile)
+		flags.PrintDefaults()
+	}
+	file := flags.String("matrix", matrix.DefaultFile, "the matrix file to write")
+	if err := parseFlags(flags, args); err != nil {
+		return err
+	}
+	scs, err := scenarios.Catalogue()
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	data, err := matrix.Starter(scs)
+	if err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := writeNewFile(*file, data); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return usagef("init: %s already exists: gameday init never overwrites a matrix (choose another with --matrix)", *file)
+		}
+		return usageError{fmt.Errorf("init: %w", err)}
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d rows, one per built-in scenario\n", *file, len(scs))
+	fmt.Fprintf(stdout, "next: fill in the TODOs (owner, runbook), remove the rows you do not need, commit it,\nand run the drills with the matrix; gameday matrix check %s says what needs attention\n", *file)
+	return nil
+}
+
+// writeNewFile creates path with data, failing with fs.ErrExist when it is
+// already there; a file it could not write completely is removed.
+func writeNewFile(path string, data []byte) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

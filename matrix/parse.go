@@ -1,0 +1,735 @@
+package matrix
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// The fields of each mapping, in the order the file documents them.
+var (
+	topKeys    = []string{"version", "rows"}
+	rowKeys    = []string{"dependency", "failure", "expectation", "recovery_objective", "runbook", "owner", "cadence", "scenario", "status", "last"}
+	lastKeys   = []string{"at", "commit", "verdict", "figures"}
+	figureKeys = []string{"breaker_opened_after", "recovered_after", "checkout_p95_during", "oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving"}
+	verdicts   = []string{VerdictPass, VerdictFail, VerdictError, VerdictInconclusive}
+	statuses   = []string{StatusPromise, StatusKnownGap}
+)
+
+// Bounds on values, so that a mistake cannot flood a table or a message.
+const (
+	maxNameLen  = 100  // dependency, failure, commit
+	maxValueLen = 4096 // any other string
+)
+
+// Load reads and parses the matrix file at path, reading at most [MaxSize]
+// bytes. Problems with the content are *Error values (see [Parse]); a file
+// that cannot be read gives the wrapped *fs.PathError.
+func Load(path string) (*Matrix, error) {
+	data, err := readBounded(path)
+	if err != nil {
+		return nil, fmt.Errorf("load matrix: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// readBounded reads a file, but no more than one byte past MaxSize, so
+// that Parse can refuse a huge file without reading all of it.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxSize+1))
+}
+
+// Parse reads a matrix from data, naming file in its errors. Paths of
+// scenario files in the rows are relative to file's directory.
+//
+// It is strict, and checks the whole file before returning: at most
+// [MaxSize] bytes; no merge-conflict markers (lines starting with <<<<<<<,
+// =======, >>>>>>> or |||||||); one YAML document holding a mapping,
+// without anchors, aliases or merge keys; no unknown or repeated keys; the
+// right type for every value; every row with its dependency, failure,
+// cadence and scenario, each dependency/failure pair once, and a catalogue
+// name or a path as its scenario. Every problem is an *Error naming the
+// file, line and field; several are joined with errors.Join.
+func Parse(file string, data []byte) (*Matrix, error) {
+	if len(data) > MaxSize {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB): a matrix is a short file", MaxSize)}
+	}
+	if errs := conflictMarkers(file, data); len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	doc, err := parseDocument(file, data)
+	if err != nil {
+		return nil, err
+	}
+	m := &Matrix{file: file, dir: filepath.Dir(file), data: slices.Clone(data), doc: doc}
+	p := &parser{file: file}
+	p.top(doc.Content[0], m)
+	if err := joinErrors(p.errs); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// parseDocument parses data into a node tree, refusing an empty file,
+// more than one document, anchors and aliases, and a document that is not
+// a mapping.
+func parseDocument(file string, data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := decodeNode(dec, &doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: file, Msg: "empty: a matrix holds \"version: 1\" and its \"rows:\" (gameday init writes a starter)"}
+		}
+		return nil, yamlError(file, data, err)
+	}
+	var extra yaml.Node
+	if err := decodeNode(dec, &extra); !errors.Is(err, io.EOF) {
+		line := extra.Line
+		if err != nil {
+			line = yamlError(file, data, err).Line
+		}
+		return nil, &Error{File: file, Line: line, Msg: "more than one YAML document (\"---\"): a matrix is one document"}
+	}
+	if err := refuseAliases(file, &doc, ""); err != nil {
+		return nil, err
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return nil, &Error{File: file, Line: doc.Line, Msg: "no YAML document"}
+	}
+	if root := doc.Content[0]; root.Kind != yaml.MappingNode {
+		return nil, &Error{File: file, Line: root.Line, Msg: fmt.Sprintf("want a mapping with version and rows, got %s", describe(root))}
+	}
+	return &doc, nil
+}
+
+// decodeNode decodes the next document into n. The YAML library reports
+// problems by panicking and recovering internally; should a panic of
+// another kind escape it, it becomes an error here, so that bad input
+// never crashes the caller.
+func decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: internal error reading the document: %v", r)
+		}
+	}()
+	return dec.Decode(n)
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlError turns the YAML library's error into an *Error with its line,
+// and the field the line seems to belong to.
+func yamlError(file string, data []byte, err error) *Error {
+	msg := err.Error()
+	m := yamlLineRE.FindStringSubmatch(msg)
+	if m == nil {
+		return &Error{File: file, Msg: "bad YAML: " + strings.TrimPrefix(msg, "yaml: ")}
+	}
+	line, _ := strconv.Atoi(m[1])
+	lines := strings.Split(string(data), "\n")
+	e := &Error{File: file, Line: line, Msg: "bad YAML: " + m[2]}
+	if line >= 1 && line <= len(lines) {
+		e.Field = pathAt(lines, line-1)
+	}
+	for i := max(line-1, 0); i < len(lines); i++ {
+		if l := lines[i]; strings.ContainsRune(l[:len(l)-len(strings.TrimLeft(l, " \t"))], '\t') {
+			e.Line, e.Field = i+1, pathAt(lines, i)
+			e.Msg += " (a tab in the indentation: indent with spaces)"
+			break
+		}
+	}
+	return e
+}
+
+// refuseAliases reports the first anchor or alias in the tree. The tree
+// holds an alias as a node pointing at its anchor, so walking it without
+// following aliases is bounded by the input's size.
+func refuseAliases(file string, n *yaml.Node, path string) error {
+	switch {
+	case n.Kind == yaml.AliasNode:
+		return &Error{File: file, Line: n.Line, Field: path, Msg: fmt.Sprintf("aliases (*%s) are not allowed: write the value out", clipRaw(n.Value))}
+	case n.Anchor != "":
+		return &Error{File: file, Line: n.Line, Field: path, Msg: fmt.Sprintf("anchors (&%s) are not allowed: write the value out", clipRaw(n.Anchor))}
+	}
+	for i, c := range n.Content {
+		p := path
+		switch n.Kind {
+		case yaml.MappingNode:
+			if i%2 == 1 {
+				p = joinPath(path, n.Content[i-1].Value)
+			}
+		case yaml.SequenceNode:
+			p = path + "[" + strconv.Itoa(i) + "]"
+		}
+		if err := refuseAliases(file, c, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clipRaw shortens a name for a message, without quoting it.
+func clipRaw(s string) string {
+	q := clip(s)
+	u, err := strconv.Unquote(q)
+	if err != nil {
+		return q
+	}
+	return u
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// describe says what a node is, for errors: "a mapping", "number 10".
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	case yaml.DocumentNode:
+		return "a document"
+	}
+	switch n.ShortTag() {
+	case "!!str":
+		return "string " + clip(n.Value)
+	case "!!int", "!!float":
+		return "number " + clipRaw(n.Value)
+	case "!!bool":
+		return clipRaw(n.Value)
+	case "!!null":
+		return "nothing (null)"
+	case "!!timestamp":
+		return "time " + clipRaw(n.Value)
+	}
+	return "a value tagged " + clipRaw(n.ShortTag())
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// field is one key of a mapping and its value.
+type field struct{ key, val *yaml.Node }
+
+// parser decodes the node tree strictly, collecting every problem.
+type parser struct {
+	file string
+	errs []*Error
+}
+
+func (p *parser) fail(n *yaml.Node, path, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Line: n.Line, Field: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// fields checks that n is a mapping whose keys are known field names, each
+// given once, and returns them by name; nil when n is not a mapping.
+func (p *parser) fields(n *yaml.Node, path, what string, known []string) map[string]field {
+	if n.Kind != yaml.MappingNode {
+		p.fail(n, path, "want a mapping of %s, got %s", what, describe(n))
+		return nil
+	}
+	out := map[string]field{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			p.fail(k, path, "merge keys (<<) are not allowed: write the fields out")
+			continue
+		}
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
+			p.fail(k, path, "keys must be field names, got %s", describe(k))
+			continue
+		}
+		fp := joinPath(path, k.Value)
+		if prev, dup := out[k.Value]; dup {
+			p.fail(k, fp, "given twice (first on line %d)", prev.key.Line)
+			continue
+		}
+		if !slices.Contains(known, k.Value) {
+			p.fail(k, fp, "unknown field%s (known: %s)", suggest(k.Value, known), strings.Join(known, ", "))
+			continue
+		}
+		out[k.Value] = field{k, v}
+	}
+	return out
+}
+
+// suggest returns " (did you mean X?)" when key is a known field written
+// with dashes, spaces or capitals.
+func suggest(key string, known []string) string {
+	norm := strings.ToLower(strings.NewReplacer("-", "_", " ", "_").Replace(key))
+	if slices.Contains(known, norm) {
+		return fmt.Sprintf(" (did you mean %s?)", norm)
+	}
+	return ""
+}
+
+// str returns a string value; ok is false when the value is null or not a
+// string (then an error is recorded).
+func (p *parser) str(f field, path string) (s string, ok bool) {
+	switch {
+	case isNull(f.val):
+		return "", false
+	case f.val.Kind == yaml.ScalarNode && f.val.ShortTag() == "!!str":
+		if len(f.val.Value) > maxValueLen {
+			p.fail(f.val, path, "longer than %d bytes", maxValueLen)
+			return "", false
+		}
+		return f.val.Value, true
+	case f.val.Kind == yaml.ScalarNode && f.val.Style == 0:
+		p.fail(f.val, path, "want a string, got %s (quote it: %s)", describe(f.val), strconv.Quote(f.val.Value))
+	default:
+		p.fail(f.val, path, "want a string, got %s", describe(f.val))
+	}
+	return "", false
+}
+
+// required returns the string value of fs[key], recording an error naming
+// hint when it is missing or empty.
+func (p *parser) required(fs map[string]field, row *yaml.Node, path, key, hint string) string {
+	fp := joinPath(path, key)
+	f, ok := fs[key]
+	if !ok {
+		p.fail(row, fp, "missing: %s", hint)
+		return ""
+	}
+	s, ok := p.str(f, fp)
+	if ok && strings.TrimSpace(s) == "" {
+		p.fail(f.val, fp, "empty: %s", hint)
+		return ""
+	}
+	if !ok && isNull(f.val) {
+		p.fail(f.key, fp, "missing: %s", hint)
+	}
+	return s
+}
+
+// optional returns the string value of fs[key], or "" when it is absent or
+// null.
+func (p *parser) optional(fs map[string]field, path, key string) string {
+	f, ok := fs[key]
+	if !ok {
+		return ""
+	}
+	s, _ := p.str(f, joinPath(path, key))
+	return s
+}
+
+func (p *parser) top(root *yaml.Node, m *Matrix) {
+	fs := p.fields(root, "", "matrix fields", topKeys)
+	if fs == nil {
+		return
+	}
+	if f, ok := fs["version"]; !ok {
+		p.fail(root, "version", "missing: write \"version: %d\" at the top", Version)
+	} else if f.val.Kind != yaml.ScalarNode || f.val.ShortTag() != "!!int" {
+		p.fail(f.val, "version", "want the number %d, got %s", Version, describe(f.val))
+	} else if f.val.Value != strconv.Itoa(Version) {
+		p.fail(f.val, "version", "version %s is not one this gameday reads (it reads %d): update gameday", clipRaw(f.val.Value), Version)
+	}
+	f, ok := fs["rows"]
+	if !ok {
+		p.fail(root, "rows", "missing: list the rows under \"rows:\"")
+		return
+	}
+	if isNull(f.val) {
+		return
+	}
+	if f.val.Kind != yaml.SequenceNode {
+		p.fail(f.val, "rows", "want a list of rows, got %s", describe(f.val))
+		return
+	}
+	seen := map[string]int{}
+	for i, n := range f.val.Content {
+		path := "rows[" + strconv.Itoa(i) + "]"
+		r := p.row(n, path)
+		if r.Dependency != "" && r.Failure != "" {
+			if first, dup := seen[r.ID()]; dup {
+				p.fail(n, path, "%s is also rows[%d] (line %d): one row per dependency and failure", r.ID(), first, m.rows[first].Line)
+			} else {
+				seen[r.ID()] = i
+			}
+		}
+		m.rows = append(m.rows, r)
+		m.rowNodes = append(m.rowNodes, n)
+	}
+}
+
+func (p *parser) row(n *yaml.Node, path string) Row {
+	r := Row{Line: n.Line, Status: StatusPromise}
+	fs := p.fields(n, path, "row fields ("+strings.Join(rowKeys, ", ")+")", rowKeys)
+	if fs == nil {
+		return r
+	}
+	r.Dependency = p.name(fs, n, path, "dependency", "the dependency that fails, such as payment")
+	r.Failure = p.name(fs, n, path, "failure", "the failure mode, such as latency")
+	r.Expectation = p.optional(fs, path, "expectation")
+	r.Runbook = p.optional(fs, path, "runbook")
+	r.Owner = p.optional(fs, path, "owner")
+
+	if f, ok := fs["recovery_objective"]; ok {
+		fp := joinPath(path, "recovery_objective")
+		if d, ok := p.duration(f, fp); ok {
+			if d == 0 {
+				p.fail(f.val, fp, "0 is no objective: leave the field out instead")
+			} else {
+				r.RecoveryObjective = f.val.Value
+			}
+		}
+	}
+
+	if s := p.required(fs, n, path, "cadence", "how often the drill runs: daily, weekly, monthly or a duration such as 72h"); s != "" {
+		if _, err := ParseCadence(s); err != nil {
+			p.fail(fs["cadence"].val, joinPath(path, "cadence"), "%v", err)
+		} else {
+			r.Cadence = s
+		}
+	}
+
+	hint := "the scenario that proves the row: a catalogue name (see gameday list) or the path of a scenario file"
+	if s := p.required(fs, n, path, "scenario", hint); s != "" {
+		if !scenarios.IsPath(s) && !slices.Contains(scenarios.CatalogueNames(), s) {
+			p.fail(fs["scenario"].val, joinPath(path, "scenario"), "%s is not in the catalogue (known: %s; or give the path of a .yaml file)",
+				clip(s), strings.Join(scenarios.CatalogueNames(), ", "))
+		} else {
+			r.Scenario = s
+		}
+	}
+
+	if f, ok := fs["status"]; ok {
+		fp := joinPath(path, "status")
+		if s, ok := p.str(f, fp); ok {
+			if slices.Contains(statuses, s) {
+				r.Status = s
+			} else {
+				p.fail(f.val, fp, "want promise or known_gap, got %s", clip(s))
+			}
+		}
+	}
+
+	if f, ok := fs["last"]; ok && !isNull(f.val) {
+		r.Last = p.last(f.val, joinPath(path, "last"))
+	}
+	return r
+}
+
+// name reads a required one-line name (dependency, failure).
+func (p *parser) name(fs map[string]field, row *yaml.Node, path, key, hint string) string {
+	s := p.required(fs, row, path, key, hint)
+	if s == "" {
+		return ""
+	}
+	fp := joinPath(path, key)
+	switch {
+	case len(s) > maxNameLen:
+		p.fail(fs[key].val, fp, "longer than %d bytes: a short name identifies the row", maxNameLen)
+	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == '/' }):
+		p.fail(fs[key].val, fp, "%s: a name is one line, without '/'", clip(s))
+	default:
+		return s
+	}
+	return ""
+}
+
+// duration reads a non-negative duration string.
+func (p *parser) duration(f field, path string) (time.Duration, bool) {
+	v := f.val
+	if v.Kind == yaml.ScalarNode && (v.ShortTag() == "!!int" || v.ShortTag() == "!!float") {
+		p.fail(v, path, "%s is a bare number, not a duration (write \"%ss\")", clipRaw(v.Value), clipRaw(v.Value))
+		return 0, false
+	}
+	s, ok := p.str(f, path)
+	if !ok {
+		if isNull(v) {
+			p.fail(v, path, "want a duration such as \"10s\", got nothing")
+		}
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	switch {
+	case err != nil:
+		p.fail(v, path, "%s is not a duration (write a number and a unit: \"250ms\", \"2s\", \"1m\")", clip(s))
+		return 0, false
+	case d < 0:
+		p.fail(v, path, "%s is negative", clip(s))
+		return 0, false
+	}
+	return d, true
+}
+
+func (p *parser) last(n *yaml.Node, path string) *Last {
+	fs := p.fields(n, path, "the last run (at, commit, verdict, figures)", lastKeys)
+	if fs == nil {
+		return nil
+	}
+	before := len(p.errs)
+	l := &Last{}
+	if f, ok := fs["at"]; !ok || isNull(f.val) {
+		p.fail(n, joinPath(path, "at"), "missing: when the run started (an RFC 3339 time such as 2026-11-29T14:00:00Z)")
+	} else if f.val.Kind != yaml.ScalarNode || (f.val.ShortTag() != "!!timestamp" && f.val.ShortTag() != "!!str") {
+		p.fail(f.val, joinPath(path, "at"), "want an RFC 3339 time such as 2026-11-29T14:00:00Z, got %s", describe(f.val))
+	} else if t, err := time.Parse(time.RFC3339Nano, f.val.Value); err != nil {
+		p.fail(f.val, joinPath(path, "at"), "%s is not an RFC 3339 time such as 2026-11-29T14:00:00Z", clip(f.val.Value))
+	} else {
+		l.At = t.UTC()
+	}
+	if f, ok := fs["commit"]; ok && !isNull(f.val) {
+		// A commit is an identifier: an abbreviated hash of digits alone
+		// reads as a number in YAML and is taken as written.
+		switch tag := f.val.ShortTag(); {
+		case f.val.Kind == yaml.ScalarNode && (tag == "!!str" || tag == "!!int" || tag == "!!float"):
+			if len(f.val.Value) > maxNameLen || strings.ContainsFunc(f.val.Value, unicode.IsControl) {
+				p.fail(f.val, joinPath(path, "commit"), "%s is not a commit", clip(f.val.Value))
+			}
+			l.Commit = f.val.Value
+		default:
+			p.fail(f.val, joinPath(path, "commit"), "want a commit such as 3f2a1c9, got %s", describe(f.val))
+		}
+	}
+	if f, ok := fs["verdict"]; !ok || isNull(f.val) {
+		p.fail(n, joinPath(path, "verdict"), "missing: pass, fail, error or inconclusive")
+	} else if s, ok := p.str(f, joinPath(path, "verdict")); ok {
+		if slices.Contains(verdicts, s) {
+			l.Verdict = s
+		} else {
+			p.fail(f.val, joinPath(path, "verdict"), "want pass, fail, error or inconclusive, got %s", clip(s))
+		}
+	}
+	if f, ok := fs["figures"]; ok && !isNull(f.val) {
+		l.Figures = p.figures(f.val, joinPath(path, "figures"))
+	}
+	if len(p.errs) > before {
+		return nil
+	}
+	return l
+}
+
+func (p *parser) figures(n *yaml.Node, path string) Figures {
+	var out Figures
+	fs := p.fields(n, path, "figures", figureKeys)
+	durs := map[string]**time.Duration{
+		"breaker_opened_after": &out.BreakerOpenedAfter,
+		"recovered_after":      &out.RecoveredAfter,
+		"checkout_p95_during":  &out.CheckoutP95During,
+	}
+	counts := map[string]*int64{
+		"oversold":              &out.Oversold,
+		"lost_units":            &out.LostUnits,
+		"double_charges":        &out.DoubleCharges,
+		"charges_without_order": &out.ChargesWithoutOrder,
+		"orders_without_charge": &out.OrdersWithoutCharge,
+		"charged_after_leaving": &out.ChargedAfterLeaving,
+	}
+	for _, key := range figureKeys {
+		f, ok := fs[key]
+		if !ok || isNull(f.val) {
+			continue
+		}
+		fp := joinPath(path, key)
+		if dst, ok := durs[key]; ok {
+			if d, ok := p.duration(f, fp); ok {
+				*dst = &d
+			}
+			continue
+		}
+		if f.val.Kind != yaml.ScalarNode || f.val.ShortTag() != "!!int" {
+			p.fail(f.val, fp, "want a whole number, got %s", describe(f.val))
+			continue
+		}
+		var v int64
+		if err := f.val.Decode(&v); err != nil || v < 0 {
+			p.fail(f.val, fp, "want a count (0 or more), got %s", clipRaw(f.val.Value))
+			continue
+		}
+		*counts[key] = v
+	}
+	return out
+}
+
+// ParseCadence reads a row's cadence: daily (24h), weekly (7 days),
+// monthly (30 days), or a positive duration in time.ParseDuration's
+// syntax, such as "72h".
+func ParseCadence(s string) (time.Duration, error) {
+	switch s {
+	case "daily":
+		return 24 * time.Hour, nil
+	case "weekly":
+		return 7 * 24 * time.Hour, nil
+	case "monthly":
+		return 30 * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			return 0, fmt.Errorf("%s is a bare number: write daily, weekly, monthly or a duration such as \"72h\"", clip(s))
+		}
+		return 0, fmt.Errorf("%s is not a cadence: write daily, weekly, monthly or a duration such as \"72h\"", clip(s))
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%s: a cadence is longer than zero", clip(s))
+	}
+	return d, nil
+}
+
+// conflictMarkers finds the lines a merge left its conflict markers on.
+func conflictMarkers(file string, data []byte) []*Error {
+	if !bytes.Contains(data, []byte("<<<<<<<")) && !bytes.Contains(data, []byte("=======")) &&
+		!bytes.Contains(data, []byte(">>>>>>>")) && !bytes.Contains(data, []byte("|||||||")) {
+		return nil
+	}
+	lines := strings.Split(string(data), "\n")
+	var errs []*Error
+	open := "" // the field of the conflict's <<<<<<< line: the block in conflict
+	for i, l := range lines {
+		if isConflictMarker(l) {
+			field := pathAt(lines, i)
+			switch {
+			case strings.HasPrefix(l, "<<<<<<<"):
+				open = field
+			case strings.HasPrefix(l, ">>>>>>>") && open != "":
+				field, open = open, ""
+			case open != "":
+				field = open
+			}
+			errs = append(errs, &Error{File: file, Line: i + 1, Field: field,
+				Msg: fmt.Sprintf("merge-conflict marker %s: resolve the conflict first (for a `last` block, keep the newer run)", clip(strings.TrimRight(l, "\r")))})
+		}
+	}
+	return errs
+}
+
+// isConflictMarker reports whether a line is one of git's conflict
+// markers: seven <, =, > or | at the start, then the end of the line or a
+// space and a label.
+func isConflictMarker(l string) bool {
+	for _, m := range []string{"<<<<<<<", "=======", ">>>>>>>", "|||||||"} {
+		if strings.HasPrefix(l, m) {
+			rest := l[len(m):]
+			if rest == "" || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\r' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pathAt guesses from the text alone the field path of the nearest key at
+// or above line i (0-based), such as "rows[1].last.at", for errors about
+// text that is not valid YAML (a conflict marker, a syntax error). It
+// follows indentation back to the top; "" when nothing is found.
+func pathAt(lines []string, i int) string {
+	var parts []string // innermost first
+	limit := math.MaxInt
+	itemIndent := -1
+	for j := min(i, len(lines)-1); j >= 0; j-- {
+		l := strings.TrimRight(lines[j], "\r")
+		t := strings.TrimLeft(l, " \t")
+		if t == "" || t[0] == '#' || isConflictMarker(l) {
+			continue
+		}
+		ind := indentWidth(l[:len(l)-len(t)])
+		item := t == "-" || strings.HasPrefix(t, "- ")
+		if !(ind < limit || (ind == itemIndent && !item)) {
+			continue
+		}
+		if item {
+			if k := keyOf(strings.TrimLeft(t[1:], " ")); k != "" && len(parts) == 0 {
+				parts = append(parts, "."+k)
+			}
+			parts = append(parts, "["+strconv.Itoa(itemIndex(lines, j, ind))+"]")
+			limit, itemIndent = ind, ind
+			continue
+		}
+		if k := keyOf(t); k != "" {
+			parts = append(parts, "."+k)
+		}
+		limit, itemIndent = ind, -1
+	}
+	slices.Reverse(parts)
+	return strings.TrimPrefix(strings.Join(parts, ""), ".")
+}
+
+// itemIndex counts the list items at indentation ind above line j, up to
+// the list's parent.
+func itemIndex(lines []string, j, ind int) int {
+	n := 0
+	for k := j - 1; k >= 0; k-- {
+		l := strings.TrimRight(lines[k], "\r")
+		t := strings.TrimLeft(l, " \t")
+		if t == "" || t[0] == '#' || isConflictMarker(l) {
+			continue
+		}
+		li := indentWidth(l[:len(l)-len(t)])
+		item := t == "-" || strings.HasPrefix(t, "- ")
+		if li < ind || (li == ind && !item) {
+			break
+		}
+		if li == ind && item {
+			n++
+		}
+	}
+	return n
+}
+
+// indentWidth is the width of an indentation, a tab reaching the next
+// multiple of 8 as most editors show it.
+func indentWidth(ind string) int {
+	w := 0
+	for _, c := range ind {
+		if c == '\t' {
+			w += 8 - w%8
+		} else {
+			w++
+		}
+	}
+	return w
+}
+
+// keyOf returns the key of a "key: value" line's text, or "".
+func keyOf(t string) string {
+	if t == "" {
+		return ""
+	}
+	if q := t[0]; q == '"' || q == '\'' {
+		end := strings.IndexByte(t[1:], q)
+		if end < 0 || !strings.HasPrefix(strings.TrimLeft(t[end+2:], " "), ":") {
+			return ""
+		}
+		return t[1 : end+1]
+	}
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '{', '[', '#', '"', '\'':
+			return ""
+		case ':':
+			if i+1 == len(t) || t[i+1] == ' ' || t[i+1] == '\t' || t[i+1] == '\r' {
+				return strings.TrimRight(t[:i], " ")
+			}
+		}
+	}
+	return ""
+}

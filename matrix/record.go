@@ -1,0 +1,48 @@
+package matrix
+
+import (
+	"strings"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+)
+
+// FromRecord returns what a run record proved, for [Matrix.Apply]. commit
+// is the commit of the system under test, "" when unknown (run.json does
+// not hold it).
+//
+// The scenario is the catalogue name for a built-in scenario and the file
+// as given to gameday run otherwise. The breaker figures are those of the
+// breaker of the scenario's matrix dependency: opened after (from the
+// fault's start) and recovered after (closed, from the fault's end); the
+// p95 is that of checkout requests sent during the faults.
+func FromRecord(rec *runrecord.Record, commit string) Result {
+	r := Result{Scenario: rec.Scenario, At: rec.StartedAt, Commit: commit, Verdict: rec.Verdict}
+	if rec.File != "" && !strings.HasPrefix(rec.File, "catalogue:") {
+		r.Scenario = rec.File
+	}
+	if b, ok := rec.Breakers[rec.Matrix.Dependency]; ok {
+		r.Figures.BreakerOpenedAfter = millis(b.OpenedAfterMS)
+		r.Figures.RecoveredAfter = millis(b.ClosedAfterMS)
+	}
+	if p := rec.Load.CheckoutP95DuringMS; p != nil {
+		d := time.Duration(*p * float64(time.Millisecond))
+		r.Figures.CheckoutP95During = &d
+	}
+	iv := rec.Invariants
+	r.Figures.Oversold = iv.Oversold
+	r.Figures.LostUnits = iv.LostUnits
+	r.Figures.DoubleCharges = iv.DoubleCharges
+	r.Figures.ChargesWithoutOrder = iv.ChargesWithoutOrder
+	r.Figures.OrdersWithoutCharge = iv.OrdersWithoutCharge
+	r.Figures.ChargedAfterLeaving = iv.ChargedAfterLeaving
+	return r
+}
+
+func millis(ms *int64) *time.Duration {
+	if ms == nil {
+		return nil
+	}
+	d := time.Duration(*ms) * time.Millisecond
+	return &d
+}
