@@ -272,8 +272,10 @@ func TestGuardTimeoutCountsAsFailure(t *testing.T) {
 				if errors.Is(err, context.DeadlineExceeded) {
 					t.Errorf("Do = %v: the guard's timeout must not look like the caller's deadline", err)
 				}
-				if elapsed := time.Since(begin); elapsed > time.Second {
-					t.Errorf("Do returned after %v, want well under 1s", elapsed)
+				// A generous bound: it proves Do does not wait for fn (which
+				// hangs until the test ends), without flaking on a busy machine.
+				if elapsed := time.Since(begin); elapsed > 10*time.Second {
+					t.Errorf("Do returned after %v, want long before fn ends", elapsed)
 				}
 			}
 			if got := g.State(); got != breakers.StateOpen {

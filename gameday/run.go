@@ -361,8 +361,10 @@ func (d *drill) settleLimit() time.Duration {
 	return lease + 2*pay + 10*time.Second
 }
 
-// settle waits until nothing is reserved and no void is pending, then
-// returns the books.
+// settle waits until nothing is reserved, every expired lease has been
+// decided by the sweeper and no void is pending, then returns the books.
+// When they do not settle in time it reads them once more and says so: the
+// reconciliation then shows what was still open.
 func (d *drill) settle(ctx context.Context) (books, error) {
 	for {
 		b, err := fetchBooks(ctx, d.env.CheckoutURL(), d.env.PaymentURL(), SKU)
@@ -371,10 +373,13 @@ func (d *drill) settle(ctx context.Context) (books, error) {
 		}
 		select {
 		case <-ctx.Done():
+			last, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			b, err := fetchBooks(last, d.env.CheckoutURL(), d.env.PaymentURL(), SKU)
 			if err != nil {
 				return b, err
 			}
-			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("the books did not settle in time: %d reserved, %d awaiting the sweeper, voids pending: %v", b.ledger.Reserved, b.ledger.AwaitingSweep, pendingVoids(b.ledger)))
+			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("the books did not settle within %s: %d reserved, %d awaiting the sweeper, voids pending: %v", d.settleLimit(), b.ledger.Reserved, b.ledger.AwaitingSweep, pendingVoids(b.ledger)))
 			return b, nil
 		case <-time.After(200 * time.Millisecond):
 		}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -139,7 +140,7 @@ func startService(t *testing.T) *env.Local {
 		PaymentArgs: []string{"-min-latency", "20ms", "-max-latency", "60ms", "-decline-rate", "0.02"},
 		// As payment-latency's checkout, which an external service must
 		// configure itself.
-		CheckoutArgs: []string{"-payment-timeout", "300ms", "-payment-probe-timeout", "300ms", "-payment-open-for", "1s"}})
+		CheckoutArgs: []string{"-payment-timeout", "300ms", "-payment-probe-timeout", "300ms", "-payment-open-for", "1s", "-lease-ttl", "5s"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +263,13 @@ func startRun(t *testing.T, journal string, l *env.Local, scenario string) (*exe
 func waitFor(t *testing.T, sc *bufio.Scanner, want string, limit time.Duration) {
 	t.Helper()
 	found := make(chan bool, 1)
+	var mu sync.Mutex
+	var seen []string
 	go func() {
 		for sc.Scan() {
+			mu.Lock()
+			seen = append(seen, sc.Text())
+			mu.Unlock()
 			if strings.Contains(sc.Text(), want) {
 				found <- true
 				go func() {
@@ -278,10 +284,14 @@ func waitFor(t *testing.T, sc *bufio.Scanner, want string, limit time.Duration) 
 	select {
 	case ok := <-found:
 		if !ok {
-			t.Fatalf("the run ended without printing %q", want)
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("the run ended without printing %q; it printed:\n%s", want, strings.Join(seen, "\n"))
 		}
 	case <-time.After(limit):
-		t.Fatalf("no %q within %s", want, limit)
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("no %q within %s; it printed:\n%s", want, limit, strings.Join(seen, "\n"))
 	}
 }
 

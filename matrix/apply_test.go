@@ -220,3 +220,20 @@ func TestFromRecordMapsRunJSON(t *testing.T) {
 		t.Errorf("scenario of a file: %q", r.Scenario)
 	}
 }
+
+// An empty `last:` with a comment, followed by more keys, is filled in
+// place, and a row in flow style elsewhere in the file is left alone.
+func TestApplyEmptyLast(t *testing.T) {
+	src := "version: 1\nrows:\n  - dependency: payment\n    failure: latency\n    last:    # soon\n    cadence: weekly\n    scenario: payment-latency\n" +
+		"  - {dependency: payment, failure: down, cadence: weekly, scenario: payment-down}\n"
+	m := mustParse(t, "m.yaml", []byte(src))
+	if _, err := m.Apply(drills[0]); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := m.Marshal()
+	want := "    last:    # soon\n      at: 2026-12-01T02:00:03Z\n"
+	if !bytes.Contains(out, []byte(want)) || !bytes.HasSuffix(out, []byte("    cadence: weekly\n    scenario: payment-latency\n"+
+		"  - {dependency: payment, failure: down, cadence: weekly, scenario: payment-down}\n")) {
+		t.Errorf("got:\n%s", out)
+	}
+}

@@ -94,7 +94,7 @@ func (m *Matrix) invalid(r Row, now time.Time) string {
 	sc, err := scenarios.Lookup(m.ScenarioArg(r))
 	switch {
 	case err != nil:
-		why = append(why, err.Error())
+		why = append(why, strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " "))
 	case sc.Matrix.Dependency != r.Dependency || sc.Matrix.Failure != r.Failure:
 		why = append(why, fmt.Sprintf("scenario %s proves %s/%s, not %s: fix the row or the scenario's matrix field",
 			r.Scenario, sc.Matrix.Dependency, sc.Matrix.Failure, r.ID()))

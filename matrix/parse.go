@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -35,6 +36,10 @@ const (
 	maxNameLen  = 100  // dependency, failure, commit
 	maxValueLen = 4096 // any other string
 )
+
+// catalogueNames are the built-in scenarios' names; the catalogue is
+// embedded in the binary, so they are read once.
+var catalogueNames = sync.OnceValue(scenarios.CatalogueNames)
 
 // Load reads and parses the matrix file at path, reading at most [MaxSize]
 // bytes. Problems with the content are *Error values (see [Parse]); a file
@@ -412,9 +417,9 @@ func (p *parser) row(n *yaml.Node, path string) Row {
 
 	hint := "the scenario that proves the row: a catalogue name (see gameday list) or the path of a scenario file"
 	if s := p.required(fs, n, path, "scenario", hint); s != "" {
-		if !scenarios.IsPath(s) && !slices.Contains(scenarios.CatalogueNames(), s) {
+		if !scenarios.IsPath(s) && !slices.Contains(catalogueNames(), s) {
 			p.fail(fs["scenario"].val, joinPath(path, "scenario"), "%s is not in the catalogue (known: %s; or give the path of a .yaml file)",
-				clip(s), strings.Join(scenarios.CatalogueNames(), ", "))
+				clip(s), strings.Join(catalogueNames(), ", "))
 		} else {
 			r.Scenario = s
 		}

@@ -69,9 +69,20 @@ func summary(rows, problems int, problemRows int) string {
 	case rows == 0:
 		return "no rows"
 	case problems == 0:
-		return fmt.Sprintf("%d rows, all proven on schedule", rows)
+		return plural(rows, "row") + ", all proven on schedule"
 	}
-	return fmt.Sprintf("%d rows, %d need attention (%d problems)", rows, problemRows, problems)
+	verb := "need"
+	if problemRows == 1 {
+		verb = "needs"
+	}
+	return fmt.Sprintf("%s, %d %s attention (%s)", plural(rows, "row"), problemRows, verb, plural(problems, "problem"))
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func problemRows(problems []Problem) int {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -77,8 +78,26 @@ func buildBinary(t *testing.T) string {
 
 var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
+// syncBuffer is a log the reading goroutine writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) WriteString(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.WriteString(v)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // startServer starts the binary and waits for its "listening" line.
-func startServer(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+func startServer(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -90,7 +109,7 @@ func startServer(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	log := &bytes.Buffer{}
+	log := &syncBuffer{}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)

@@ -71,9 +71,7 @@ func (h *httpTarget) Checkout(ctx context.Context, req checkout.Request) (Answer
 	buf := buffers.Get().(*bytes.Buffer)
 	defer buffers.Put(buf)
 	buf.Reset()
-	if err := json.NewEncoder(buf).Encode(req); err != nil {
-		return Answer{}, fmt.Errorf("encode checkout: %w", err)
-	}
+	buf.Write(appendRequest(buf.AvailableBuffer(), req))
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		return Answer{}, fmt.Errorf("post checkout: %w", err)
