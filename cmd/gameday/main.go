@@ -32,6 +32,10 @@ const usage = `gameday — flash-sale fire drills for checkouts
 
 Usage:
   gameday run [flags] SCENARIO...  run drills (catalogue names or files)
+  gameday drill [flags]            run the matrix rows that are due, record them, check
+  gameday init [--matrix FILE]     write a starter resiliency matrix
+  gameday matrix check [FILE]      the rows that need attention; exit 1 if any
+  gameday matrix show [FILE] [--format table|markdown]
   gameday list                     list the built-in scenarios
   gameday validate FILE...         check scenario files
   gameday report RUN_DIR...        re-render report.html and junit.xml from run.json
@@ -82,6 +86,12 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return errHelp
 	case "run":
 		return runCmd(args[1:], stdout, stderr)
+	case "drill":
+		return drillCmd(args[1:], stdout, stderr)
+	case "init":
+		return initCmd(args[1:], stdout, stderr)
+	case "matrix":
+		return matrixCmd(args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
 	case "cleanup":

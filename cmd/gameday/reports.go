@@ -7,5 +7,3 @@ import (
 
 // writeReports renders report.html and junit.xml next to run.json.
 func writeReports(dir string, rec *gameday.Record) error { return report.Write(dir, rec) }
-
-func recordInMatrix(string, string, *gameday.Record, string) error { return nil }

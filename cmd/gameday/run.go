@@ -175,7 +175,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			return usagef("run: -matrix %s: %v", *matrixFile, err)
 		}
 		after = func(sc *scenarios.Scenario, rec *gameday.Record) error {
-			return recordInMatrix(*matrixFile, refs[sc], rec, *rf.commit)
+			return recordInMatrix(*matrixFile, refs[sc], rec, *rf.commit, stdout)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
