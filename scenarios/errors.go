@@ -1,89 +1,29 @@
 package scenarios
 
 import (
-	"cmp"
-	"errors"
-	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
+
+	"github.com/gameday-dev/gameday/internal/fileerr"
 )
 
 // Error is one problem with a scenario file, located by file, line and
-// field path. Parse and Validate return an *Error, or several joined with
-// errors.Join; find them with errors.As, or [Errors].
-type Error struct {
-	File  string // as given to Parse or Load; "" if none
-	Line  int    // 1-based; 0 when unknown (a Scenario built in code)
-	Field string // path such as "faults[0].for"; "" for the file as a whole
-	Msg   string
-}
-
-// Error formats the error as "FILE:LINE: FIELD: MSG", leaving out what is
-// unknown.
-func (e *Error) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			b.WriteString(":" + strconv.Itoa(e.Line))
-		}
-		b.WriteString(": ")
-	} else if e.Line > 0 {
-		b.WriteString("line " + strconv.Itoa(e.Line) + ": ")
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// field path (Line 0 for a Scenario built in code). Parse and Validate
+// return an *Error, or several joined with errors.Join; find them with
+// errors.As, or [Errors].
+type Error = fileerr.Error
 
 // Errors returns every *Error in err, which may be one or a tree joined with
 // errors.Join; nil when there is none.
-func Errors(err error) []*Error {
-	var out []*Error
-	var walk func(error)
-	walk = func(err error) {
-		switch e := err.(type) {
-		case nil:
-		case *Error:
-			out = append(out, e)
-		case interface{ Unwrap() []error }:
-			for _, x := range e.Unwrap() {
-				walk(x)
-			}
-		case interface{ Unwrap() error }:
-			walk(e.Unwrap())
-		}
-	}
-	walk(err)
-	return out
-}
+func Errors(err error) []*Error { return fileerr.All(err) }
 
 // maxErrors bounds the errors reported at once: past it, a last error says
 // how many more there were.
-const maxErrors = 20
+const maxErrors = fileerr.Max
 
 // joinSorted joins errs in the order of their lines (stable), at most
 // maxErrors of them, or returns nil when there is none.
-func joinSorted(errs []*Error) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	slices.SortStableFunc(errs, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
-	if len(errs) > maxErrors {
-		rest := errs[maxErrors]
-		more := &Error{File: rest.File, Line: rest.Line, Msg: fmt.Sprintf("and %d more problems", len(errs)-maxErrors)}
-		errs = append(errs[:maxErrors:maxErrors], more)
-	}
-	all := make([]error, len(errs))
-	for i, e := range errs {
-		all[i] = e
-	}
-	return errors.Join(all...)
-}
+func joinSorted(errs []*Error) error { return fileerr.Join(errs) }
 
 // clip shortens a value from the input for an error message, quoted: at
 // most 60 characters of it.

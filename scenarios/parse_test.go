@@ -382,23 +382,6 @@ func TestDuration(t *testing.T) {
 	}
 }
 
-func TestErrorFormat(t *testing.T) {
-	for _, c := range []struct {
-		e    Error
-		want string
-	}{
-		{Error{"payment-latency.yaml", 14, "faults[0].for", `"2" is not a duration (write "2s")`}, `payment-latency.yaml:14: faults[0].for: "2" is not a duration (write "2s")`},
-		{Error{"a.yaml", 0, "", "empty"}, "a.yaml: empty"},
-		{Error{"a.yaml", 3, "", "bad YAML"}, "a.yaml:3: bad YAML"},
-		{Error{"", 3, "stock", "required"}, "line 3: stock: required"},
-		{Error{"", 0, "stock", "required"}, "stock: required"},
-	} {
-		if got := c.e.Error(); got != c.want {
-			t.Errorf("got %q, want %q", got, c.want)
-		}
-	}
-}
-
 func TestAPIAttributes(t *testing.T) {
 	for _, c := range []struct {
 		toxic Toxic
