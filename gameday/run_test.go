@@ -85,6 +85,24 @@ func TestCatalogueDrillsPass(t *testing.T) {
 	}
 }
 
+// A process paused mid-sale (SIGSTOP) and resumed: the breaker opens, the
+// shoppers check out as guests, and it recovers once the process runs.
+func TestPausedProcessFault(t *testing.T) {
+	sc, err := scenarios.LoadFile("testdata/sessions-paused.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options(t)
+	o.TimeScale = 1
+	rec := run(t, context.Background(), sc, o)
+	if rec.Verdict != gameday.VerdictPass {
+		t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
+	}
+	if len(rec.Faults) != 1 || rec.Faults[0].Kind != "pause" || rec.Faults[0].Error != "" {
+		t.Errorf("faults: %+v", rec.Faults)
+	}
+}
+
 // The embedded fallback runs a drill and says so in the record.
 func TestEmbeddedRedisFallbackIsAnnounced(t *testing.T) {
 	o := options(t)

@@ -73,6 +73,8 @@ func TestBadFiles(t *testing.T) {
 		{"not-a-mapping", []wantErr{{2, "", "want a mapping of scenario fields"}}},
 		// An external environment has no process of ours.
 		{"external-process", []wantErr{{13, "faults[0].process", "only in a local environment"}}},
+		// Killing the payment stand-in would lose the provider's books.
+		{"payment-killed", []wantErr{{15, "faults[0].process", "payment can only be paused"}}},
 		// A negative number into an unsigned field.
 		{"negative-uint", []wantErr{{20, "checkout.payment.failures", "-1 is negative"}}},
 		{"bad-invariant", []wantErr{{19, "invariants.allow.oversell", `"oversell" is not one of oversold,`}}},

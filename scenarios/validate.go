@@ -355,6 +355,12 @@ func (v *validator) faults() {
 			if s.Environment.Kind == "external" {
 				v.add(p+".process", "only in a local environment: an external one has no process of ours to act on")
 			}
+			if f.Target == "payment" && f.Process != "pause" && s.Environment.Kind != "external" {
+				// The stand-in keeps its charges in memory, as the provider's
+				// side of the books: killing it would lose them and the
+				// reconciliation would blame the checkout.
+				v.add(p+".process", "payment can only be paused: killing the stand-in loses the charges the books are reconciled against (use down: true for an outage)")
+			}
 			if f.Process == "restart" && f.For <= 0 {
 				v.add(p+".for", "required for a restart, above 0: how long the recovery window lasts")
 			}
