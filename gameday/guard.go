@@ -75,7 +75,13 @@ func (g *abortGuard) check(now time.Time) bool {
 			bad++
 		}
 	}
-	if len(g.events) == 0 || float64(bad)/float64(len(g.events)) <= g.ratio {
+	if len(g.events) == 0 {
+		// Nobody finished in the last second: a hang, or a lull. Neither
+		// starts the hold nor ends one already running.
+		if g.since.IsZero() {
+			return false
+		}
+	} else if float64(bad)/float64(len(g.events)) <= g.ratio {
 		g.since = time.Time{}
 		return false
 	}
@@ -83,7 +89,7 @@ func (g *abortGuard) check(now time.Time) bool {
 		g.since = now
 	}
 	if now.Sub(g.since) >= g.hold {
-		g.why = fmt.Sprintf("%d of the last %d shoppers ended badly, above %.0f%% for %s", bad, len(g.events), g.ratio*100, g.hold)
+		g.why = fmt.Sprintf("for %s, more than %.0f%% of the shoppers finishing each second ended badly, or none finished (last second: %d of %d)", g.hold, g.ratio*100, bad, len(g.events))
 		return true
 	}
 	return false

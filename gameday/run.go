@@ -182,6 +182,13 @@ func (d *drill) setup(ctx context.Context) error {
 		d.inj = faults.NewInjector(e, nil, runID) // its Toxiproxy dies with us
 	}
 	d.rec.Environment = d.env.Info()
+	if strings.HasPrefix(d.rec.Environment.Redis, "embedded") {
+		for _, f := range d.sc.Faults {
+			if f.Process != "" && f.Target != env.Payment {
+				return fmt.Errorf("fault %s: a process fault on %s needs a real redis-server (the embedded one has no process, and comes back empty); install redis-server", f.Name, f.Target)
+			}
+		}
+	}
 	for _, n := range d.rec.Environment.Notes {
 		d.progress("gameday: note: %s", n)
 	}
@@ -213,6 +220,7 @@ func (d *drill) drive(ctx context.Context) {
 	go func() { defer probeDone.Done(); probe.run(probeCtx) }()
 
 	tl := newTimeline(d.inj, d.sc.Faults, start)
+	tl.onError = func(name string, err error) { stopLoad(fmt.Errorf("%w: %s: %v", errFault, name, err)) }
 	tlCtx, stopTimeline := context.WithCancel(loadCtx)
 	tl.start(tlCtx)
 
@@ -257,6 +265,7 @@ func (d *drill) drive(ctx context.Context) {
 		d.fail(VerdictError, "run the load: %v", loadErr)
 		return
 	}
+	rebase(report, start)
 	d.rec.Load = LoadSummary{
 		Scheduled: report.Scheduled, Started: report.Started, Dropped: report.Dropped,
 		LateP50MS: ms(report.LateP50), LateP99MS: ms(report.LateP99), LateMaxMS: ms(report.LateMax),
@@ -314,25 +323,39 @@ func (d *drill) drive(ctx context.Context) {
 	}
 	d.rec.Expectations = evaluate(d.sc, shoppers, w, ft, d.sc.Faults, trans)
 
-	if settleErr != nil {
-		if d.rec.Verdict == "" {
-			d.fail(VerdictError, "reconcile the books: %v", settleErr)
+	if settleErr != nil && d.rec.Verdict == "" {
+		d.fail(VerdictError, "reconcile the books: %v", settleErr)
+	}
+	var checks []ExpectationResult
+	if settleErr == nil {
+		d.rec.Invariants = reconcile(bks, views, report.Dropped)
+		d.rec.Ledger, d.rec.Charges = summarise(bks)
+		if !bks.hasPay {
+			d.rec.Notes = append(d.rec.Notes, "no payment URL: charges were not reconciled")
 		}
-		return
+		checks = invariantResults(d.rec.Invariants, d.sc.Invariants.Allow)
+		d.rec.InvariantChecks = checks
 	}
-	d.rec.Invariants = reconcile(bks, views, report.Dropped)
-	d.rec.Ledger, d.rec.Charges = summarise(bks)
-	if !bks.hasPay {
-		d.rec.Notes = append(d.rec.Notes, "no payment URL: charges were not reconciled")
-	}
-	checks := invariantResults(d.rec.Invariants, d.sc.Invariants.Allow)
-	d.rec.InvariantChecks = checks
 
+	// Precedence: a run that could not be carried out is an error; money or
+	// stock proven wrong fails the run even if it was cut short (what was
+	// reconciled is real); otherwise a run cut short proves nothing.
+	var books []ExpectationResult
+	for _, c := range checks {
+		if !strings.HasPrefix(c.Promise, "dropped ") {
+			books = append(books, c)
+		}
+	}
+	cause := context.Cause(loadCtx)
 	switch {
 	case d.rec.Verdict != "":
+	case errors.Is(cause, errFault):
+		d.fail(VerdictError, "%v; the drill was stopped", cause)
+	case broken(books, "") != "":
+		d.fail(VerdictFail, "%s", broken(books, ""))
 	case ctx.Err() != nil:
 		d.fail(VerdictInconclusive, "interrupted: the load was stopped and every fault removed")
-	case errors.Is(context.Cause(loadCtx), errAborted):
+	case errors.Is(cause, errAborted):
 		d.fail(VerdictInconclusive, "aborted by the guard: %s", guard.reason())
 	case steadyStateFailed(d.rec.Expectations):
 		d.fail(VerdictInconclusive, "the steady state failed before any fault: %s", broken(d.rec.Expectations, "before"))
@@ -345,7 +368,10 @@ func (d *drill) drive(ctx context.Context) {
 	}
 }
 
-var errAborted = errors.New("aborted by the abort guard")
+var (
+	errAborted = errors.New("aborted by the abort guard")
+	errFault   = errors.New("a fault could not be injected")
+)
 
 // settleLimit bounds the wait for the books: leases expire, the late-claim
 // grace passes, the sweeper voids.
@@ -431,6 +457,30 @@ func (d *drill) plan() load.Plan {
 		p.SessionShare = *l.SessionShare
 	}
 	return p
+}
+
+// rebase moves every time of the report to count from start, the zero of
+// the fault timeline and the breaker probe (the load starts its own clock a
+// moment later, once its shopper pool is ready).
+func rebase(r *load.Report, start time.Time) {
+	off := r.Start.Sub(start)
+	if off == 0 {
+		return
+	}
+	for _, s := range r.Shoppers {
+		s.Scheduled += off
+		s.Deadline += off
+		if s.Started != 0 || s.Outcome != "" {
+			s.Started += off
+		}
+		if s.Outcome != "" {
+			s.Finished += off
+		}
+		for i := range s.Attempts {
+			s.Attempts[i].At += off
+		}
+	}
+	r.Start = start
 }
 
 // views turns the load's report into what the verdict and the

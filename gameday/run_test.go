@@ -211,6 +211,26 @@ func TestExternalDrillReadsBreakerMetric(t *testing.T) {
 	}
 }
 
+// A fault that cannot be injected stops the drill with an error verdict:
+// the system was not tested as the scenario says, so it neither passes nor
+// fails.
+func TestFaultThatCannotBeInjectedIsAnError(t *testing.T) {
+	l := startService(t)
+	o := options(t)
+	o.External = external(l)
+	delete(o.External.Proxies, "payment") // no proxy to put the toxic on
+	rec := run(t, context.Background(), lookup(t, "payment-latency"), o)
+	if rec.Verdict != gameday.VerdictError || !strings.Contains(rec.Reason, "slow-provider") {
+		t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
+	}
+	if len(rec.Faults) != 1 || rec.Faults[0].Error == "" {
+		t.Errorf("faults: %+v", rec.Faults)
+	}
+	if got := faultsOn(t, l); len(got) != 0 {
+		t.Errorf("faults left: %v", got)
+	}
+}
+
 // SIGINT in the middle of a fault: exit 3, and the fault is gone from the
 // external Toxiproxy.
 func TestInterruptMidFaultRemovesIt(t *testing.T) {

@@ -17,6 +17,9 @@ type timeline struct {
 	t0     time.Time
 	wg     sync.WaitGroup
 
+	// onError, when set, is told of a fault that could not be injected.
+	onError func(name string, err error)
+
 	mu   sync.Mutex
 	recs map[string]*FaultRecord
 }
@@ -55,6 +58,9 @@ func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
 		rec.Error = err.Error()
 		rec.EndMS = rec.StartMS
 		tl.mu.Unlock()
+		if tl.onError != nil && ctx.Err() == nil {
+			tl.onError(sf.Name, err)
+		}
 		return
 	}
 	if sf.For == 0 || sf.Process == "restart" {

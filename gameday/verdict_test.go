@@ -133,3 +133,22 @@ func TestAbortGuard(t *testing.T) {
 		t.Error("no reason given")
 	}
 }
+
+// A checkout that hangs finishes nobody: the guard keeps holding through
+// empty seconds and aborts.
+func TestAbortGuardSeesAHang(t *testing.T) {
+	g := newAbortGuard(0.5, 2*sec, func() {})
+	t0 := time.Now()
+	for range 10 {
+		g.observeAt(t0, "gave_up")
+	}
+	if g.check(t0) {
+		t.Fatal("aborted at once")
+	}
+	if g.check(t0.Add(1500 * time.Millisecond)) {
+		t.Fatal("aborted before the hold")
+	}
+	if !g.check(t0.Add(2500 * time.Millisecond)) {
+		t.Fatal("a hang (no shopper finishing) did not abort")
+	}
+}

@@ -58,15 +58,38 @@ func drillCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if _, err := drills(ctx, scs, o, stdout, func(sc *scenarios.Scenario, rec *gameday.Record) error {
+	worst, err := drills(ctx, scs, o, stdout, func(sc *scenarios.Scenario, rec *gameday.Record) error {
 		return recordInMatrix(*file, refs[sc], rec, *rf.commit, stdout)
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
 		return exitError{exitInconclusive, "interrupted"}
 	}
-	return matrixCheck([]string{*file}, stdout, stderr)
+	// The exit is the worse of the drills' and the check's: a drill that
+	// could not be carried out is not recorded, so the check alone would
+	// stay green until the row went overdue.
+	checkErr := matrixCheck([]string{*file}, stdout, stderr)
+	if worse(worst, errCode(checkErr)) == worst && worst != exitOK {
+		return codeError(worst)
+	}
+	return checkErr
+}
+
+// errCode is the exit code main gives err.
+func errCode(err error) int {
+	var ue usageError
+	var ee exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	return exitFailed
 }
 
 // recordInMatrix writes a run's result into the rows of its scenario. A run

@@ -58,4 +58,14 @@ rows:
 	if again, _ := os.ReadFile(file); string(again) != string(got) {
 		t.Errorf("a drill with nothing due changed the matrix")
 	}
+
+	// A drill that cannot be carried out (its checkout unreachable) is not
+	// recorded, and the drill exits 2 although the matrix checks clean.
+	out, code = drill("-all", "-env", "external", "-toxiproxy", "127.0.0.1:1", "-checkout-url", "http://127.0.0.1:1")
+	if code != 2 || !strings.Contains(out, "ERROR") {
+		t.Fatalf("drill against an unreachable service: exit %d\n%s", code, out)
+	}
+	if again, _ := os.ReadFile(file); string(again) != string(got) {
+		t.Errorf("an errored drill changed the matrix")
+	}
 }

@@ -111,7 +111,13 @@ func drills(ctx context.Context, scs []*scenarios.Scenario, o gameday.Options, s
 	for _, sc := range scs {
 		rec, dir, err := gameday.Run(ctx, sc, o)
 		if err != nil && rec == nil {
-			return exitUsage, err
+			return exitUsage, usageError{err}
+		}
+		if err != nil {
+			// The drill ran but its record could not be written: nothing
+			// can be scripted against it, so it counts as not carried out.
+			fmt.Fprintf(stdout, "  note: %v\n", err)
+			worst = worse(worst, exitUsage)
 		}
 		if err := writeReports(dir, rec); err != nil {
 			fmt.Fprintf(stdout, "  note: the reports could not be written: %v\n", err)
@@ -171,8 +177,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	var after func(*scenarios.Scenario, *gameday.Record) error
 	if *matrixFile != "" {
-		if _, err := os.Stat(*matrixFile); err != nil {
-			return usagef("run: -matrix %s: %v", *matrixFile, err)
+		// Refuse a bad matrix before the drills, not after them.
+		if _, err := matrixLoad("run", *matrixFile, stderr); err != nil {
+			return err
 		}
 		after = func(sc *scenarios.Scenario, rec *gameday.Record) error {
 			return recordInMatrix(*matrixFile, refs[sc], rec, *rf.commit, stdout)

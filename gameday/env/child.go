@@ -139,8 +139,20 @@ func (c *child) Kill() error {
 	return nil
 }
 
-// Start runs the child again on the address it had.
-func (c *child) Start(ctx context.Context) error { return c.start(ctx, c.Addr()) }
+// Start runs the child again on the address it had, unless it is running.
+func (c *child) Start(ctx context.Context) error {
+	c.mu.Lock()
+	done := c.done
+	c.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		default:
+			return nil
+		}
+	}
+	return c.start(ctx, c.Addr())
+}
 
 // Pause stops the child (SIGSTOP).
 func (c *child) Pause() error { return c.signal(syscall.SIGSTOP) }

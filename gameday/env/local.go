@@ -184,7 +184,16 @@ type redisProc struct {
 	srv  *redisserver.Server
 }
 
+// Start runs the server, unless it is running already: undoing a kill that
+// did not happen must not start a second one.
 func (r *redisProc) Start(ctx context.Context) error {
+	if cur := r.server(); cur != nil {
+		select {
+		case <-cur.Done():
+		default:
+			return nil
+		}
+	}
 	s, err := redisserver.Start(ctx, r.opts)
 	if err != nil {
 		return err
@@ -220,6 +229,12 @@ type miniProc struct {
 }
 
 func (m *miniProc) Start(context.Context) error {
+	m.mu.Lock()
+	running := m.m != nil
+	m.mu.Unlock()
+	if running {
+		return nil
+	}
 	mr := miniredis.NewMiniRedis()
 	addr := m.addr
 	if addr == "" {

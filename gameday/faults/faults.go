@@ -63,26 +63,41 @@ func NewInjector(e env.Environment, journal *Journal, runID string) *Injector {
 // the run, so that cleanup removes this run's toxics and nobody else's.
 func (in *Injector) ToxicName(f Fault) string { return "gameday-" + in.runID + "-" + f.Name }
 
-// Apply injects f.
+// Apply injects f. The fault counts as active from before the first call:
+// a call that fails (or times out) may still have taken effect, so on error
+// Apply tries to undo it at once, and if that fails too the fault stays
+// active for RemoveAll to try again.
 func (in *Injector) Apply(ctx context.Context, f Fault) error {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	in.mu.Lock()
+	in.active[f.Name] = f
+	in.mu.Unlock()
+	actx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	var err error
 	switch {
 	case f.Toxic != nil || f.Down:
-		err = in.applyProxy(ctx, f)
+		err = in.applyProxy(actx, f)
 	case f.Process != "":
-		err = in.applyProcess(ctx, f)
+		err = in.applyProcess(actx, f)
 	default:
 		err = errors.New("fault has no kind")
 	}
 	if err != nil {
+		if rerr := in.Remove(context.Background(), f.Name); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
 		return fmt.Errorf("inject fault %s: %w", f.Name, err)
 	}
-	in.mu.Lock()
-	in.active[f.Name] = f
-	in.mu.Unlock()
+	if f.Process == "restart" {
+		in.forget(f.Name) // killed and running again: nothing to undo
+	}
 	return nil
+}
+
+func (in *Injector) forget(name string) {
+	in.mu.Lock()
+	delete(in.active, name)
+	in.mu.Unlock()
 }
 
 func (in *Injector) applyProxy(ctx context.Context, f Fault) error {
@@ -147,7 +162,11 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 	var err error
 	switch {
 	case f.Toxic != nil || f.Down:
-		proxy, _ := in.env.ProxyName(f.Target)
+		proxy, ok := in.env.ProxyName(f.Target)
+		if !ok {
+			in.forget(name) // there is no proxy it could be on
+			return nil
+		}
 		if f.Down {
 			err = in.env.Toxiproxy().SetEnabled(ctx, proxy, true)
 		} else {
@@ -159,7 +178,8 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 		if err == nil && in.journal != nil {
 			err = in.journal.Remove(Entry{RunID: in.runID, Toxiproxy: in.env.Toxiproxy().Addr(), Proxy: proxy, Toxic: toxicOf(in, f), Disabled: f.Down})
 		}
-	case f.Process == "kill":
+	case f.Process == "kill" || f.Process == "restart":
+		// A restart only stays active when its start failed.
 		p, _ := in.env.Process(f.Target)
 		err = p.Start(ctx)
 	case f.Process == "pause":
@@ -169,9 +189,7 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("remove fault %s: %w", f.Name, err)
 	}
-	in.mu.Lock()
-	delete(in.active, name)
-	in.mu.Unlock()
+	in.forget(name)
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/gameday-dev/gameday/gameday/toxi"
@@ -15,8 +17,13 @@ import (
 
 // Entry is one fault on a Toxiproxy that outlives the runner.
 type Entry struct {
-	RunID     string `json:"run_id"`
+	RunID string `json:"run_id"`
+	// Pid, Started (the process's start time in clock ticks since boot)
+	// and Boot (the kernel's boot id) identify the runner: a pid alone is
+	// reused, by a later process or, in a container, by every runner (1).
 	Pid       int    `json:"pid"`
+	Started   string `json:"started,omitempty"`
+	Boot      string `json:"boot,omitempty"`
 	Toxiproxy string `json:"toxiproxy"`
 	Proxy     string `json:"proxy"`
 	// Toxic is the toxic's name; "" with Disabled for a proxy taken down.
@@ -58,6 +65,7 @@ func (j *Journal) Path() string { return j.path }
 // Add records e for this process.
 func (j *Journal) Add(e Entry) error {
 	e.Pid = os.Getpid()
+	e.Started, e.Boot = procStart(e.Pid), bootID()
 	return j.update(func(es []Entry) []Entry { return append(es, e) })
 }
 
@@ -90,7 +98,7 @@ func (j *Journal) Cleanup(ctx context.Context) ([]Entry, error) {
 	err := j.update(func(es []Entry) []Entry {
 		keep := es[:0]
 		for _, e := range es {
-			if alive(e.Pid) { // a runner still at work, this one included
+			if alive(e) { // a runner still at work, this one included
 				keep = append(keep, e)
 				continue
 			}
@@ -122,12 +130,50 @@ func undo(ctx context.Context, e Entry) error {
 	return err
 }
 
-func alive(pid int) bool {
-	if pid <= 0 {
+// alive reports whether the runner that wrote e is still running: the same
+// pid, started at the same time, since the same boot.
+func alive(e Entry) bool {
+	if e.Pid <= 0 {
 		return false
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err := syscall.Kill(e.Pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	if e.Boot != "" && e.Boot != bootID() {
+		return false // rebooted since: nothing of it runs
+	}
+	if e.Started != "" && procStart(e.Pid) != e.Started {
+		return false // the pid now belongs to another process
+	}
+	return true
+}
+
+// procStart is field 22 of /proc/PID/stat, the start time in clock ticks
+// since boot; "" where /proc is not there.
+func procStart(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) may hold spaces: count from after it.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19] // field 22: fields 3.. start at index 0
+}
+
+func bootID() string {
+	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // update runs f on the entries under an exclusive lock and writes the

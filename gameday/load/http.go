@@ -62,27 +62,29 @@ type httpTarget struct {
 
 var _ Target = (*httpTarget)(nil)
 
+// buffers hold answers while they are decoded (the decoded strings are
+// copies, so a buffer is free again once Checkout returns).
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // Checkout sends one attempt. Any answer, whatever its status, is returned
 // with a nil error; a body that is not the checkout's JSON leaves
 // Answer.Body zero.
 func (h *httpTarget) Checkout(ctx context.Context, req checkout.Request) (Answer, error) {
-	buf := buffers.Get().(*bytes.Buffer)
-	defer buffers.Put(buf)
-	buf.Reset()
-	buf.Write(appendRequest(buf.AvailableBuffer(), req))
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(buf.Bytes()))
+	// The body is the request's own: the transport may still be reading it
+	// after Do returns (an answer that came before the whole body went).
+	body := appendRequest(make([]byte, 0, 256), req)
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
 	if err != nil {
 		return Answer{}, fmt.Errorf("post checkout: %w", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
 	resp, err := h.hc.Do(hreq)
 	if err != nil {
 		return Answer{}, fmt.Errorf("post checkout: %w", err)
 	}
 	defer resp.Body.Close()
+	buf := buffers.Get().(*bytes.Buffer)
+	defer buffers.Put(buf)
 	buf.Reset()
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer)); err != nil {
 		return Answer{Code: resp.StatusCode}, fmt.Errorf("read checkout answer: %w", err)
@@ -91,7 +93,7 @@ func (h *httpTarget) Checkout(ctx context.Context, req checkout.Request) (Answer
 	if json.Unmarshal(buf.Bytes(), &ans.Body) != nil {
 		ans.Body = checkout.Response{}
 	}
-	ans.RetryAfter = retryAfter(ans.Body.RetryAfterMS, resp.Header.Get("Retry-After"), time.Now())
+	ans.RetryAfter = retryAfter(ans.Body.RetryAfterMS, resp.Header.Get("Retry-After"), time.Now)
 	return ans, nil
 }
 
@@ -100,7 +102,7 @@ func (h *httpTarget) CloseIdleConnections() { h.hc.CloseIdleConnections() }
 
 // retryAfter prefers the body's retry_after_ms (the checkout's exact wait)
 // over the header, which is whole seconds or an HTTP date.
-func retryAfter(ms int64, header string, now time.Time) time.Duration {
+func retryAfter(ms int64, header string, now func() time.Time) time.Duration {
 	const most = 24 * time.Hour // no overflow from a silly header
 	if ms > 0 {
 		return time.Duration(min(ms, most.Milliseconds())) * time.Millisecond
@@ -112,7 +114,7 @@ func retryAfter(ms int64, header string, now time.Time) time.Duration {
 		return time.Duration(min(max(s, 0), int64(most/time.Second))) * time.Second
 	}
 	if t, err := http.ParseTime(header); err == nil {
-		return min(max(t.Sub(now), 0), most)
+		return min(max(t.Sub(now()), 0), most)
 	}
 	return 0
 }

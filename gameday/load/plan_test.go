@@ -121,8 +121,9 @@ func TestSameSeedSameChoices(t *testing.T) {
 				t.Fatalf("shopper %d: jitter %v outside [0.5, 1.5]", i, j)
 			}
 		}
-		if want := "run1-" + strconv.Itoa(i); c.ID != want {
-			t.Fatalf("shopper %d: id %q, want %q", i, c.ID, want)
+		idx := strconv.Itoa(i)
+		if c.ID != "run1-"+idx || c.Name != "run1-shopper-"+idx || (c.Session != "" && c.Session != "run1-session-"+idx) {
+			t.Fatalf("shopper %d: id %q, name %q, session %q", i, c.ID, c.Name, c.Session)
 		}
 	}
 	// Half of 150 have a session, give or take what a fair coin does.

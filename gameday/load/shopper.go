@@ -108,13 +108,19 @@ type chooser struct {
 func newChooser(plan Plan, index int) chooser {
 	c := chooser{spread: plan.RetryJitter}
 	c.src.Seed(uint64(plan.Seed), uint64(index))
+	session := c.float() < plan.SessionShare
+	// One allocation for the three names: they are slices of one string.
 	prefix := plan.prefix()
-	idx := strconv.Itoa(index)
-	c.id = prefix + "-" + idx
-	c.name = prefix + "-shopper-" + idx
-	if c.float() < plan.SessionShare {
-		c.session = prefix + "-session-" + idx
+	var a [512]byte // room for three names with a 100-byte prefix
+	b := strconv.AppendInt(append(append(a[:0], prefix...), '-'), int64(index), 10)
+	idEnd := len(b)
+	b = strconv.AppendInt(append(append(b, prefix...), "-shopper-"...), int64(index), 10)
+	nameEnd := len(b)
+	if session {
+		b = strconv.AppendInt(append(append(b, prefix...), "-session-"...), int64(index), 10)
 	}
+	all := string(b)
+	c.id, c.name, c.session = all[:idEnd], all[idEnd:nameEnd], all[nameEnd:]
 	return c
 }
 
