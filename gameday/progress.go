@@ -1,17 +1,50 @@
 package gameday
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/gameday/load"
 )
 
-// liveCounts counts outcomes as shoppers finish, for the progress line.
+// liveCounts counts arrivals as shoppers start and outcomes as they
+// finish, for the progress line.
 type liveCounts struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu       sync.Mutex
+	n        map[string]int
+	arrivals int
+	seen     map[string]struct{}
+}
+
+// arrived counts a checkout id the first time it is seen.
+func (l *liveCounts) arrived(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.seen == nil {
+		l.seen = map[string]struct{}{}
+	}
+	if _, ok := l.seen[id]; !ok {
+		l.seen[id] = struct{}{}
+		l.arrivals++
+	}
+}
+
+// countingTarget counts the arrivals it sees for the progress line.
+type countingTarget struct {
+	load.Target
+	live *liveCounts
+}
+
+var _ load.Target = (*countingTarget)(nil)
+
+func (c *countingTarget) Checkout(ctx context.Context, req checkout.Request) (load.Answer, error) {
+	c.live.arrived(req.CheckoutID)
+	return c.Target.Checkout(ctx, req)
 }
 
 func (l *liveCounts) add(outcome string) {
@@ -31,7 +64,8 @@ func (l *liveCounts) String() string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
+	parts := make([]string, 0, len(keys)+1)
+	parts = append(parts, fmt.Sprintf("arrivals=%d", l.arrivals))
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, l.n[k]))
 	}
@@ -63,7 +97,7 @@ func (d *drill) liveProgress(live *liveCounts, probe *breakerProbe, start time.T
 						bs = append(bs, dep+":"+s)
 					}
 				}
-				line := fmt.Sprintf("gameday: %s %5.1fs faults=[%s] breakers=[%s] %s", d.sc.Name, time.Since(start).Seconds(),
+				line := fmt.Sprintf("gameday: %s load %5.1fs faults=[%s] breakers=[%s] %s", d.sc.Name, time.Since(start).Seconds(),
 					strings.Join(d.inj.Active(), ","), strings.Join(bs, " "), live)
 				if d.o.ProgressLive {
 					fmt.Fprintf(d.o.Progress, "\r\033[K%s", line)

@@ -234,7 +234,8 @@ func (d *drill) drive(ctx context.Context) {
 	plan := d.plan()
 	var live liveCounts
 	stopProgress := d.liveProgress(&live, probe, start)
-	report, loadErr := load.Run(loadCtx, plan, load.HTTPTarget(d.env.CheckoutURL(), nil), load.Options{
+	target := &countingTarget{Target: load.HTTPTarget(d.env.CheckoutURL(), nil), live: &live}
+	report, loadErr := load.Run(loadCtx, plan, target, load.Options{
 		Clock: func() time.Time { return time.Now() },
 		OnResult: func(s *load.Shopper) {
 			live.add(s.Outcome)
@@ -255,6 +256,7 @@ func (d *drill) drive(ctx context.Context) {
 
 	// Let the breakers recover and the books settle: leases expire, voids
 	// land. Sampling goes on meanwhile.
+	d.progress("gameday: %s: settling the books (leases expiring, voids landing)", d.sc.Name)
 	settleCtx, cancelSettle := context.WithTimeout(context.Background(), d.settleLimit())
 	bks, settleErr := d.settle(settleCtx)
 	cancelSettle()
