@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -49,14 +50,15 @@ type Injector struct {
 	journal *Journal // nil: nothing outlives the runner
 	runID   string
 
-	mu     sync.Mutex
-	active map[string]Fault
+	mu      sync.Mutex
+	active  map[string]Fault // to remove: applied, or maybe applied
+	inPlace map[string]bool  // applied for sure
 }
 
 // NewInjector returns an injector. journal may be nil for an environment
 // whose Toxiproxy dies with the runner.
 func NewInjector(e env.Environment, journal *Journal, runID string) *Injector {
-	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}}
+	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}, inPlace: map[string]bool{}}
 }
 
 // ToxicName is the name a fault's toxic has on the proxy: prefixed with
@@ -90,13 +92,18 @@ func (in *Injector) Apply(ctx context.Context, f Fault) error {
 	}
 	if f.Process == "restart" {
 		in.forget(f.Name) // killed and running again: nothing to undo
+		return nil
 	}
+	in.mu.Lock()
+	in.inPlace[f.Name] = true
+	in.mu.Unlock()
 	return nil
 }
 
 func (in *Injector) forget(name string) {
 	in.mu.Lock()
 	delete(in.active, name)
+	delete(in.inPlace, name)
 	in.mu.Unlock()
 }
 
@@ -216,13 +223,14 @@ func (in *Injector) RemoveAll() error {
 	return errors.Join(errs...)
 }
 
-// Active lists the names of the faults in place.
+// Active lists the names of the faults known to be in place.
 func (in *Injector) Active() []string {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	out := make([]string, 0, len(in.active))
-	for n := range in.active {
+	out := make([]string, 0, len(in.inPlace))
+	for n := range in.inPlace {
 		out = append(out, n)
 	}
+	sort.Strings(out)
 	return out
 }
