@@ -21,11 +21,12 @@
 //
 // # Bounded, and nothing hidden
 //
-// Shoppers run in a pool of [Plan.MaxShoppers] goroutines created before the
-// sale, and the report's shopper records are allocated before it too, so a
-// run's memory is known before it starts. An arrival that finds every shopper
-// of the pool busy is not queued and not started late: it is counted as
-// dropped and appears in the report with the outcome "dropped". Every started
+// At most [Plan.MaxShoppers] shoppers are in flight at once, each on its own
+// goroutine of a pool that grows as the sale needs it and shrinks after it,
+// and the report's shopper records are allocated before the sale starts, so a
+// run's memory is bounded and known in advance. An arrival that finds
+// MaxShoppers shoppers busy is not queued and not started late: it is
+// counted as dropped and appears in the report with the outcome "dropped". Every started
 // shopper's lateness (actual start minus scheduled start) is recorded, and
 // the report gives its p50, p99 and maximum. Latency is measured from the
 // scheduled start, as wrk2 does, not from when the request happened to be

@@ -30,7 +30,10 @@ const maxAnswer = 64 << 10
 // and answers are well under 1 KiB, and each waiting shopper holds its
 // connection's buffers: 3 KiB instead of net/http's default 8 KiB), no
 // compression, no client-wide timeout (each attempt's context carries the
-// shopper's deadline) and a 5 s dial timeout.
+// shopper's deadline), a 5 s dial timeout, and idle connections closed
+// after 5 s (after a surge, each idle connection keeps two net/http
+// goroutines that every garbage collection scans, which makes arrivals
+// late).
 //
 // The returned Target also has a CloseIdleConnections() method, for a runner
 // that wants the connections gone when the sale is over.
@@ -47,7 +50,7 @@ func newTransport() *http.Transport {
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         d.DialContext,
 		MaxIdleConnsPerHost: PoolLimit,
-		IdleConnTimeout:     90 * time.Second,
+		IdleConnTimeout:     5 * time.Second,
 		TLSHandshakeTimeout: 5 * time.Second,
 		DisableCompression:  true,
 		WriteBufferSize:     1 << 10,

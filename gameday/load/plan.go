@@ -14,7 +14,7 @@ const (
 	// shopper record of about 300 bytes in the report, so a plan at the
 	// limit holds under 1 GB of records.
 	ArrivalLimit = 3_000_000
-	// PoolLimit bounds Plan.MaxShoppers, the goroutines of the pool.
+	// PoolLimit bounds Plan.MaxShoppers, the shoppers in flight at once.
 	PoolLimit = 1_000_000
 	// RetryLimit bounds Plan.MaxRetries.
 	RetryLimit = 100
@@ -53,9 +53,10 @@ type Plan struct {
 	// told to come back at the same time do not all come back at once.
 	// 0 means exactly the asked wait; at most 1.
 	RetryJitter float64
-	// MaxShoppers is the size of the pool of shoppers in flight, allocated
-	// before the sale. An arrival that finds none free is dropped, never
-	// queued. Must be positive; at most PoolLimit.
+	// MaxShoppers bounds the shoppers in flight at once (and so the
+	// goroutines and connections of a run). An arrival that finds
+	// MaxShoppers busy is dropped, never queued. Must be positive; at most
+	// PoolLimit.
 	MaxShoppers int
 	// SessionShare is the fraction of shoppers who carry a session token;
 	// the others check out as guests. 0 means nobody has a session; at

@@ -64,10 +64,13 @@ func (r *Report) Outcomes() map[string]int {
 // Run drives plan's load at t and returns what every shopper saw.
 //
 // A scheduler (the calling goroutine) sleeps until each arrival's absolute
-// due time and hands it to a free shopper of a pool of plan.MaxShoppers
-// goroutines started before the sale. An arrival with no free shopper is
-// dropped at once, never queued. Run returns when every started shopper has
-// its outcome.
+// due time and hands it to a shopper goroutine of a pool bounded by
+// plan.MaxShoppers. The shopper records are allocated before the sale; the
+// goroutines are made as the sale needs them and end after a second idle,
+// because thousands of idle goroutines made up front slow every garbage
+// collection and so make arrivals late. An arrival that finds MaxShoppers
+// shoppers busy is dropped at once, never queued. Run returns when every
+// started shopper has its outcome.
 //
 // When ctx ends, the run is aborted: no arrival is scheduled any more,
 // shoppers in flight have their attempt's context cancelled and end as
@@ -88,8 +91,7 @@ func Run(ctx context.Context, plan Plan, t Target, opt Options) (*Report, error)
 		r.clock = time.Now
 	}
 
-	// Everything the sale needs is allocated before it starts: the
-	// records, the pool and its channels.
+	// The records are allocated before the sale starts.
 	sched := Schedule(plan.Stages)
 	rep := &Report{Scheduled: len(sched), Shoppers: make([]*Shopper, len(sched))}
 	shoppers := make([]Shopper, len(sched))
