@@ -18,6 +18,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gameday-dev/gameday/internal/strictyaml"
+
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -165,31 +167,9 @@ func yamlError(file string, data []byte, err error) *Error {
 	return e
 }
 
-// refuseAliases reports the first anchor or alias in the tree. The tree
-// holds an alias as a node pointing at its anchor, so walking it without
-// following aliases is bounded by the input's size.
+// refuseAliases reports the first anchor or alias in the tree.
 func refuseAliases(file string, n *yaml.Node, path string) error {
-	switch {
-	case n.Kind == yaml.AliasNode:
-		return &Error{File: file, Line: n.Line, Field: path, Msg: fmt.Sprintf("aliases (*%s) are not allowed: write the value out", clipRaw(n.Value))}
-	case n.Anchor != "":
-		return &Error{File: file, Line: n.Line, Field: path, Msg: fmt.Sprintf("anchors (&%s) are not allowed: write the value out", clipRaw(n.Anchor))}
-	}
-	for i, c := range n.Content {
-		p := path
-		switch n.Kind {
-		case yaml.MappingNode:
-			if i%2 == 1 {
-				p = joinPath(path, n.Content[i-1].Value)
-			}
-		case yaml.SequenceNode:
-			p = path + "[" + strconv.Itoa(i) + "]"
-		}
-		if err := refuseAliases(file, c, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return strictyaml.RefuseAliases(file, n, path)
 }
 
 // clipRaw shortens a name for a message, without quoting it.
@@ -202,12 +182,7 @@ func clipRaw(s string) string {
 	return u
 }
 
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
+func joinPath(path, key string) string { return strictyaml.JoinPath(path, key) }
 
 // describe says what a node is, for errors: "a mapping", "number 10".
 func describe(n *yaml.Node) string {

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gameday-dev/gameday/internal/strictyaml"
 )
 
 // MaxSize is the largest scenario file Parse and LoadFile accept, in bytes.
@@ -150,39 +152,12 @@ func firstTabIndent(data []byte, from int) int {
 	return 0
 }
 
-// refuseAliases reports the first anchor or alias in the tree. The tree
-// holds an alias as a node pointing at its anchor, so walking it without
-// following aliases is bounded by the input's size.
+// refuseAliases reports the first anchor or alias in the tree.
 func refuseAliases(file string, n *yaml.Node, path string) error {
-	switch {
-	case n.Kind == yaml.AliasNode:
-		return &Error{File: file, Line: n.Line, Field: clipField(path), Msg: fmt.Sprintf("aliases (*%s) are not allowed: write the value out", short(n.Value))}
-	case n.Anchor != "":
-		return &Error{File: file, Line: n.Line, Field: clipField(path), Msg: fmt.Sprintf("anchors (&%s) are not allowed: write the value out", short(n.Anchor))}
-	}
-	for i, c := range n.Content {
-		p := path
-		switch n.Kind {
-		case yaml.MappingNode:
-			if i%2 == 1 {
-				p = joinPath(path, n.Content[i-1].Value)
-			}
-		case yaml.SequenceNode:
-			p = path + "[" + strconv.Itoa(i) + "]"
-		}
-		if err := refuseAliases(file, c, p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return strictyaml.RefuseAliases(file, n, path)
 }
 
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
+func joinPath(path, key string) string { return strictyaml.JoinPath(path, key) }
 
 // kindName says what a node is, for errors.
 func kindName(n *yaml.Node) string {
