@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -66,7 +67,7 @@ func (s *Server) handleLedger(w http.ResponseWriter, r *http.Request) {
 		l, err := s.inv.Ledger(ctx, sku)
 		if err != nil {
 			code := http.StatusServiceUnavailable
-			if errorsIsUnknown(err) {
+			if errors.Is(err, ErrUnknownSKU) {
 				code = http.StatusNotFound
 			}
 			writeJSON(w, code, map[string]string{"error": err.Error()})

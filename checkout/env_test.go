@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,7 +176,7 @@ func (e *env) books() books {
 		if c.Status == payment.StatusApproved {
 			b.approved++
 			approved[c.Key] = c
-			perCheckout[checkoutOf(c.Key)]++
+			perCheckout[checkout.CheckoutIDOf(c.Key)]++
 		}
 	}
 	for _, n := range perCheckout {
@@ -202,14 +201,6 @@ func (e *env) books() books {
 		}
 	}
 	return b
-}
-
-// checkoutOf is the checkout id of a charge key "<checkout id>/<attempt>".
-func checkoutOf(key string) string {
-	if i := strings.LastIndex(key, "/"); i >= 0 {
-		return key[:i]
-	}
-	return key
 }
 
 // eventually polls cond every 50ms for up to limit and fails the test with

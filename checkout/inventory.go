@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -501,4 +502,14 @@ func parseReservation(v []string) (reservation, error) {
 	return r, nil
 }
 
-func errorsIsUnknown(err error) bool { return errors.Is(err, ErrUnknownSKU) }
+// ChargeKey is the payment idempotency key of one attempt of a checkout:
+// "<checkout id>/<attempt>".
+func ChargeKey(checkoutID, attempt string) string { return checkoutID + "/" + attempt }
+
+// CheckoutIDOf is the checkout id of a charge key made by ChargeKey.
+func CheckoutIDOf(chargeKey string) string {
+	if i := strings.LastIndex(chargeKey, "/"); i >= 0 {
+		return chargeKey[:i]
+	}
+	return chargeKey
+}

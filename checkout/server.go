@@ -289,7 +289,7 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		return resp
 	}
 
-	key := req.CheckoutID + "/" + res.attempt
+	key := ChargeKey(req.CheckoutID, res.attempt)
 	ch, sent, err := s.charge(ctx, req, key)
 	switch {
 	case err != nil && !sent:
@@ -485,7 +485,7 @@ func (s *Server) naive(ctx context.Context, req Request, resp Response) Response
 		resp.Status = OutcomeSoldOut
 		return resp
 	}
-	key := req.CheckoutID + "/1"
+	key := ChargeKey(req.CheckoutID, "1")
 	ch, sent, err := s.charge(ctx, req, key)
 	if err != nil {
 		if sent {

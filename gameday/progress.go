@@ -1,50 +1,27 @@
 package gameday
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/gameday-dev/gameday/checkout"
-	"github.com/gameday-dev/gameday/gameday/load"
 )
 
-// liveCounts counts arrivals as shoppers start and outcomes as they
-// finish, for the progress line.
+// liveCounts counts outcomes as shoppers finish, for the progress line.
+// Arrivals need no counting: they follow the plan, so the number due by
+// now is read off the schedule.
 type liveCounts struct {
 	mu       sync.Mutex
 	n        map[string]int
-	arrivals int
-	seen     map[string]struct{}
+	schedule []time.Duration // arrival offsets from the start, in order
+	start    time.Time
 }
 
-// arrived counts a checkout id the first time it is seen.
-func (l *liveCounts) arrived(id string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.seen == nil {
-		l.seen = map[string]struct{}{}
-	}
-	if _, ok := l.seen[id]; !ok {
-		l.seen[id] = struct{}{}
-		l.arrivals++
-	}
-}
-
-// countingTarget counts the arrivals it sees for the progress line.
-type countingTarget struct {
-	load.Target
-	live *liveCounts
-}
-
-var _ load.Target = (*countingTarget)(nil)
-
-func (c *countingTarget) Checkout(ctx context.Context, req checkout.Request) (load.Answer, error) {
-	c.live.arrived(req.CheckoutID)
-	return c.Target.Checkout(ctx, req)
+// arrivals is the number of arrivals the plan has made due by now.
+func (l *liveCounts) arrivals() int {
+	elapsed := time.Since(l.start)
+	return sort.Search(len(l.schedule), func(i int) bool { return l.schedule[i] > elapsed })
 }
 
 func (l *liveCounts) add(outcome string) {
@@ -65,7 +42,7 @@ func (l *liveCounts) String() string {
 	}
 	sort.Strings(keys)
 	parts := make([]string, 0, len(keys)+1)
-	parts = append(parts, fmt.Sprintf("arrivals=%d", l.arrivals))
+	parts = append(parts, fmt.Sprintf("arrivals=%d", l.arrivals()))
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, l.n[k]))
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout"
@@ -74,7 +73,7 @@ func reconcile(b books, shoppers []shopperView, dropped int) Invariants {
 			continue
 		}
 		approved[c.Key] = c
-		id := checkoutOf(c.Key)
+		id := checkout.CheckoutIDOf(c.Key)
 		perCheckout[id] = append(perCheckout[id], c)
 		if _, ok := byKey[c.Key]; !ok {
 			iv.ChargesWithoutOrder++
@@ -136,12 +135,4 @@ func getJSON(ctx context.Context, url string, v any) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
-}
-
-// checkoutOf is the checkout id of a charge key "<checkout id>/<attempt>".
-func checkoutOf(key string) string {
-	if i := strings.LastIndex(key, "/"); i >= 0 {
-		return key[:i]
-	}
-	return key
 }

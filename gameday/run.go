@@ -232,10 +232,12 @@ func (d *drill) drive(ctx context.Context) {
 		go guard.watch(loadCtx)
 	}
 	plan := d.plan()
-	var live liveCounts
+	live := liveCounts{start: start}
+	if d.o.Progress != nil {
+		live.schedule = load.Schedule(plan.Stages)
+	}
 	stopProgress := d.liveProgress(&live, probe, start)
-	target := &countingTarget{Target: load.HTTPTarget(d.env.CheckoutURL(), nil), live: &live}
-	report, loadErr := load.Run(loadCtx, plan, target, load.Options{
+	report, loadErr := load.Run(loadCtx, plan, load.HTTPTarget(d.env.CheckoutURL(), nil), load.Options{
 		Clock: func() time.Time { return time.Now() },
 		OnResult: func(s *load.Shopper) {
 			live.add(s.Outcome)

@@ -28,18 +28,6 @@ type Fault struct {
 	Process string // kill, pause, restart
 }
 
-// Kind names the fault's kind for reports: the toxic type, "down", or the
-// process action.
-func (f Fault) Kind() string {
-	switch {
-	case f.Toxic != nil:
-		return f.Toxic.Type
-	case f.Down:
-		return "down"
-	}
-	return f.Process
-}
-
 // callTimeout bounds every Toxiproxy call and process action: removing a
 // toxic under heavy traffic has been reported to hang Toxiproxy's API.
 const callTimeout = 5 * time.Second

@@ -59,9 +59,6 @@ func DefaultJournalPath() string {
 // OpenJournal returns the journal at path; the file is created on first use.
 func OpenJournal(path string) *Journal { return &Journal{path: path} }
 
-// Path is the journal's file.
-func (j *Journal) Path() string { return j.path }
-
 // Add records e for this process.
 func (j *Journal) Add(e Entry) error {
 	e.Pid = os.Getpid()

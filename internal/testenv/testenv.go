@@ -9,7 +9,6 @@ package testenv
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -83,15 +82,4 @@ func SetEnabled(tb testing.TB, c *toxi.Client, proxy string, enabled bool) {
 	if err := c.SetEnabled(context.Background(), proxy, enabled); err != nil {
 		tb.Fatalf("set proxy %s enabled=%v: %v", proxy, enabled, err)
 	}
-}
-
-// FreeAddr returns a loopback address that was free a moment ago.
-func FreeAddr(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
