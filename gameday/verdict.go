@@ -241,7 +241,7 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 // invariantResults turns the invariant counts into promises: each is zero
 // unless the scenario allows more.
 func invariantResults(iv Invariants, allow map[string]int64) []ExpectationResult {
-	names := []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "dropped"}
+	names := scenarios.InvariantNames() // the names a scenario may allow
 	counts := iv.ByName()
 	out := make([]ExpectationResult, 0, len(names))
 	for _, n := range names {
