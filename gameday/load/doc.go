@@ -40,7 +40,10 @@
 // 409 in_progress, with Retry-After) it waits the given time spread by
 // [Plan.RetryJitter] and tries again with the same checkout id, unless that
 // wait would take it past its deadline (it gives up) or it has no retries
-// left (unavailable). Every shopper ends with exactly one outcome; see
+// left (unavailable). When an answer carries a waiting-room token (the
+// Waiting-Room-Token header of a checkout in a fair admission mode), the
+// shopper keeps the latest one and sends it back on every later attempt, as
+// a browser keeps a cookie. Every shopper ends with exactly one outcome; see
 // [Shopper.Outcome]. An answer is taken as it comes, even after the
 // deadline: a confirmation that arrives late is still a purchase, and the
 // checkout's books, not the shopper, say whether it charged too late.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/checkout/admission"
 )
 
 // maxAnswer bounds the body read from one answer; the checkout's answers
@@ -69,7 +70,8 @@ var _ Target = (*httpTarget)(nil)
 // copies, so a buffer is free again once Checkout returns).
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// Checkout sends one attempt. Any answer, whatever its status, is returned
+// Checkout sends one attempt, with req.Token in the Waiting-Room-Token
+// header when there is one. Any answer, whatever its status, is returned
 // with a nil error; a body that is not the checkout's JSON leaves
 // Answer.Body zero.
 func (h *httpTarget) Checkout(ctx context.Context, req checkout.Request) (Answer, error) {
@@ -81,6 +83,9 @@ func (h *httpTarget) Checkout(ctx context.Context, req checkout.Request) (Answer
 		return Answer{}, fmt.Errorf("post checkout: %w", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
+	if req.Token != "" {
+		hreq.Header.Set(admission.TokenHeader, req.Token)
+	}
 	resp, err := h.hc.Do(hreq)
 	if err != nil {
 		return Answer{}, fmt.Errorf("post checkout: %w", err)
@@ -97,6 +102,11 @@ func (h *httpTarget) Checkout(ctx context.Context, req checkout.Request) (Answer
 		ans.Body = checkout.Response{}
 	}
 	ans.RetryAfter = retryAfter(ans.Body.RetryAfterMS, resp.Header.Get("Retry-After"), time.Now)
+	// A token longer than any the checkout signs is not kept: the shopper
+	// would hold it and send it back on every retry.
+	if tok := resp.Header.Get(admission.TokenHeader); len(tok) <= admission.MaxTokenLen {
+		ans.Token = tok
+	}
 	return ans, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/checkout/admission"
 )
 
 // newServer starts an httptest server (on 127.0.0.1) and closes it when
@@ -207,5 +208,46 @@ func TestRunOverHTTP(t *testing.T) {
 	}
 	if !strings.HasPrefix(rep.Shoppers[0].ID, "run1-") || rep.Started != 105 {
 		t.Errorf("ids %q..., started %d", rep.Shoppers[0].ID, rep.Started)
+	}
+}
+
+// TestHTTPTargetToken: a request's token travels in the Waiting-Room-Token
+// header, never in the body; an answer's token header becomes
+// Answer.Token, unless it is longer than any the checkout signs.
+func TestHTTPTargetToken(t *testing.T) {
+	long := strings.Repeat("t", admission.MaxTokenLen+1)
+	tests := []struct {
+		name, sent, answered, want string
+	}{
+		{"no token either way", "", "", ""},
+		{"first attempt: given one", "", "k1.abc.mac", "k1.abc.mac"},
+		{"a retry: sends it, gets it back", "k1.abc.mac", "k1.abc.mac", "k1.abc.mac"},
+		{"an absurd token is not kept", "", long, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				req, err := decodeCheckout(r) // strict: a token in the body is an unknown field
+				if err != nil || req.CheckoutID != "co-1" {
+					t.Errorf("server got %+v, %v", req, err)
+				}
+				if got := r.Header.Get(admission.TokenHeader); got != tt.sent || len(r.Header.Values(admission.TokenHeader)) > 1 {
+					t.Errorf("token header %q, want %q", got, tt.sent)
+				}
+				if tt.answered != "" {
+					w.Header().Set(admission.TokenHeader, tt.answered)
+				}
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(503)
+				_, _ = w.Write([]byte(`{"status":"unavailable","reason":"waiting_room"}`))
+			})
+			got, err := HTTPTarget(srv.URL, nil).Checkout(context.Background(), checkout.Request{CheckoutID: "co-1", Shopper: "s-1", SKU: "sku-1", Token: tt.sent})
+			if err != nil {
+				t.Fatalf("Checkout: %v", err)
+			}
+			if got.Token != tt.want || got.Body.Reason != admission.RefusalWaitingRoom {
+				t.Errorf("answer token %q, reason %q; want %q, waiting_room", got.Token, got.Body.Reason, tt.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/checkout/admission"
 )
 
 // attemptGrace is added to a shopper's deadline for the context of each of
@@ -193,6 +194,7 @@ func (r *run) shop(s *Shopper) {
 			Took:       got.Sub(sent),
 			Code:       ans.Code,
 			Status:     status(ans.Body.Status),
+			Reason:     reason(ans.Body.Reason),
 			RetryAfter: ans.RetryAfter,
 			Degraded:   ans.Body.Degraded,
 		}
@@ -209,6 +211,11 @@ func (r *run) shop(s *Shopper) {
 				r.finish(s, OutcomeError, got)
 			}
 			return
+		}
+		if ans.Token != "" {
+			// Kept for every later attempt: the waiting room's place in
+			// line is the token's, and a retry without it starts over.
+			req.Token = ans.Token
 		}
 		outcome, again := classify(ans)
 		if outcome == OutcomeError {
@@ -270,6 +277,26 @@ func status(o checkout.Outcome) string {
 		return s
 	}
 	return string(o[:min(len(o), 64)])
+}
+
+// reasons keeps one copy of each reason the checkout gives, so that a
+// sale's worth of attempts does not hold one string each.
+var reasons = map[string]string{}
+
+func init() {
+	for _, r := range []string{
+		"breaker_open", "bulkhead_full", "timeout", "error", "deadline", "voided",
+		admission.RefusalWaitingRoom, admission.RefusalTokenInvalid, admission.RefusalTokenExpired,
+	} {
+		reasons[r] = r
+	}
+}
+
+func reason(r string) string {
+	if s, ok := reasons[r]; ok {
+		return s
+	}
+	return r[:min(len(r), 64)]
 }
 
 func (r *run) finish(s *Shopper, outcome string, at time.Time) {

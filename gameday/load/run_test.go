@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/checkout/admission"
 )
 
 // fakeTarget is a Target whose answers a test scripts: our own logic is
@@ -554,5 +556,63 @@ func TestRunRefusesABadPlan(t *testing.T) {
 	}
 	if len(f.reqs) != 0 {
 		t.Errorf("a refused plan sent %d requests", len(f.reqs))
+	}
+}
+
+// TestShopperPresentsItsToken: a shopper sends back the latest
+// waiting-room token it was given on every later attempt, and an answer
+// without one does not make it forget it; each attempt records the answer's
+// reason.
+func TestShopperPresentsItsToken(t *testing.T) {
+	const ra = 20 * time.Millisecond
+	plan := onePlan()
+	plan.MaxRetries = 3
+	refused := func(reason, token string) Answer {
+		a := comeBack(checkout.OutcomeUnavailable, ra)
+		a.Body.Reason, a.Token = reason, token
+		return a
+	}
+	f := newFake(t, scripted(
+		step{ans: refused(admission.RefusalWaitingRoom, "tok-1")},
+		step{ans: refused("breaker_open", "")}, // admitted, then refused further on: no token
+		step{ans: refused(admission.RefusalWaitingRoom, "tok-2")},
+		step{ans: answer(checkout.OutcomeConfirmed)},
+	))
+	rep, err := Run(context.Background(), plan, f, Options{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	s := rep.Shoppers[0]
+	if s.Outcome != OutcomeConfirmed || len(s.Attempts) != 4 {
+		t.Fatalf("%q after %+v", s.Outcome, s.Attempts)
+	}
+	reqs := f.reqs[s.ID]
+	wantTokens := []string{"", "tok-1", "tok-1", "tok-2"}
+	wantReasons := []string{admission.RefusalWaitingRoom, "breaker_open", admission.RefusalWaitingRoom, ""}
+	for k, r := range reqs {
+		if r.Token != wantTokens[k] {
+			t.Errorf("attempt %d sent token %q, want %q", k, r.Token, wantTokens[k])
+		}
+		if s.Attempts[k].Reason != wantReasons[k] {
+			t.Errorf("attempt %d reason %q, want %q", k, s.Attempts[k].Reason, wantReasons[k])
+		}
+		r.Token = ""
+		if r != reqs[0] {
+			t.Errorf("attempt %d changed more than the token: %+v, first %+v", k, r, reqs[0])
+		}
+	}
+}
+
+func TestReason(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	for _, tt := range []struct{ in, want string }{
+		{"", ""}, // no reason
+		{admission.RefusalWaitingRoom, admission.RefusalWaitingRoom}, // a known reason
+		{"something_new", "something_new"},                           // unknown, short: kept
+		{long, long[:64]},                                            // unknown, long: cut
+	} {
+		if got := reason(tt.in); got != tt.want {
+			t.Errorf("reason(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

@@ -27,6 +27,9 @@ type Attempt struct {
 	Code int
 	// Status is the answer's status field ("confirmed", "in_progress", ...).
 	Status string
+	// Reason is the answer's reason field: why it refused ("waiting_room",
+	// "breaker_open", "deadline", "token_invalid", ...); "" when none.
+	Reason string
 	// RetryAfter is the wait the checkout asked for, before jitter.
 	RetryAfter time.Duration
 	// Degraded is true when the answer said the checkout degraded (a guest

@@ -24,6 +24,11 @@ type Answer struct {
 	// RetryAfter is the wait the checkout asked for (retry_after_ms, or the
 	// Retry-After header); 0 when it asked for none.
 	RetryAfter time.Duration
+	// Token is the waiting-room token the checkout gave (the
+	// Waiting-Room-Token header); "" when it gave none. The shopper sends
+	// the latest one it was given on every later attempt. Why the answer
+	// refused is Body.Reason.
+	Token string
 }
 
 // TargetFunc adapts a function to Target.

@@ -1,0 +1,4 @@
+package predict
+
+// PeakModel is peakModel for the external tests and benchmarks.
+var PeakModel = peakModel
