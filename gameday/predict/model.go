@@ -237,11 +237,11 @@ func (m Model) admission() admission.Config {
 // figure even when the model is right; outside [Min, Max] of 400 runs, about
 // one time in 200.
 type Range struct {
-	Mean     float64 `json:"mean"`
-	P5       float64 `json:"p5"`
-	P95      float64 `json:"p95"`
-	Min      float64 `json:"min"`
-	Max      float64 `json:"max"`
+	Mean float64 `json:"mean"`
+	P5   float64 `json:"p5"`
+	P95  float64 `json:"p95"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
 }
 
 // Prediction is a scenario's figures over Runs simulated runs with the seeds
