@@ -100,6 +100,9 @@ func (g *Guard) record(_ string, from, to gobreaker.State) {
 		g.trans = append(g.trans[:0], g.trans[len(g.trans)-g.s.MaxTransitions+1:]...)
 	}
 	g.trans = append(g.trans, t)
+	if t.To == StateOpen && g.s.OnOpen != nil {
+		go g.s.OnOpen()
+	}
 }
 
 // Do runs fn through the bulkhead, the breaker and the deadline, and returns

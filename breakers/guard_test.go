@@ -621,6 +621,10 @@ func TestObserversDuringTrips(t *testing.T) {
 						fn = fail
 					}
 					_ = g.Do(context.Background(), fn)
+					// The calls themselves take no time: pace them so that
+					// the 300 span several OpenFor periods and the breaker
+					// cycles, on a fast machine too.
+					time.Sleep(50 * time.Microsecond)
 				}
 			})
 		}
@@ -690,4 +694,34 @@ func TestCallHandsOverValueOnlyInTime(t *testing.T) {
 	}
 	close(release)
 	<-finished
+}
+
+// OnOpen runs each time the breaker opens, and only then: the checkout
+// drops its payment connections there, since a vanished peer's connections
+// go silent and would eat every probe.
+func TestOnOpenRunsWhenTheBreakerOpens(t *testing.T) {
+	opened := make(chan struct{}, 4)
+	g := breakers.New(breakers.Settings{Name: "dep", ConsecutiveFailures: 2, OpenFor: 20 * time.Millisecond,
+		OnOpen: func() { opened <- struct{}{} }})
+	if err := g.Do(context.Background(), succeed); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-opened:
+		t.Fatal("OnOpen ran while the breaker was closed")
+	case <-time.After(20 * time.Millisecond):
+	}
+	trip(t, g)
+	for round := 1; round <= 2; round++ {
+		select {
+		case <-opened:
+		case <-time.After(time.Second):
+			t.Fatalf("OnOpen did not run after opening #%d", round)
+		}
+		if round == 1 {
+			// Half-open, then a failed probe opens it again.
+			waitState(t, g, breakers.StateHalfOpen)
+			_ = g.Do(context.Background(), fail)
+		}
+	}
 }

@@ -116,6 +116,12 @@ type Settings struct {
 	// Now stamps transitions. It is called while gobreaker holds its lock, so
 	// it must not call the Guard. nil → time.Now.
 	Now func() time.Time
+	// OnOpen, when set, is called in a goroutine of its own each time the
+	// breaker opens. It is the place to drop the dependency's pooled
+	// connections: when a peer's host vanishes (a killed container), its
+	// connections go silent instead of being reset, and every probe would
+	// otherwise take one of them and time out.
+	OnOpen func()
 	// MaxTransitions is how many transitions are kept, oldest dropped first;
 	// TransitionCount still counts the dropped ones. 0 or negative → 1024.
 	MaxTransitions int

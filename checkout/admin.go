@@ -21,6 +21,15 @@ func (s *Server) routes() {
 	mux.HandleFunc("GET /admin/breakers", s.handleBreakers)
 	mux.HandleFunc("GET /admin/ledger", s.handleLedger)
 	mux.HandleFunc("PUT /admin/stock", s.handleStock)
+	mux.HandleFunc("GET /admin/admission", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.room.Stats())
+	})
+	// A runner resets the high-water mark before a drill, so that the most
+	// checkouts in progress it reads afterwards are the drill's own.
+	mux.HandleFunc("POST /admin/admission/reset-max", func(w http.ResponseWriter, r *http.Request) {
+		s.room.ResetMax()
+		writeJSON(w, http.StatusOK, s.room.Stats())
+	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	s.mux = mux
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/breakers"
+	"github.com/gameday-dev/gameday/checkout/admission"
 )
 
 // Config is the reference checkout's configuration. Every zero value is
@@ -57,6 +58,12 @@ type Config struct {
 	// SessionTTL is a session's idle lifetime; 0 means 30 minutes.
 	SessionTTL time.Duration
 
+	// Admission is how checkouts are let in (see package admission). Its
+	// zero value is today's behaviour: everyone is admitted and the
+	// shopper's deadline is honoured. Its RetryAfter, 0, means RetryAfter
+	// above. The fair modes need at least one key.
+	Admission admission.Config
+
 	// Logger receives the checkout's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -74,6 +81,11 @@ func (c *Config) normalise() {
 	if c.RetryAfter == 0 {
 		c.RetryAfter = time.Second
 	}
+	if c.Admission.RetryAfter == 0 {
+		c.Admission.RetryAfter = c.RetryAfter
+	}
+	// "none" is spelled ModeNone from here on ("" and "none" are one mode).
+	c.Admission.Mode, _ = admission.ParseMode(string(c.Admission.Mode))
 	if c.PaymentAttempts == 0 {
 		c.PaymentAttempts = 2
 	}
@@ -135,6 +147,10 @@ func (c Config) Validate() error {
 	}
 	if c.PaymentAttempts < 0 {
 		errs = append(errs, fmt.Errorf("payment attempts %d: must not be negative", c.PaymentAttempts))
+	}
+	// Each of its errors names its field (admission.in_progress, ...).
+	if err := c.Admission.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/gameday-dev/gameday/breakers"
+	"github.com/gameday-dev/gameday/checkout/admission"
 )
 
 // metrics are the checkout's Prometheus series, on a registry of its own.
@@ -19,7 +20,7 @@ type metrics struct {
 	voids    *prometheus.CounterVec
 }
 
-func newMetrics(guards []*breakers.Guard) *metrics {
+func newMetrics(guards []*breakers.Guard, room *admission.Room) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -41,7 +42,20 @@ func newMetrics(guards []*breakers.Guard) *metrics {
 		}, []string{"result"}),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.degraded, m.voids,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gameday_admission_in_progress",
+			Help: "Checkouts admitted and not answered yet.",
+		}, func() float64 { return float64(room.Stats().InProgress) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gameday_admission_max_in_progress",
+			Help: "The most checkouts in progress at once since the start or POST /admin/admission/reset-max.",
+		}, func() float64 { return float64(room.Stats().MaxInProgress) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "gameday_admission_waiting_room_answers_total",
+			Help: "Checkouts answered 503 waiting_room by the admission room.",
+		}, func() float64 { return float64(room.Stats().WaitingRoomAnswers) }),
+	)
 	for _, g := range guards {
 		labels := prometheus.Labels{"dependency": g.Name()}
 		m.reg.MustRegister(

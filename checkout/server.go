@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gameday-dev/gameday/breakers"
+	"github.com/gameday-dev/gameday/checkout/admission"
 	"github.com/gameday-dev/gameday/checkout/payment"
 )
 
@@ -34,8 +35,13 @@ type Server struct {
 	invG      *breakers.Guard
 	sessG     *breakers.Guard
 	voids     *voider
+	room      *admission.Room
 	metrics   *metrics
 	mux       *http.ServeMux
+
+	stopTick  chan struct{} // closed by Close; nil without a fair room
+	tickDone  chan struct{}
+	closeOnce sync.Once
 
 	mu       sync.Mutex
 	inFlight map[string]struct{} // checkout ids being processed here
@@ -50,11 +56,17 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("configure checkout: %w", err)
 	}
 	cfg.normalise()
+	pay := payment.NewClient(cfg.PaymentURL, nil)
+	// When the payment breaker opens, its idle connections go: a provider
+	// whose container was killed leaves them silent rather than reset, and
+	// each half-open probe would take one and time out, keeping the breaker
+	// open long after the provider is back.
+	cfg.Payment.OnOpen = pay.CloseIdleConnections
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		invRedis: NewRedisClient(cfg.InventoryRedis, cfg.Inventory.Timeout),
-		pay:      payment.NewClient(cfg.PaymentURL, nil),
+		pay:      pay,
 		payG:     breakers.New(cfg.Payment),
 		invG:     breakers.New(cfg.Inventory),
 		sessG:    breakers.New(cfg.Sessions),
@@ -66,16 +78,44 @@ func New(cfg Config) (*Server, error) {
 		s.sessions = NewSessions(s.sessRedis, cfg.SessionTTL)
 	}
 	s.guards = []*breakers.Guard{s.payG, s.invG, s.sessG}
-	s.metrics = newMetrics(s.guards)
+	room, err := admission.New(cfg.Admission, time.Now)
+	if err != nil {
+		return nil, fmt.Errorf("configure checkout: %w", err)
+	}
+	s.room = room
+	s.metrics = newMetrics(s.guards, s.room)
 	s.voids = newVoider(s.inv, s.pay, cfg.Payment.Timeout, cfg.lateClaimGrace(), cfg.SweepInterval, s.log, s.metrics)
+	if cfg.Admission.Mode.Fair() {
+		s.stopTick, s.tickDone = make(chan struct{}), make(chan struct{})
+		go s.tick(room.Config().Tick)
+	}
 	s.routes()
 	return s, nil
+}
+
+// tick runs the fair room's controller until Close.
+func (s *Server) tick(every time.Duration) {
+	defer close(s.tickDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopTick:
+			return
+		case <-t.C:
+			s.room.Tick()
+		}
+	}
 }
 
 // Close stops the sweeper, gives voids in flight a few seconds, and closes
 // connections. Voids not yet confirmed stay pending in Redis for the next
 // checkout's sweeper.
 func (s *Server) Close() error {
+	if s.stopTick != nil {
+		s.closeOnce.Do(func() { close(s.stopTick) })
+		<-s.tickDone
+	}
 	s.voids.close()
 	errs := []error{s.invRedis.Close()}
 	if s.sessRedis != nil {
@@ -101,6 +141,9 @@ func (s *Server) Guard(name string) *breakers.Guard {
 // Inventory is the checkout's stock store.
 func (s *Server) Inventory() *Inventory { return s.inv }
 
+// Admission is the checkout's admission room (GET /admin/admission).
+func (s *Server) Admission() *admission.Room { return s.room }
+
 // ServeHTTP serves the checkout and admin API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
@@ -114,8 +157,12 @@ type Request struct {
 	// Session is the shopper's session token; "" checks out as a guest.
 	Session string `json:"session,omitempty"`
 	// Deadline is when the shopper gives up (RFC 3339). Past it the checkout
-	// charges nothing. Zero means no deadline.
+	// charges nothing. Zero means no deadline. The admission modes that
+	// detach the charge (queue, lottery, fair) ignore it.
 	Deadline time.Time `json:"deadline,omitzero"`
+	// Token is the waiting-room token, which travels in the
+	// Waiting-Room-Token header (admission.TokenHeader), never in the body.
+	Token string `json:"-"`
 }
 
 // Outcome is the status field of every answer to POST /checkout.
@@ -147,7 +194,9 @@ type Response struct {
 	DegradedReasons []string `json:"degraded_reasons,omitempty"`
 	// Dependency and Reason say why a checkout was refused: the dependency
 	// ("inventory", "payment") and "breaker_open", "bulkhead_full",
-	// "timeout", "error", "deadline", "voided".
+	// "timeout", "error", "deadline", "voided"; or, without a dependency,
+	// the admission room's "waiting_room" (503), "token_invalid" or
+	// "token_expired" (400).
 	Dependency   string `json:"dependency,omitempty"`
 	Reason       string `json:"reason,omitempty"`
 	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
@@ -169,17 +218,22 @@ func StatusCode(o Outcome) int { return statusCodes[o] }
 
 func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	resp := s.checkout(r)
+	resp := s.checkout(w, r)
 	s.metrics.observe(resp, time.Since(start))
 	if resp.Status == OutcomeUnavailable || resp.Status == OutcomeInProgress {
 		ra := s.cfg.RetryAfter
+		if resp.Reason == admission.RefusalWaitingRoom {
+			ra = s.cfg.Admission.RetryAfter
+		}
 		w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (ra+time.Second-1)/time.Second))))
 		resp.RetryAfterMS = ra.Milliseconds()
 	}
 	writeJSON(w, StatusCode(resp.Status), resp)
 }
 
-func (s *Server) checkout(r *http.Request) Response {
+// checkout serves one POST /checkout; it sets the waiting-room token
+// header on w, the rest of the answer is the caller's.
+func (s *Server) checkout(w http.ResponseWriter, r *http.Request) Response {
 	var req Request
 	if err := decodeJSON(r, &req); err != nil {
 		return Response{Status: OutcomeInvalid, Error: err.Error()}
@@ -188,7 +242,13 @@ func (s *Server) checkout(r *http.Request) Response {
 		return Response{Status: OutcomeInvalid, CheckoutID: req.CheckoutID, Error: err.Error()}
 	}
 	ctx := r.Context()
-	if !req.Deadline.IsZero() {
+	switch {
+	case !s.cfg.Admission.Mode.HonoursDeadline():
+		// The deadline is ignored and the shopper leaving stops nothing:
+		// the purchase, charge included, runs to its end, bounded only by
+		// each dependency guard's own timeout.
+		ctx = context.WithoutCancel(ctx)
+	case !req.Deadline.IsZero():
 		if !time.Now().Before(req.Deadline) {
 			return Response{Status: OutcomeTooLate, CheckoutID: req.CheckoutID, Reason: "deadline"}
 		}
@@ -196,6 +256,23 @@ func (s *Server) checkout(r *http.Request) Response {
 		ctx, cancel = context.WithDeadline(ctx, req.Deadline)
 		defer cancel()
 	}
+	req.Token = r.Header.Get(admission.TokenHeader)
+	d := s.room.Admit(req.CheckoutID, req.Token)
+	if d.Token != "" {
+		w.Header().Set(admission.TokenHeader, d.Token)
+	}
+	switch d.Refusal {
+	case "":
+	case admission.RefusalWaitingRoom:
+		return Response{Status: OutcomeUnavailable, CheckoutID: req.CheckoutID, Reason: d.Refusal}
+	case admission.RefusalTokenExpired:
+		return Response{Status: OutcomeInvalid, CheckoutID: req.CheckoutID, Reason: d.Refusal,
+			Error: admission.TokenHeader + ": expired; start again without it"}
+	default:
+		return Response{Status: OutcomeInvalid, CheckoutID: req.CheckoutID, Reason: d.Refusal,
+			Error: admission.TokenHeader + ": not valid for this checkout_id (forged, altered, or signed with a key no longer configured)"}
+	}
+	defer s.room.Done()
 	if !s.begin(req.CheckoutID) {
 		return Response{Status: OutcomeInProgress, CheckoutID: req.CheckoutID}
 	}

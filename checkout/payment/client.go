@@ -74,6 +74,10 @@ func NewClient(baseURL string, hc *http.Client) *Client {
 	return &Client{baseURL: strings.TrimRight(baseURL, "/"), hc: hc}
 }
 
+// CloseIdleConnections closes the client's idle keep-alive connections to
+// the gateway, so that the next call dials afresh.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
 // newTransport returns a transport fit for many concurrent calls to one host.
 func newTransport() *http.Transport {
 	return &http.Transport{

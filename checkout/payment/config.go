@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"time"
 )
 
 // Config sets how the payment-gateway stand-in behaves. The zero value is a
-// provider that answers at once, approves every charge and has no slot limit.
+// provider that answers at once, approves every charge, has no slot limit and
+// keeps its books in memory.
 type Config struct {
 	// MinLatency and MaxLatency bound a charge's processing time, drawn
 	// uniformly in [MinLatency, MaxLatency]. Both zero means no latency.
@@ -34,6 +37,20 @@ type Config struct {
 	// Now tells the time for created_at and voided_at. Nil means time.Now.
 	// Processing sleeps on the real clock whatever Now is.
 	Now func() time.Time
+	// DataDir is where the books are kept so that they survive the
+	// stand-in being killed, as a real provider's do: every change (a
+	// charge decided, a void) is appended to a journal file in it before
+	// it is answered, and NewServer replays that file. It is created if it
+	// does not exist. "" keeps the books in memory only, lost with the
+	// process. One server at a time may use a DataDir.
+	DataDir string
+	// Sync flushes every journal write to the disk (fsync) before the
+	// answer is sent, so that the books also survive a crash of the
+	// machine, at the cost of one disk flush per change with the books
+	// locked. Without it nothing answered is lost when the process is
+	// killed: its writes are in the kernel's page cache, which outlives
+	// the process. It needs DataDir.
+	Sync bool
 }
 
 // ConfigError reports one invalid Config field.
@@ -82,6 +99,20 @@ func (c Config) Validate() error {
 	}
 	if c.Slots < 0 {
 		bad("Slots", c.Slots, "must not be negative (0 means no limit)")
+	}
+	if c.DataDir != "" {
+		// A missing directory is fine, NewServer creates it; anything else
+		// in the way is reported now, before a drill relies on it.
+		fi, err := os.Stat(c.DataDir)
+		switch {
+		case err == nil && !fi.IsDir():
+			bad("DataDir", c.DataDir, "is not a directory")
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			bad("DataDir", c.DataDir, "cannot be used: "+err.Error())
+		}
+	}
+	if c.Sync && c.DataDir == "" {
+		bad("Sync", c.Sync, "needs DataDir: books kept in memory have nothing to flush")
 	}
 	return errors.Join(errs...)
 }

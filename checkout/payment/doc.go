@@ -48,6 +48,10 @@
 //     shopper or sku; nothing is charged.
 //   - 400 Bad Request for a body that is not valid JSON, has an unknown field,
 //     or misses a required field.
+//   - 500 Internal Server Error when the charge could not be written down
+//     (see Durable books): nothing was charged, and the request may be
+//     retried with the same key. POST /charges/void answers the same way
+//     for a void it could not write down.
 //
 // A charge looks like this:
 //
@@ -88,6 +92,40 @@
 // Any other path answers 404 Not Found; a known path with another method
 // answers 405 Method Not Allowed with an Allow header. GET endpoints also
 // accept HEAD.
+//
+// # Durable books
+//
+// With [Config].DataDir the server keeps its books in a journal,
+// journal.jsonl in that directory: one JSON line per change, appended before
+// the change is answered or seen by any other request.
+//
+//	{"op": "charge", "charge": {"id": "ch_00000001", "key": "co-42-1", ...}}
+//	{"op": "void", "key": "co-42-1", "at": "2025-11-28T09:00:01Z"}
+//
+// A "charge" line is a charge as it was recorded: approved, declined, or
+// voided by an earlier void. A "void" line is a void that changed the books:
+// an approved charge voided, or a tombstone left; a void that changes
+// nothing writes nothing.
+//
+// [NewServer] replays the journal, so that a server started on the
+// directory of one that was killed keeps its promises: a key already charged
+// answers 200 with the same charge, a voided charge stays voided, a
+// tombstone still voids the charge that comes after it, GET /charges lists
+// every charge answered before the crash, and ids go on after the last one.
+// A charge still waiting or processing when the process died was never
+// answered and is not in the books, as with a provider that crashed before
+// committing: a resend with its key is charged afresh, with the same drawn
+// latency and decision.
+//
+// A process killed in the middle of a write leaves at most a torn last line,
+// one without its newline: the replay ignores it, logs a warning and cuts it
+// off. Any other line that cannot be replayed is a [*JournalError] naming the
+// file and the line, and the server does not start. A change that cannot be
+// written answers 500 and is not made.
+//
+// Writes reach the kernel's page cache, which outlives a killed process;
+// [Config].Sync also flushes each one to the disk, for the books to survive a
+// crash of the machine. One server at a time may use a directory.
 //
 // # Client
 //

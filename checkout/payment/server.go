@@ -32,6 +32,10 @@ type Server struct {
 	// hooks observe the life of a charge; tests set them.
 	hooks hooks
 
+	// journal keeps the books on disk; nil: in memory only. Set by
+	// NewServer; written to with mu held.
+	journal *journal
+
 	mu          sync.Mutex
 	byKey       map[string]*entry    // every key waiting, processing or recorded
 	tombstones  map[string]time.Time // keys voided before a charge was recorded
@@ -58,8 +62,12 @@ type entry struct {
 	charge *Charge       // set, under Server.mu, once recorded
 }
 
-// NewServer returns a Server that behaves as cfg says. A nil logger discards
-// logs; the server logs only at Debug level.
+// NewServer returns a Server that behaves as cfg says. With cfg.DataDir it
+// first replays the journal there, so that it starts with the books a
+// server before it left; a line it cannot replay is a *JournalError. A nil
+// logger discards logs. The server logs at Debug level, except about its
+// journal: the replay at Info, a torn last line at Warn, a failed write at
+// Error.
 func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("create payment server: %w", err)
@@ -81,7 +89,24 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if cfg.Slots > 0 {
 		s.sem = make(chan struct{}, cfg.Slots)
 	}
+	if cfg.DataDir != "" {
+		if err := s.openJournal(cfg.DataDir, cfg.Sync); err != nil {
+			return nil, fmt.Errorf("create payment server: %w", err)
+		}
+	}
 	return s, nil
+}
+
+// Close closes the journal, if the server has one; from then on a change to
+// the books answers 500 and is not made. A server that keeps its books in
+// memory has nothing to close. Close does not wait for requests in flight.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.journal == nil {
+		return nil
+	}
+	return s.journal.close()
 }
 
 // Charges returns a copy of every recorded charge, ordered by creation
@@ -238,9 +263,8 @@ func (s *Server) process(ctx context.Context, w http.ResponseWriter, e *entry) {
 	}
 
 	s.mu.Lock()
-	s.seq++
 	c := &Charge{
-		ID:          fmt.Sprintf("ch_%08d", s.seq),
+		ID:          fmt.Sprintf("ch_%08d", s.seq+1),
 		Key:         key,
 		AmountCents: e.req.AmountCents,
 		Shopper:     e.req.Shopper,
@@ -251,12 +275,22 @@ func (s *Server) process(ctx context.Context, w http.ResponseWriter, e *entry) {
 	if o.declined {
 		c.Status = StatusDeclined
 	}
-	if at, ok := s.tombstones[key]; ok {
-		delete(s.tombstones, key)
-		if c.Status == StatusApproved {
-			c.Status = StatusVoided
-			c.VoidedAt = &at
+	at, voided := s.tombstones[key]
+	if voided && c.Status == StatusApproved {
+		c.Status = StatusVoided
+		c.VoidedAt = &at
+	}
+	if s.journal != nil {
+		if err := s.journal.append(record{Op: opCharge, Charge: c}); err != nil {
+			s.unrecorded(e, err)
+			writeError(w, http.StatusInternalServerError, "record charge: "+err.Error())
+			return
 		}
+	}
+	// Only now that it is written down may anyone see the charge.
+	s.seq++
+	if voided {
+		delete(s.tombstones, key)
 	}
 	e.charge = c
 	s.charges = append(s.charges, c)
@@ -274,6 +308,21 @@ func (s *Server) process(ctx context.Context, w http.ResponseWriter, e *entry) {
 		s.hooks.recorded(out)
 	}
 	writeJSON(w, http.StatusCreated, out)
+}
+
+// unrecorded forgets the charge of e, which was processed but could not be
+// written down, and frees its slot. s.mu is held and unrecorded releases it.
+// Like a provider that failed before committing, nothing was charged: the
+// requests waiting on the key try again, and one of them takes its place.
+func (s *Server) unrecorded(e *entry, err error) {
+	delete(s.byKey, e.req.Key)
+	s.inFlight--
+	close(e.done)
+	s.mu.Unlock()
+	if s.sem != nil {
+		<-s.sem
+	}
+	s.logger.Error("payment charge not recorded", "key", e.req.Key, "err", err)
 }
 
 // abandon forgets the charge of e, whose client left before it started, and
@@ -304,6 +353,11 @@ func (s *Server) handleVoid(w http.ResponseWriter, r *http.Request) {
 	now := s.now().UTC()
 	if e, ok := s.byKey[body.Key]; ok && e.charge != nil {
 		if e.charge.Status == StatusApproved {
+			if err := s.journalVoid(body.Key, now); err != nil {
+				s.mu.Unlock()
+				writeError(w, http.StatusInternalServerError, "record void: "+err.Error())
+				return
+			}
 			e.charge.Status = StatusVoided
 			e.charge.VoidedAt = &now
 		}
@@ -316,11 +370,29 @@ func (s *Server) handleVoid(w http.ResponseWriter, r *http.Request) {
 	at, ok := s.tombstones[body.Key]
 	if !ok {
 		at = now
+		if err := s.journalVoid(body.Key, at); err != nil {
+			s.mu.Unlock()
+			writeError(w, http.StatusInternalServerError, "record void: "+err.Error())
+			return
+		}
 		s.tombstones[body.Key] = at
 	}
 	s.mu.Unlock()
 	s.logger.Debug("payment void before charge", "key", body.Key)
 	writeJSON(w, http.StatusOK, tombstoneBody{Key: body.Key, Status: StatusVoided, VoidedAt: at})
+}
+
+// journalVoid writes down a void that changes the books, if they are kept on
+// disk. s.mu is held.
+func (s *Server) journalVoid(key string, at time.Time) error {
+	if s.journal == nil {
+		return nil
+	}
+	if err := s.journal.append(record{Op: opVoid, Key: key, At: at}); err != nil {
+		s.logger.Error("payment void not recorded", "key", key, "err", err)
+		return err
+	}
+	return nil
 }
 
 // checkChargeRequest reports the first required field that req misses.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/gameday-dev/gameday/breakers"
 	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/checkout/admission"
 	"github.com/gameday-dev/gameday/checkout/payment"
 )
 
@@ -80,6 +82,41 @@ func (s stockFlag) Set(v string) error {
 	return nil
 }
 
+// keyFlag collects -admission-key values as given; keys() reads them after
+// parsing, because the flag package would echo a bad value, secret and all.
+type keyFlag []string
+
+func (k *keyFlag) String() string { return fmt.Sprintf("%d keys", len(*k)) }
+
+func (k *keyFlag) Set(v string) error {
+	*k = append(*k, v)
+	return nil
+}
+
+// keys reads ID=SECRET or ID=@FILE values. Errors never show a secret.
+func (k keyFlag) keys() ([]admission.Key, error) {
+	var out []admission.Key
+	for i, v := range k {
+		id, secret, ok := strings.Cut(v, "=")
+		if !ok || id == "" || secret == "" {
+			return nil, usagef("-admission-key (number %d): want ID=SECRET or ID=@FILE", i+1)
+		}
+		if file, ok := strings.CutPrefix(secret, "@"); ok {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return nil, usagef("-admission-key %s: read the secret: %v", id, err)
+			}
+			// A file written by echo or an editor ends with a newline that
+			// is not part of the secret.
+			b = bytes.TrimSuffix(b, []byte("\n"))
+			b = bytes.TrimSuffix(b, []byte("\r"))
+			secret = string(b)
+		}
+		out = append(out, admission.Key{ID: id, Secret: []byte(secret)})
+	}
+	return out, nil
+}
+
 func serveCheckout(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve checkout", stderr)
 	var (
@@ -88,6 +125,8 @@ func serveCheckout(args []string, stderr io.Writer) error {
 		mode   string
 		stock  = stockFlag{}
 		lf     logFlags
+		adm    string
+		keys   keyFlag
 	)
 	fs.StringVar(&cfg.InventoryRedis, "inventory-redis", "127.0.0.1:6379", "host:port of the Redis holding stock and orders")
 	fs.StringVar(&cfg.SessionRedis, "session-redis", "", "host:port of the Redis holding sessions (empty: every shopper is a guest)")
@@ -103,6 +142,10 @@ func serveCheckout(args []string, stderr io.Writer) error {
 	breakerFlags(fs, "payment", &cfg.Payment, 2*time.Second)
 	breakerFlags(fs, "inventory", &cfg.Inventory, 250*time.Millisecond)
 	breakerFlags(fs, "sessions", &cfg.Sessions, 100*time.Millisecond)
+	fs.StringVar(&adm, "admission", "none", "admission mode: none, queue, deadline, lottery, fair or fair-deadline (see docs/admission.md)")
+	fs.IntVar(&cfg.Admission.InProgress, "admission-in-progress", 0, "checkouts a waiting room (lottery, fair, fair-deadline) lets in at once")
+	fs.DurationVar(&cfg.Admission.TokenTTL, "admission-token-ttl", 10*time.Minute, "how long a fair waiting-room token stays valid after the first attempt")
+	fs.Var(&keys, "admission-key", "ID=SECRET, or ID=@FILE to read the secret from a file, signing fair waiting-room tokens (repeatable: the first signs, all verify; none: a random key, and tokens do not survive a restart)")
 	fs.Var(stock, "stock", "give a SKU this stock at start if it has none yet, SKU=UNITS (repeatable; a restarted checkout keeps its books)")
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -114,6 +157,16 @@ func serveCheckout(args []string, stderr io.Writer) error {
 		return err
 	}
 	cfg.Logger = log
+	if cfg.Admission.Mode, err = admission.ParseMode(adm); err != nil {
+		return usagef("-admission: %v", err)
+	}
+	if cfg.Admission.Keys, err = keys.keys(); err != nil {
+		return err
+	}
+	if cfg.Admission.Mode.Fair() && len(keys) == 0 {
+		cfg.Admission.Keys = []admission.Key{admission.GenerateKey("auto")}
+		log.Warn("no -admission-key: waiting-room tokens are signed with a random key and will not survive a restart")
+	}
 	if err := checkListen(*listen); err != nil {
 		return err
 	}
@@ -130,7 +183,8 @@ func serveCheckout(args []string, stderr io.Writer) error {
 			return usageError{fmt.Errorf("-stock %s=%d: %w", sku, units, err)}
 		}
 	}
-	log.Info("checkout starting", "mode", cfg.Mode, "inventory_redis", cfg.InventoryRedis, "session_redis", cfg.SessionRedis, "payment_url", cfg.PaymentURL)
+	log.Info("checkout starting", "mode", cfg.Mode, "admission", cfg.Admission.Mode.String(), "admission_in_progress", cfg.Admission.InProgress,
+		"inventory_redis", cfg.InventoryRedis, "session_redis", cfg.SessionRedis, "payment_url", cfg.PaymentURL)
 	return serveHTTP(*listen, srv, log)
 }
 
@@ -168,6 +222,7 @@ func servePayment(args []string, stderr io.Writer) error {
 	fs.Float64Var(&cfg.DeclineRate, "decline-rate", 0.05, "fraction of charges declined")
 	fs.IntVar(&cfg.Slots, "slots", 0, "charges processed at once; the rest wait (0: no limit)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of every latency and decline draw")
+	fs.StringVar(&cfg.DataDir, "data", "", "directory that keeps the books (charges, voids) across a kill; created if missing (\"\": in memory only)")
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
