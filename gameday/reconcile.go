@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout"
@@ -24,9 +25,17 @@ type shopperView struct {
 	checkoutID string
 	outcome    string
 	leftAt     time.Time // when the shopper gave up waiting (its deadline)
+	// cut: the runner stopped the load while this shopper was in flight;
+	// it did not leave of its own accord, so a charge it did not see
+	// confirmed is the interruption's, not the checkout's.
+	cut bool
 }
 
-func fetchBooks(ctx context.Context, checkoutURL, paymentURL, sku string) (books, error) {
+// fetchBooks reads the checkout's ledger of sku and the provider's charges
+// of this run: those whose checkout id starts with prefix and a '-'. A
+// provider that outlives one drill (Compose, a service of your own) also
+// holds the charges of earlier runs, which are not this run's to reconcile.
+func fetchBooks(ctx context.Context, checkoutURL, paymentURL, sku, prefix string) (books, error) {
 	var b books
 	var ans struct {
 		Ledgers []checkout.Ledger `json:"ledgers"`
@@ -43,7 +52,12 @@ func fetchBooks(ctx context.Context, checkoutURL, paymentURL, sku string) (books
 		if err != nil {
 			return b, fmt.Errorf("read the provider's charges: %w", err)
 		}
-		b.charges, b.hasPay = cs, true
+		for _, c := range cs {
+			if strings.HasPrefix(checkout.CheckoutIDOf(c.Key), prefix+"-") {
+				b.charges = append(b.charges, c)
+			}
+		}
+		b.hasPay = true
 	}
 	return b, nil
 }
@@ -90,7 +104,7 @@ func reconcile(b books, shoppers []shopperView, dropped int) Invariants {
 		}
 	}
 	for _, s := range shoppers {
-		if s.outcome == "confirmed" {
+		if s.outcome == "confirmed" || s.cut {
 			continue
 		}
 		for _, c := range perCheckout[s.checkoutID] {

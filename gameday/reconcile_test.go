@@ -86,3 +86,24 @@ func TestInvariantResultsHonourAllowances(t *testing.T) {
 		t.Errorf("results: %+v", rs)
 	}
 }
+
+// A shopper the runner cut when it stopped the load (SIGINT, the abort
+// guard) did not leave of its own accord: a charge it did not see confirmed
+// is the interruption's, and is not counted as charged after leaving. The
+// same shopper leaving by its own deadline is counted.
+func TestCutShoppersAreNotChargedAfterLeaving(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	b := books{
+		ledger:  checkout.Ledger{Initial: 1, Sold: 1, Orders: []checkout.Order{{CheckoutID: "a", ChargeKey: "a/1", ChargeID: "ch_a"}}},
+		charges: []payment.Charge{{ID: "ch_a", Key: "a/1", Status: payment.StatusApproved, CreatedAt: t0}},
+		hasPay:  true,
+	}
+	left := []shopperView{{checkoutID: "a", outcome: "gave_up", leftAt: t0.Add(-time.Second)}}
+	if got := reconcile(b, left, 0).ChargedAfterLeaving; got != 1 {
+		t.Fatalf("a shopper who left by its deadline: charged after leaving %d, want 1", got)
+	}
+	left[0].cut = true
+	if got := reconcile(b, left, 0).ChargedAfterLeaving; got != 0 {
+		t.Errorf("a shopper the runner cut: charged after leaving %d, want 0", got)
+	}
+}

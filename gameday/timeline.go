@@ -75,8 +75,13 @@ func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
 	if ctx.Err() != nil {
 		return // RemoveAll ends it
 	}
+	// A breaker may see the dependency back before the runner does (a
+	// restarted container answers before its health check says so), so the
+	// record keeps when lifting began as well as when it was done.
+	lifted := time.Since(tl.t0).Milliseconds()
 	err = tl.inj.Remove(context.Background(), f.Name)
 	tl.mu.Lock()
+	rec.LiftedMS = &lifted
 	rec.EndMS = time.Since(tl.t0).Milliseconds()
 	if err != nil {
 		rec.Error = err.Error()
@@ -108,7 +113,12 @@ func (tl *timeline) spans(end time.Duration) faultTimes {
 	ft := faultTimes{}
 	for _, r := range tl.records(end) {
 		if r.Error == "" {
-			ft[r.Name] = span{from: time.Duration(r.StartMS) * time.Millisecond, to: time.Duration(r.EndMS) * time.Millisecond}
+			sp := span{from: time.Duration(r.StartMS) * time.Millisecond, to: time.Duration(r.EndMS) * time.Millisecond}
+			sp.lifted = sp.to
+			if r.LiftedMS != nil {
+				sp.lifted = time.Duration(*r.LiftedMS) * time.Millisecond
+			}
+			ft[r.Name] = sp
 		}
 	}
 	return ft

@@ -27,7 +27,11 @@ type shopperRun struct {
 }
 
 // span is a part of the run, [from, to).
-type span struct{ from, to time.Duration }
+// span is when a fault was in place: from its injection to the moment it
+// was gone (a killed process answering again). lifted is when the runner
+// began to lift it, which a breaker may already see: a restarted container
+// can answer before its health check says so.
+type span struct{ from, lifted, to time.Duration }
 
 // windows are the parts of the run a promise can look at.
 type windows struct {
@@ -113,7 +117,7 @@ func breakerExpectation(b *scenarios.BreakerWithin, state string, ft faultTimes,
 	}
 	ref := sp.from
 	if state == "closed" {
-		ref = sp.to
+		ref = sp.lifted
 	}
 	r.Promise = strings.Replace(r.Promise, "the fault's", "fault "+f.Name+"'s", 1)
 	after, ok := firstAfter(brk[b.Dependency], state, ref)

@@ -10,7 +10,7 @@ import (
 const sec = time.Second
 
 func TestWindows(t *testing.T) {
-	w := windows{faults: []span{{10 * sec, 20 * sec}, {15 * sec, 25 * sec}}, end: 40 * sec}
+	w := windows{faults: []span{{10 * sec, 20 * sec, 20 * sec}, {15 * sec, 25 * sec, 25 * sec}}, end: 40 * sec}
 	cases := []struct {
 		win  scenarios.Window
 		at   time.Duration
@@ -37,7 +37,7 @@ func TestWindows(t *testing.T) {
 
 func TestBreakerExpectation(t *testing.T) {
 	faults := []scenarios.Fault{{Name: "slow", Target: "payment"}}
-	ft := faultTimes{"slow": {10 * sec, 20 * sec}}
+	ft := faultTimes{"slow": {10 * sec, 20 * sec, 20 * sec}}
 	trans := map[string][]Transition{"payment": {
 		{State: "open", AtMS: 5000}, // an earlier blip does not count
 		{State: "closed", AtMS: 6000},
@@ -71,7 +71,7 @@ func TestBreakerExpectation(t *testing.T) {
 }
 
 func TestLatencyAndRatioExpectations(t *testing.T) {
-	w := windows{faults: []span{{10 * sec, 20 * sec}}, end: 30 * sec}
+	w := windows{faults: []span{{10 * sec, 20 * sec, 20 * sec}}, end: 30 * sec}
 	var shoppers []shopperRun
 	for i := range 100 {
 		at := time.Duration(i) * 300 * time.Millisecond // 0 to 29.7 s
@@ -150,5 +150,23 @@ func TestAbortGuardSeesAHang(t *testing.T) {
 	}
 	if !g.check(t0.Add(2500 * time.Millisecond)) {
 		t.Fatal("a hang (no shopper finishing) did not abort")
+	}
+}
+
+// A killed container is started at "lifted" but answers its health check
+// only later; a breaker that closes in between recovered after the lift,
+// and the promise is measured from it, not from when the runner saw the
+// container healthy.
+func TestBreakerClosesMeasuredFromTheLift(t *testing.T) {
+	faults := []scenarios.Fault{{Name: "crash", Target: "payment"}}
+	ft := faultTimes{"crash": {10 * sec, 18 * sec, 20 * sec}}
+	trans := map[string][]Transition{"payment": {
+		{State: "open", AtMS: 10100},
+		{State: "half-open", AtMS: 19000},
+		{State: "closed", AtMS: 19200},
+	}}
+	r := breakerExpectation(&scenarios.BreakerWithin{Dependency: "payment", Within: scenarios.Duration(2 * sec)}, "closed", ft, faults, trans)
+	if !r.Held || r.Observed != "closed after 1.2s" {
+		t.Errorf("closed between the lift and the health check: held %v (%s), want closed after 1.2s", r.Held, r.Observed)
 	}
 }

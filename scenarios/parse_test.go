@@ -73,8 +73,6 @@ func TestBadFiles(t *testing.T) {
 		{"not-a-mapping", []wantErr{{2, "", "want a mapping of scenario fields"}}},
 		// An external environment has no process of ours.
 		{"external-process", []wantErr{{13, "faults[0].process", "only in a local environment"}}},
-		// Killing the payment stand-in would lose the provider's books.
-		{"payment-killed", []wantErr{{15, "faults[0].process", "payment can only be paused"}}},
 		// A negative number into an unsigned field.
 		{"negative-uint", []wantErr{{20, "checkout.payment.failures", "-1 is negative"}}},
 		{"bad-invariant", []wantErr{{19, "invariants.allow.oversell", `"oversell" is not one of oversold,`}}},
@@ -208,6 +206,26 @@ func TestParseErrors(t *testing.T) {
 				t.Fatalf("Parse = %+v, want an error", s)
 			}
 			checkErrors(t, err, "inline.yaml", c.want)
+		})
+	}
+}
+
+// A process fault may target the payment stand-in: its books survive a kill.
+func TestProcessFaultOnPayment(t *testing.T) {
+	tiny := readFile(t, "testdata/good/tiny.yaml")
+	for _, process := range []string{"kill", "restart", "pause"} {
+		t.Run(process, func(t *testing.T) {
+			src := strings.Replace(tiny, "    toxic:\n      type: latency\n      attributes: {latency: 1s}\n", "    process: "+process+"\n", 1)
+			if src == tiny {
+				t.Fatal("tiny.yaml no longer has the toxic this test replaces")
+			}
+			s, err := Parse("inline.yaml", []byte(src))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if f := s.Faults[0]; f.Target != "payment" || f.Process != process || f.Toxic != nil {
+				t.Fatalf("fault = %+v, want %s on payment", f, process)
+			}
 		})
 	}
 }

@@ -2,7 +2,9 @@
 # Installs what gameday's tests and local drills need on a Debian machine,
 # from Debian's packages, each when it is not already there: redis-server;
 # chromium and the DejaVu fonts, for the report test, which opens
-# report.html in headless chromium and takes a screenshot of it.
+# report.html in headless chromium and takes a screenshot of it; and
+# qemu-user-static, with which the tests run the arm64 (Raspberry Pi) build
+# under emulation on an amd64 machine.
 # Safe to run again: it installs nothing that is already there.
 set -euo pipefail
 
@@ -10,6 +12,9 @@ need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+if [ "$(uname -m)" != aarch64 ]; then
+	command -v qemu-aarch64-static >/dev/null 2>&1 || need+=(qemu-user-static)
+fi
 
 if ((${#need[@]})); then
 	sudo=""

@@ -14,6 +14,15 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
+# The Docker environments' tests need Docker and the images; where docker
+# is installed they must run (a missing engine fails them instead of
+# skipping them), and the images are built here, without a registry.
+if command -v docker >/dev/null 2>&1; then
+	export GAMEDAY_REQUIRE_DOCKER=1
+	bash scripts/build-images.sh
+else
+	echo "test: docker is not installed: the Docker environments' tests are skipped" >&2
+fi
 # The report test saves its headless-browser screenshots here, so a CI run
 # keeps them with its other results.
 export GAMEDAY_ARTIFACTS="${GAMEDAY_ARTIFACTS:-$PWD/runs/ci-artifacts}"

@@ -40,7 +40,8 @@ func (c *child) start(ctx context.Context, listen string) error {
 	if err != nil {
 		return fmt.Errorf("open %s log: %w", c.name, err)
 	}
-	cmd := exec.Command(c.bin, append(append([]string{}, c.args...), "-listen", listen)...)
+	argv := append(append(execWrapper(), c.bin), append(append([]string{}, c.args...), "-listen", listen)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Stdout = f
 	pr, pw := io.Pipe()
@@ -89,6 +90,12 @@ func (c *child) start(ctx context.Context, listen string) error {
 		return fmt.Errorf("start %s: not listening after 20s; see %s", c.name, c.log)
 	}
 }
+
+// execWrapper is the command the children run under, from
+// GAMEDAY_EXEC_WRAPPER (split on spaces): "qemu-aarch64-static" runs an
+// arm64 gameday's children under user emulation on another machine, as CI
+// does to check the Raspberry Pi build. Empty means none.
+func execWrapper() []string { return strings.Fields(os.Getenv("GAMEDAY_EXEC_WRAPPER")) }
 
 func (c *child) Addr() string {
 	c.mu.Lock()

@@ -107,7 +107,11 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	l.client = toxi.NewClient(l.toxi.APIAddr())
 	l.info.Toxiproxy = "embedded " + l.toxi.APIAddr()
 
-	l.payment = &child{name: "payment", bin: o.Binary, args: append([]string{"serve", "payment"}, o.PaymentArgs...), log: filepath.Join(o.Dir, "payment.log")}
+	// The stand-in keeps its books in the run directory, so that a payment
+	// kill or restart fault brings it back with every charge it answered,
+	// as a real provider's books survive its crash; Start reuses these args.
+	payArgs := append([]string{"serve", "payment", "-data", filepath.Join(o.Dir, "payment-data")}, o.PaymentArgs...)
+	l.payment = &child{name: "payment", bin: o.Binary, args: payArgs, log: filepath.Join(o.Dir, "payment.log")}
 	if err := l.payment.start(ctx, "127.0.0.1:0"); err != nil {
 		return nil, err
 	}

@@ -8,11 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/internal/owner"
 )
 
 // Entry is one fault on a Toxiproxy that outlives the runner.
@@ -62,7 +61,8 @@ func OpenJournal(path string) *Journal { return &Journal{path: path} }
 // Add records e for this process.
 func (j *Journal) Add(e Entry) error {
 	e.Pid = os.Getpid()
-	e.Started, e.Boot = procStart(e.Pid), bootID()
+	self := owner.Self()
+	e.Pid, e.Started, e.Boot = self.Pid, self.Started, self.Boot
 	return j.update(func(es []Entry) []Entry { return append(es, e) })
 }
 
@@ -129,52 +129,8 @@ func undo(ctx context.Context, e Entry) error {
 
 // alive reports whether the runner that wrote e is still running: the same
 // pid, started at the same time, since the same boot.
-func alive(e Entry) bool {
-	if e.Pid <= 0 {
-		return false
-	}
-	if err := syscall.Kill(e.Pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false
-	}
-	if e.Boot != "" && e.Boot != bootID() {
-		return false // rebooted since: nothing of it runs
-	}
-	if e.Started != "" && procStart(e.Pid) != e.Started {
-		return false // the pid now belongs to another process
-	}
-	return true
-}
+func alive(e Entry) bool { return owner.Owner{Pid: e.Pid, Started: e.Started, Boot: e.Boot}.Alive() }
 
-// procStart is field 22 of /proc/PID/stat, the start time in clock ticks
-// since boot; "" where /proc is not there.
-func procStart(pid int) string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	// The command name (field 2) may hold spaces: count from after it.
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return ""
-	}
-	return f[19] // field 22: fields 3.. start at index 0
-}
-
-func bootID() string {
-	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(data))
-}
-
-// update runs f on the entries under an exclusive lock and writes the
-// result atomically.
 func (j *Journal) update(f func([]Entry) []Entry) error {
 	if err := os.MkdirAll(filepath.Dir(j.path), 0o755); err != nil {
 		return fmt.Errorf("create journal directory: %w", err)

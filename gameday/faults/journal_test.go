@@ -2,38 +2,12 @@ package faults
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/gameday-dev/gameday/internal/owner"
 	"github.com/gameday-dev/gameday/internal/testenv"
 )
-
-// A journal entry belongs to a live runner only if the pid, its start time
-// and the boot all match: a reused pid (in a container every runner is
-// pid 1) must not keep a dead runner's faults alive.
-func TestAliveChecksMoreThanThePid(t *testing.T) {
-	self := Entry{Pid: os.Getpid(), Started: procStart(os.Getpid()), Boot: bootID()}
-	if self.Started == "" || self.Boot == "" {
-		t.Fatal("this machine has /proc: start time and boot id must be read")
-	}
-	cases := []struct {
-		name string
-		e    Entry
-		want bool
-	}{
-		{"this process", self, true},
-		{"same pid, started at another time", Entry{Pid: self.Pid, Started: "1", Boot: self.Boot}, false},
-		{"same pid, before a reboot", Entry{Pid: self.Pid, Started: self.Started, Boot: "another-boot"}, false},
-		{"no such pid", Entry{Pid: 1 << 30}, false},
-		{"an old entry with a pid only", Entry{Pid: self.Pid}, true},
-	}
-	for _, c := range cases {
-		if got := alive(c.e); got != c.want {
-			t.Errorf("%s: alive = %v, want %v", c.name, got, c.want)
-		}
-	}
-}
 
 // Cleanup removes a dead runner's toxic from a real Toxiproxy, enables a
 // proxy it disabled, and keeps a live runner's entries.
@@ -50,8 +24,8 @@ func TestCleanupRemovesDeadRunnersFaults(t *testing.T) {
 	j := OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
 	// Entries as a runner in a container (pid 1, another start) left them.
 	dead := []Entry{
-		{RunID: "dead", Pid: 1, Started: "12345", Boot: bootID(), Toxiproxy: c.Addr(), Proxy: "inventory", Toxic: "gameday-dead-slow"},
-		{RunID: "dead", Pid: 1, Started: "12345", Boot: bootID(), Toxiproxy: c.Addr(), Proxy: "sessions", Disabled: true},
+		{RunID: "dead", Pid: 1, Started: "12345", Boot: owner.Self().Boot, Toxiproxy: c.Addr(), Proxy: "inventory", Toxic: "gameday-dead-slow"},
+		{RunID: "dead", Pid: 1, Started: "12345", Boot: owner.Self().Boot, Toxiproxy: c.Addr(), Proxy: "sessions", Disabled: true},
 	}
 	for _, e := range dead {
 		if err := j.update(func(es []Entry) []Entry { return append(es, e) }); err != nil {

@@ -1,0 +1,211 @@
+package env
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/moby/moby/client"
+
+	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/internal/fileerr"
+)
+
+// ComposeOptions locate the environment docker-compose.yml brings up. Zero
+// fields take the compose file's defaults (see ComposeDefaults).
+type ComposeOptions struct {
+	// Project is the Compose project name (COMPOSE_PROJECT_NAME); its
+	// containers carry the label com.docker.compose.project=Project.
+	Project string
+	// Toxiproxy is the Toxiproxy API address; CheckoutURL and PaymentURL
+	// the published checkout and payment stand-in.
+	Toxiproxy, CheckoutURL, PaymentURL string
+}
+
+// Compose services behind each dependency, as docker-compose.yml names
+// them, and the proxies deploy/compose/toxiproxy.json creates.
+var composeServices = map[string]string{
+	Inventory: "redis-inventory", Sessions: "redis-sessions", Payment: "payment", "checkout": "checkout",
+}
+
+// ComposeDefaults reads the variables docker-compose.yml reads —
+// COMPOSE_PROJECT_NAME, GAMEDAY_TOXIPROXY_PORT, GAMEDAY_CHECKOUT_PORT and
+// GAMEDAY_PAYMENT_PORT — from the environment, else from envFile (the
+// repository's .env; a missing file is no error), else the compose file's
+// own defaults, and returns the options they give.
+func ComposeDefaults(envFile string) (ComposeOptions, error) {
+	vars, err := readDotEnv(envFile)
+	if err != nil {
+		return ComposeOptions{}, err
+	}
+	get := func(name, def string) string {
+		if v := os.Getenv(name); v != "" {
+			return v
+		}
+		if v := vars[name]; v != "" {
+			return v
+		}
+		return def
+	}
+	port := func(name, def string) (string, error) {
+		v := get(name, def)
+		if n, err := strconv.Atoi(v); err != nil || n <= 0 || n > 65535 {
+			return "", fmt.Errorf("%s=%q: want a port number", name, v)
+		}
+		return v, nil
+	}
+	o := ComposeOptions{Project: get("COMPOSE_PROJECT_NAME", "gameday")}
+	tp, err := port("GAMEDAY_TOXIPROXY_PORT", "8474")
+	if err != nil {
+		return o, err
+	}
+	co, err := port("GAMEDAY_CHECKOUT_PORT", "8080")
+	if err != nil {
+		return o, err
+	}
+	pay, err := port("GAMEDAY_PAYMENT_PORT", "8081")
+	if err != nil {
+		return o, err
+	}
+	o.Toxiproxy = "127.0.0.1:" + tp
+	o.CheckoutURL = "http://127.0.0.1:" + co
+	o.PaymentURL = "http://127.0.0.1:" + pay
+	return o, nil
+}
+
+// readDotEnv reads NAME=VALUE lines (# comments, blank lines, optional
+// quotes), as Compose reads .env.
+func readDotEnv(path string) (map[string]string, error) {
+	vars := map[string]string{}
+	if path == "" {
+		return vars, nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return vars, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		t := strings.TrimSpace(sc.Text())
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		name, val, ok := strings.Cut(t, "=")
+		name = strings.TrimSpace(strings.TrimPrefix(name, "export "))
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, &fileerr.Error{File: path, Line: line, Field: name, Msg: "want NAME=VALUE"}
+		}
+		val = strings.TrimSpace(val)
+		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
+			val = val[1 : len(val)-1]
+		}
+		vars[name] = val
+	}
+	return vars, sc.Err()
+}
+
+// Compose drills the environment docker-compose.yml brought up: faults go
+// through its Toxiproxy, process faults act on its containers (found by
+// their Compose labels, so `docker compose` and `docker-compose` both do).
+// It starts and stops nothing: the user brings the project up and down.
+type Compose struct {
+	*External
+	cli   *client.Client
+	procs map[string]*containerProc
+	info  Info
+}
+
+var _ Environment = (*Compose)(nil)
+
+// OpenCompose finds the project's containers and checks that every part is
+// running; it changes nothing.
+func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
+	def, err := ComposeDefaults("")
+	if err != nil {
+		return nil, err
+	}
+	if o.Project == "" {
+		o.Project = def.Project
+	}
+	if o.Toxiproxy == "" {
+		o.Toxiproxy = def.Toxiproxy
+	}
+	if o.CheckoutURL == "" {
+		o.CheckoutURL = def.CheckoutURL
+	}
+	if o.PaymentURL == "" {
+		o.PaymentURL = def.PaymentURL
+	}
+	ext, err := NewExternal(ExternalOptions{
+		Toxiproxy: o.Toxiproxy, CheckoutURL: o.CheckoutURL, PaymentURL: o.PaymentURL,
+		Proxies: map[string]string{Inventory: Inventory, Sessions: Sessions, Payment: Payment},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cli, err := dockerClient()
+	if err != nil {
+		return nil, err
+	}
+	c := &Compose{External: ext, cli: cli, procs: map[string]*containerProc{}}
+	for dep, svc := range composeServices {
+		f := make(client.Filters).Add("label", "com.docker.compose.project="+o.Project).Add("label", "com.docker.compose.service="+svc)
+		cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+		if err != nil {
+			cli.Close()
+			return nil, fmt.Errorf("compose environment: list containers: %w", err)
+		}
+		switch {
+		case len(cs.Items) == 0:
+			cli.Close()
+			return nil, fmt.Errorf("compose environment: project %q has no %s container: bring it up first (docker compose up -d)", o.Project, svc)
+		case len(cs.Items) > 1:
+			cli.Close()
+			return nil, fmt.Errorf("compose environment: project %q has %d %s containers: a process fault needs exactly one (scaled services are not drilled)", o.Project, len(cs.Items), svc)
+		case cs.Items[0].State != "running":
+			cli.Close()
+			return nil, fmt.Errorf("compose environment: %s is %s, not running", svc, cs.Items[0].State)
+		}
+		c.procs[dep] = &containerProc{cli: cli, id: cs.Items[0].ID, name: svc}
+		if dep == Inventory {
+			c.info.Redis = "compose service " + svc + " (" + cs.Items[0].Image + ")"
+		}
+	}
+	proxies, err := ext.Toxiproxy().Proxies(ctx)
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("compose environment: toxiproxy at %s: %w", o.Toxiproxy, err)
+	}
+	for _, dep := range []string{Inventory, Sessions, Payment} {
+		if _, ok := proxies[dep]; !ok {
+			cli.Close()
+			return nil, fmt.Errorf("compose environment: toxiproxy at %s has no proxy %q (deploy/compose/toxiproxy.json creates it)", o.Toxiproxy, dep)
+		}
+	}
+	c.info.Kind = "compose"
+	c.info.Toxiproxy = "compose " + o.Toxiproxy
+	c.info.Checkout = "compose " + o.CheckoutURL
+	c.info.Notes = append(c.info.Notes, "compose environment: the checkout and the payment stand-in run with the settings in docker-compose.yml; the scenario's checkout and payment settings are not applied")
+	return c, nil
+}
+
+func (c *Compose) Info() Info              { return c.info }
+func (c *Compose) Toxiproxy() *toxi.Client { return c.External.Toxiproxy() }
+
+// Process is the container of the service behind a dependency.
+func (c *Compose) Process(dep string) (Process, bool) {
+	p, ok := c.procs[dep]
+	return p, ok
+}
+
+// Close lets go of the Docker client; the project stays up.
+func (c *Compose) Close() error { return c.cli.Close() }

@@ -1,0 +1,431 @@
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	mobynet "github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+	tcnet "github.com/testcontainers/testcontainers-go/network"
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/internal/owner"
+)
+
+// Images are the images the Docker environments run. The defaults are the
+// ones the repository's .env names (a test keeps the two in step); the
+// variables of the same names override them, as they do for Compose.
+type Images struct {
+	Redis     string // GAMEDAY_REDIS_IMAGE
+	Toxiproxy string // GAMEDAY_TOXIPROXY_IMAGE
+	Gameday   string // GAMEDAY_IMAGE: the checkout and the payment stand-in
+}
+
+// The defaults of Images, as .env names them.
+const (
+	DefaultRedisImage     = "redis:7.0"
+	DefaultToxiproxyImage = "shopify/toxiproxy:2.5.0"
+	DefaultGamedayImage   = "gameday:local"
+)
+
+// DefaultImages are the defaults, overridden by GAMEDAY_REDIS_IMAGE,
+// GAMEDAY_TOXIPROXY_IMAGE and GAMEDAY_IMAGE when they are set.
+func DefaultImages() Images {
+	get := func(name, def string) string {
+		if v := os.Getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	return Images{
+		Redis:     get("GAMEDAY_REDIS_IMAGE", DefaultRedisImage),
+		Toxiproxy: get("GAMEDAY_TOXIPROXY_IMAGE", DefaultToxiproxyImage),
+		Gameday:   get("GAMEDAY_IMAGE", DefaultGamedayImage),
+	}
+}
+
+// ContainersOptions configure a containers environment.
+type ContainersOptions struct {
+	// Images to run; zero fields take DefaultImages'.
+	Images Images
+	// PaymentArgs and CheckoutArgs are extra flags for "gameday serve
+	// payment" and "gameday serve checkout" (addresses are set here).
+	PaymentArgs, CheckoutArgs []string
+	// Dir, when set, receives the checkout's and the stand-in's logs when
+	// the environment closes.
+	Dir string
+	// RunID labels every container and network (dev.gameday.run), so that
+	// Close can find the ones whose creation an interruption cut short.
+	RunID string
+}
+
+// Containers runs every part of the drill as a container on a private
+// network, with testcontainers-go: inventory and session Redis, Toxiproxy,
+// the payment stand-in and the reference checkout. Only Toxiproxy's API, the
+// checkout and the stand-in are published, on loopback ports the engine
+// picks. Close removes every container and the network; so does
+// CleanupContainers ("gameday cleanup") for a runner killed outright.
+type Containers struct {
+	info    Info
+	cli     *client.Client
+	net     *testcontainers.DockerNetwork
+	mu      sync.Mutex
+	started []startedCtr // in start order
+	procs   map[string]*containerProc
+	toxi    *toxi.Client
+	payURL  string
+	coURL   string
+	o       ContainersOptions
+	labels  map[string]string
+	logFile *os.File
+}
+
+// fileLogger is testcontainers' logger writing to the run directory.
+type fileLogger struct{ f *os.File }
+
+func (l fileLogger) Printf(format string, v ...any) { fmt.Fprintf(l.f, format+"\n", v...) }
+
+var _ Environment = (*Containers)(nil)
+
+type startedCtr struct {
+	alias string
+	ctr   *testcontainers.DockerContainer
+}
+
+// Network aliases and ports inside the private network. Toxiproxy listens
+// for each dependency on a port of its own; the checkout is given those.
+const (
+	aliasInventory = "redis-inventory"
+	aliasSessions  = "redis-sessions"
+	aliasToxiproxy = "toxiproxy"
+	aliasPayment   = "payment"
+	aliasCheckout  = "checkout"
+)
+
+var proxyPorts = map[string]string{Inventory: "16379", Sessions: "16380", Payment: "18081"}
+var upstreams = map[string]string{Inventory: aliasInventory + ":6379", Sessions: aliasSessions + ":6379", Payment: aliasPayment + ":8081"}
+
+// ReaperImage is testcontainers' reaper (Ryuk), which removes a test's
+// containers when the process that made them dies. Where its image cannot be
+// had (no registry, and not built here), the reaper is turned off and
+// Close, and CleanupContainers after a kill, remove everything instead.
+var ReaperImage = testcontainers.ReaperDefaultImage
+
+// reaperOnce decides once per process: testcontainers reads its
+// configuration once.
+var reaperOnce sync.Once
+var reaperNote string
+
+func decideReaper(ctx context.Context, cli *client.Client) string {
+	reaperOnce.Do(func() {
+		if v, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); ok {
+			if v == "true" {
+				reaperNote = "testcontainers' reaper is turned off (TESTCONTAINERS_RYUK_DISABLED=true); gameday removes its containers itself"
+			}
+			return
+		}
+		if _, err := cli.ImageInspect(ctx, ReaperImage); err == nil {
+			return
+		}
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+		reaperNote = "testcontainers' reaper image " + ReaperImage + " is not on this machine, so the reaper is off; gameday removes its containers itself, and `gameday cleanup` removes those of a runner that was killed"
+	})
+	return reaperNote
+}
+
+// StartContainers brings the containers environment up. On error, and when
+// ctx ends during the start, everything made so far is removed again.
+func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, err error) {
+	def := DefaultImages()
+	if o.Images.Redis == "" {
+		o.Images.Redis = def.Redis
+	}
+	if o.Images.Toxiproxy == "" {
+		o.Images.Toxiproxy = def.Toxiproxy
+	}
+	if o.Images.Gameday == "" {
+		o.Images.Gameday = def.Gameday
+	}
+	if o.RunID == "" {
+		o.RunID = strconv.FormatInt(time.Now().UnixNano(), 36)
+	}
+	cli, err := dockerClient()
+	if err != nil {
+		return nil, err
+	}
+	c := &Containers{
+		cli: cli, procs: map[string]*containerProc{}, o: o,
+		info:   Info{Kind: "containers", Redis: "container " + o.Images.Redis, Toxiproxy: "container " + o.Images.Toxiproxy},
+		labels: map[string]string{LabelEnv: "containers", LabelOwner: owner.Self().String(), "dev.gameday.run": o.RunID},
+	}
+	defer func() {
+		if err != nil {
+			_ = c.Close()
+		}
+	}()
+	for _, img := range []string{o.Images.Redis, o.Images.Toxiproxy, o.Images.Gameday} {
+		if _, ierr := cli.ImageInspect(ctx, img); ierr != nil {
+			return nil, fmt.Errorf("image %s is not on this machine: pull it, or build it with scripts/build-images.sh (%v)", img, ierr)
+		}
+	}
+	// testcontainers talks on stderr by default; its lines go to the run
+	// directory instead, so the runner's own output stays readable.
+	tclog.SetDefault(tclog.NewNoopLogger())
+	if o.Dir != "" {
+		if f, ferr := os.OpenFile(filepath.Join(o.Dir, "containers.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+			c.logFile = f
+			tclog.SetDefault(fileLogger{f})
+		}
+	}
+	if note := decideReaper(ctx, cli); note != "" {
+		c.info.Notes = append(c.info.Notes, note)
+	}
+
+	c.net, err = tcnet.New(ctx, tcnet.WithLabels(c.labels))
+	if err != nil {
+		return nil, fmt.Errorf("create the network: %w", err)
+	}
+
+	redisCmd := func(persist bool) []string {
+		aof := "no"
+		if persist {
+			aof = "yes"
+		}
+		return []string{"redis-server", "--appendonly", aof, "--save", "", "--protected-mode", "no"}
+	}
+	// Inventory keeps an append-only file, as in the local environment, so
+	// that a killed and restarted container comes back with its books.
+	if _, err := c.run(ctx, aliasInventory, o.Images.Redis, redisCmd(true), "6379/tcp",
+		[]string{"CMD", "redis-cli", "ping"}, wait.ForHealthCheck()); err != nil {
+		return nil, err
+	}
+	if _, err := c.run(ctx, aliasSessions, o.Images.Redis, redisCmd(false), "6379/tcp",
+		[]string{"CMD", "redis-cli", "ping"}, wait.ForHealthCheck()); err != nil {
+		return nil, err
+	}
+	tp, err := c.run(ctx, aliasToxiproxy, o.Images.Toxiproxy, []string{"-host=0.0.0.0"}, "8474/tcp",
+		[]string{"CMD", "/toxiproxy-cli", "list"}, wait.ForHealthCheck())
+	if err != nil {
+		return nil, err
+	}
+	tpAddr, err := published(ctx, tp, "8474/tcp")
+	if err != nil {
+		return nil, err
+	}
+	c.toxi = toxi.NewClient(tpAddr)
+	c.info.Toxiproxy += " " + tpAddr
+
+	payCmd := append([]string{"serve", "payment", "-listen", "0.0.0.0:8081", "-data", "/data"}, o.PaymentArgs...)
+	pay, err := c.run(ctx, aliasPayment, o.Images.Gameday, payCmd, "8081/tcp",
+		[]string{"CMD", "/gameday", "health", "http://127.0.0.1:8081/healthz"}, wait.ForHealthCheck())
+	if err != nil {
+		return nil, err
+	}
+	payAddr, err := published(ctx, pay, "8081/tcp")
+	if err != nil {
+		return nil, err
+	}
+	c.payURL = "http://" + payAddr
+
+	for _, dep := range []string{Inventory, Sessions, Payment} {
+		if _, err := c.toxi.CreateProxy(ctx, dep, "0.0.0.0:"+proxyPorts[dep], upstreams[dep]); err != nil {
+			return nil, fmt.Errorf("create %s proxy: %w", dep, err)
+		}
+	}
+	coCmd := append([]string{"serve", "checkout", "-listen", "0.0.0.0:8080",
+		"-inventory-redis", aliasToxiproxy + ":" + proxyPorts[Inventory],
+		"-session-redis", aliasToxiproxy + ":" + proxyPorts[Sessions],
+		"-payment-url", "http://" + aliasToxiproxy + ":" + proxyPorts[Payment]}, o.CheckoutArgs...)
+	co, err := c.run(ctx, aliasCheckout, o.Images.Gameday, coCmd, "8080/tcp",
+		[]string{"CMD", "/gameday", "health", "http://127.0.0.1:8080/healthz"}, wait.ForHealthCheck())
+	if err != nil {
+		return nil, err
+	}
+	coAddr, err := published(ctx, co, "8080/tcp")
+	if err != nil {
+		return nil, err
+	}
+	c.coURL = "http://" + coAddr
+	c.info.Checkout = "reference checkout (container " + o.Images.Gameday + ") " + c.coURL
+	return c, nil
+}
+
+// run starts one container on the private network under alias, with a
+// Docker health check, which both the start and Process.Start after a kill
+// wait for (the images have no shell, so testcontainers' port checks, which
+// run one inside the container, cannot be used), and
+// port published on loopback only: nothing of a drill is reachable from
+// other machines.
+func (c *Containers) run(ctx context.Context, alias, image string, cmd []string, port string, health []string, ready wait.Strategy) (*testcontainers.DockerContainer, error) {
+	p := mobynet.MustParsePort(port)
+	// A port the engine picks changes when a killed container starts
+	// again; one chosen here stays, so the runner's URLs stay right.
+	hostPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	opts := []testcontainers.ContainerCustomizer{
+		testcontainers.WithCmd(cmd...),
+		testcontainers.WithLabels(c.labels),
+		testcontainers.WithExposedPorts(port),
+		tcnet.WithNetwork([]string{alias}, c.net),
+		testcontainers.WithConfigModifier(func(cfg *container.Config) {
+			cfg.Healthcheck = &container.HealthConfig{Test: health, Interval: 500 * time.Millisecond, Timeout: 2 * time.Second, Retries: 60}
+		}),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			// The port must be exposed for testcontainers to wait on it; an
+			// unpublished one is bound to loopback all the same.
+			hc.PortBindings = mobynet.PortMap{p: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: hostPort}}}
+		}),
+		testcontainers.WithWaitStrategyAndDeadline(60*time.Second, ready),
+	}
+	ctr, err := testcontainers.Run(ctx, image, opts...)
+	if ctr != nil {
+		c.mu.Lock()
+		c.started = append(c.started, startedCtr{alias, ctr})
+		c.mu.Unlock()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start %s (%s): %w", alias, image, err)
+	}
+	dep := map[string]string{aliasInventory: Inventory, aliasSessions: Sessions, aliasPayment: Payment, aliasCheckout: "checkout"}[alias]
+	if dep != "" {
+		c.procs[dep] = &containerProc{cli: c.cli, id: ctr.GetContainerID(), name: alias}
+	}
+	return ctr, nil
+}
+
+// freePort is a loopback port free at the moment. Between this and the
+// container's start another process may take it; the start then fails with
+// a clear error rather than a drill measuring the wrong thing.
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free loopback port: %w", err)
+	}
+	defer ln.Close()
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	return port, err
+}
+
+// published is the loopback address a container port is published on.
+func published(ctx context.Context, ctr *testcontainers.DockerContainer, port string) (string, error) {
+	p, err := ctr.MappedPort(ctx, port)
+	if err != nil {
+		return "", fmt.Errorf("published port of %s: %w", port, err)
+	}
+	return net.JoinHostPort("127.0.0.1", p.Port()), nil
+}
+
+func (c *Containers) Info() Info              { return c.info }
+func (c *Containers) CheckoutURL() string     { return c.coURL }
+func (c *Containers) PaymentURL() string      { return c.payURL }
+func (c *Containers) Toxiproxy() *toxi.Client { return c.toxi }
+
+// ProxyName: the proxies are named after their dependency, as locally.
+func (c *Containers) ProxyName(dep string) (string, bool) {
+	_, ok := proxyPorts[dep]
+	return dep, ok
+}
+
+// Process is the container behind a dependency (or "checkout").
+func (c *Containers) Process(dep string) (Process, bool) {
+	p, ok := c.procs[dep]
+	return p, ok
+}
+
+// Close saves the servers' logs (when Dir is set), then removes every
+// container and the network, and finally anything else labelled with this
+// run (a container whose creation an interruption cut short). It does not
+// use the drill's context: an interrupted drill must still clean up.
+func (c *Containers) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c.mu.Lock()
+	started := c.started
+	c.started = nil
+	c.mu.Unlock()
+	var errs []error
+	if c.o.Dir != "" {
+		for _, s := range started {
+			if s.alias == aliasCheckout || s.alias == aliasPayment {
+				errs = append(errs, saveLogs(ctx, s.ctr, filepath.Join(c.o.Dir, s.alias+".log")))
+			}
+		}
+	}
+	for i := len(started) - 1; i >= 0; i-- {
+		if err := testcontainers.TerminateContainer(started[i].ctr); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.net != nil {
+		if err := c.net.Remove(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("remove network: %w", err))
+		}
+		c.net = nil
+	}
+	if c.logFile != nil {
+		tclog.SetDefault(tclog.NewNoopLogger())
+		errs = append(errs, c.logFile.Close())
+		c.logFile = nil
+	}
+	if c.cli != nil {
+		errs = append(errs, c.sweep(ctx))
+		errs = append(errs, c.cli.Close())
+		c.cli = nil
+	}
+	return errors.Join(errs...)
+}
+
+// sweep removes containers and networks of this run that Close did not
+// know of.
+func (c *Containers) sweep(ctx context.Context) error {
+	f := make(client.Filters).Add("label", "dev.gameday.run="+c.o.RunID)
+	var errs []error
+	cs, err := c.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return fmt.Errorf("list this run's containers: %w", err)
+	}
+	for _, ctr := range cs.Items {
+		if _, err := c.cli.ContainerRemove(ctx, ctr.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	ns, err := c.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list this run's networks: %w", err))...)
+	}
+	for _, n := range ns.Items {
+		if _, err := c.cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func saveLogs(ctx context.Context, ctr *testcontainers.DockerContainer, path string) error {
+	rc, err := ctr.Logs(ctx)
+	if err != nil {
+		return fmt.Errorf("logs of %s: %w", path, err)
+	}
+	defer rc.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, io.LimitReader(rc, 64<<20))
+	return errors.Join(err, f.Close())
+}

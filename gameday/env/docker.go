@@ -1,0 +1,222 @@
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/gameday-dev/gameday/internal/owner"
+)
+
+// Labels on every container and network the containers environment makes,
+// so that cleanup finds them, and only them, whoever started them.
+const (
+	// LabelEnv marks a container or network of the containers environment.
+	LabelEnv = "dev.gameday.env"
+	// LabelOwner is the runner that made it (faults.Owner's String): its
+	// parts are removed by cleanup only once that runner is gone.
+	LabelOwner = "dev.gameday.owner"
+)
+
+// dockerClient connects to the Docker Engine named by the environment
+// (DOCKER_HOST, or the local socket), speaking the engine's API version.
+func dockerClient() (*client.Client, error) {
+	c, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("connect to docker: %w", err)
+	}
+	return c, nil
+}
+
+// dockerCall bounds one Docker API call: a hung engine must not hang a
+// drill's fault timeline.
+const dockerCall = 30 * time.Second
+
+// containerProc is a container a fault can kill, pause and start again.
+// Killing a container keeps its filesystem, so Redis's append-only file and
+// the payment stand-in's books come back with it, as the local
+// environment's processes come back with their data directories.
+type containerProc struct {
+	cli  *client.Client
+	id   string
+	name string // for errors: the service name
+}
+
+var _ Process = (*containerProc)(nil)
+
+func (c *containerProc) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), dockerCall)
+}
+
+// Kill sends SIGKILL and waits until the container has stopped.
+func (c *containerProc) Kill() error {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	if _, err := c.cli.ContainerKill(ctx, c.id, client.ContainerKillOptions{Signal: "SIGKILL"}); err != nil {
+		// Killing a container that is not running is what was wanted.
+		if st, ierr := c.state(ctx); ierr == nil && !st.Running {
+			return nil
+		}
+		return fmt.Errorf("kill %s: %w", c.name, err)
+	}
+	for ctx.Err() == nil {
+		st, err := c.state(ctx)
+		if err != nil {
+			return fmt.Errorf("kill %s: %w", c.name, err)
+		}
+		if !st.Running {
+			return nil
+		}
+		sleepCtx(ctx, 50*time.Millisecond)
+	}
+	return fmt.Errorf("kill %s: still running after %s", c.name, dockerCall)
+}
+
+// Start starts the container again unless it runs, and waits until it is
+// healthy (or running, for an image without a health check).
+func (c *containerProc) Start(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, dockerCall)
+	defer cancel()
+	st, err := c.state(ctx)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", c.name, err)
+	}
+	if !st.Running {
+		if _, err := c.cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
+			return fmt.Errorf("start %s: %w", c.name, err)
+		}
+	}
+	return c.waitHealthy(ctx)
+}
+
+func (c *containerProc) waitHealthy(ctx context.Context) error {
+	for {
+		st, err := c.state(ctx)
+		if err != nil {
+			return fmt.Errorf("start %s: %w", c.name, err)
+		}
+		switch {
+		case st.Running && (st.Health == nil || st.Health.Status == container.Healthy):
+			return nil
+		case !st.Running && st.Status == container.StateExited:
+			return fmt.Errorf("start %s: exited (code %d)", c.name, st.ExitCode)
+		}
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return fmt.Errorf("start %s: not healthy: %w", c.name, ctx.Err())
+		}
+	}
+}
+
+// Pause freezes every process of the container (the cgroup freezer, like
+// SIGSTOP for a whole container); Resume thaws it.
+func (c *containerProc) Pause() error {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	if _, err := c.cli.ContainerPause(ctx, c.id, client.ContainerPauseOptions{}); err != nil {
+		return fmt.Errorf("pause %s: %w", c.name, err)
+	}
+	return nil
+}
+
+func (c *containerProc) Resume() error {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	st, err := c.state(ctx)
+	if err == nil && !st.Paused {
+		return nil
+	}
+	if _, err := c.cli.ContainerUnpause(ctx, c.id, client.ContainerUnpauseOptions{}); err != nil {
+		return fmt.Errorf("resume %s: %w", c.name, err)
+	}
+	return nil
+}
+
+func (c *containerProc) state(ctx context.Context) (*container.State, error) {
+	r, err := c.cli.ContainerInspect(ctx, c.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if r.Container.State == nil {
+		return nil, errors.New("the engine reported no state")
+	}
+	return r.Container.State, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Leftover is a container or network that cleanup removed.
+type Leftover struct {
+	Kind  string // "container" or "network"
+	Name  string
+	Owner string
+}
+
+// CleanupContainers removes the containers and networks of containers
+// environments whose runner is gone (killed outright, so that its own
+// teardown never ran). Those of a runner that still runs are left alone.
+func CleanupContainers(ctx context.Context) ([]Leftover, error) {
+	if os.Getenv("DOCKER_HOST") == "" {
+		if _, err := os.Stat("/var/run/docker.sock"); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil // no Docker here: no container of ours either
+		}
+	}
+	cli, err := dockerClient()
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*dockerCall)
+	defer cancel()
+	dead := func(labels map[string]string) bool {
+		o, ok := owner.Parse(labels[LabelOwner])
+		return !ok || !o.Alive()
+	}
+	var removed []Leftover
+	var errs []error
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", LabelEnv)})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	for _, c := range cs.Items {
+		if !dead(c.Labels) {
+			continue
+		}
+		name := strings.TrimPrefix(strings.Join(c.Names, ","), "/")
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			errs = append(errs, fmt.Errorf("remove container %s: %w", name, err))
+			continue
+		}
+		removed = append(removed, Leftover{Kind: "container", Name: name, Owner: c.Labels[LabelOwner]})
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: make(client.Filters).Add("label", LabelEnv)})
+	if err != nil {
+		return removed, errors.Join(append(errs, fmt.Errorf("list networks: %w", err))...)
+	}
+	for _, n := range ns.Items {
+		if !dead(n.Labels) {
+			continue
+		}
+		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+			continue
+		}
+		removed = append(removed, Leftover{Kind: "network", Name: n.Name, Owner: n.Labels[LabelOwner]})
+	}
+	return removed, errors.Join(errs...)
+}

@@ -1,0 +1,68 @@
+package env
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The images are named in one place, .env; the compiled-in defaults of the
+// containers environment and the compose file's fallbacks must say the same.
+func TestImageNamesAgreeWithDotEnv(t *testing.T) {
+	vars, err := readDotEnv("../../.env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"GAMEDAY_REDIS_IMAGE":     DefaultRedisImage,
+		"GAMEDAY_TOXIPROXY_IMAGE": DefaultToxiproxyImage,
+		"GAMEDAY_IMAGE":           DefaultGamedayImage,
+	}
+	compose, err := os.ReadFile("../../docker-compose.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, def := range want {
+		if vars[name] != def {
+			t.Errorf(".env %s=%q, the containers environment's default is %q", name, vars[name], def)
+		}
+		if ref := "${" + name + ":-" + def + "}"; !strings.Contains(string(compose), ref) {
+			t.Errorf("docker-compose.yml does not use %s", ref)
+		}
+	}
+	if vars["COMPOSE_PROJECT_NAME"] != "gameday" {
+		t.Errorf(".env COMPOSE_PROJECT_NAME=%q, want gameday (ComposeDefaults' default)", vars["COMPOSE_PROJECT_NAME"])
+	}
+}
+
+// --env compose reads the compose file's variables: the environment first,
+// then the file, then the defaults; a bad value names the variable.
+func TestComposeDefaults(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".env")
+	if err := os.WriteFile(file, []byte("# ours\nCOMPOSE_PROJECT_NAME=shop\nGAMEDAY_CHECKOUT_PORT=\"9080\"\n\nexport GAMEDAY_PAYMENT_PORT=9081\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GAMEDAY_PAYMENT_PORT", "7081")
+	t.Setenv("COMPOSE_PROJECT_NAME", "")
+	o, err := ComposeDefaults(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ComposeOptions{Project: "shop", Toxiproxy: "127.0.0.1:8474", CheckoutURL: "http://127.0.0.1:9080", PaymentURL: "http://127.0.0.1:7081"}
+	if o != want {
+		t.Errorf("ComposeDefaults = %+v, want %+v", o, want)
+	}
+	if o, err := ComposeDefaults(filepath.Join(dir, "missing")); err != nil || o.CheckoutURL != "http://127.0.0.1:8080" {
+		t.Errorf("no file: %+v, %v; want the compose file's defaults", o, err)
+	}
+	t.Setenv("GAMEDAY_TOXIPROXY_PORT", "toxi")
+	if _, err := ComposeDefaults(file); err == nil || !strings.Contains(err.Error(), "GAMEDAY_TOXIPROXY_PORT") {
+		t.Errorf("bad port: %v, want an error naming GAMEDAY_TOXIPROXY_PORT", err)
+	}
+	os.WriteFile(file, []byte("COMPOSE_PROJECT_NAME\n"), 0o644)
+	if _, err := ComposeDefaults(file); err == nil || !strings.Contains(err.Error(), file+":1") {
+		t.Errorf("bad line: %v, want an error naming %s:1", err, file)
+	}
+}

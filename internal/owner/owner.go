@@ -1,0 +1,91 @@
+// Package owner identifies a process across pid reuse and reboots, so that
+// what a runner leaves behind (faults in a journal, containers) is cleaned
+// up only once that runner is gone.
+package owner
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Owner identifies a process across pid reuse and reboots: its pid, its
+// start time and the kernel's boot id. Journal entries and the containers a
+// runner starts carry it, so that cleanup removes only what a dead runner
+// left.
+type Owner struct {
+	Pid     int
+	Started string // start time in clock ticks since boot ("" if unknown)
+	Boot    string // the kernel's boot id ("" if unknown)
+}
+
+// Self is this process.
+func Self() Owner {
+	pid := os.Getpid()
+	return Owner{Pid: pid, Started: procStart(pid), Boot: bootID()}
+}
+
+// Alive reports whether the process may still run: a pid that exists, on
+// this boot, started when the owner did.
+func (o Owner) Alive() bool {
+	if o.Pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(o.Pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	if o.Boot != "" && o.Boot != bootID() {
+		return false // rebooted since: nothing of it runs
+	}
+	if o.Started != "" && procStart(o.Pid) != o.Started {
+		return false // the pid now belongs to another process
+	}
+	return true
+}
+
+// String is "pid/started/boot", the form Parse reads.
+func (o Owner) String() string { return strconv.Itoa(o.Pid) + "/" + o.Started + "/" + o.Boot }
+
+// Parse reads what String wrote.
+func Parse(s string) (Owner, bool) {
+	parts := strings.SplitN(s, "/", 3)
+	if len(parts) != 3 {
+		return Owner{}, false
+	}
+	pid, err := strconv.Atoi(parts[0])
+	if err != nil || pid <= 0 {
+		return Owner{}, false
+	}
+	return Owner{Pid: pid, Started: parts[1], Boot: parts[2]}, true
+}
+
+func procStart(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) may hold spaces: count from after it.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19] // field 22: fields 3.. start at index 0
+}
+
+func bootID() string {
+	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// update runs f on the entries under an exclusive lock and writes the
+// result atomically.
