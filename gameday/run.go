@@ -17,12 +17,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout"
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
 	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -47,6 +49,15 @@ type Options struct {
 	// External, when set, drills a service the user runs instead of the
 	// scenario's environment.
 	External *env.ExternalOptions
+	// Compose, when set, drills the project docker-compose.yml brought up
+	// instead of the scenario's environment; its process faults act on the
+	// project's containers.
+	Compose *env.ComposeOptions
+	// Containers, when set, starts every part as a container with
+	// testcontainers-go instead of the scenario's environment, and removes
+	// them all when the drill ends (PaymentArgs, CheckoutArgs, Dir and RunID
+	// are set from the scenario and the run).
+	Containers *env.ContainersOptions
 	// Journal records faults on a Toxiproxy that outlives the runner;
 	// nil means DefaultJournalPath.
 	Journal *faults.Journal
@@ -60,6 +71,10 @@ type Options struct {
 	BreakerMetric *scenarios.BreakerMetric
 	// ProbeInterval is how often the breakers are sampled; 0 means 50ms.
 	ProbeInterval time.Duration
+	// PredictRuns is how many runs the prediction of the drill's
+	// flash-sale figures simulates; 0 means DefaultPredictRuns, negative
+	// none.
+	PredictRuns int
 }
 
 // Run carries out one drill. It returns the record and the directory it
@@ -112,6 +127,11 @@ type drill struct {
 	rec  *Record
 	env  env.Environment
 	inj  *faults.Injector
+	pred *runrecord.Prediction // nil: none
+	// prefix starts every checkout id of this run (set once by plan): the
+	// provider's books may hold other runs' charges, which are not ours to
+	// reconcile.
+	prefix string
 }
 
 func (d *drill) fail(verdict, format string, args ...any) {
@@ -126,6 +146,7 @@ func (d *drill) progress(format string, args ...any) {
 }
 
 func (d *drill) run(ctx context.Context) {
+	d.predict()
 	if err := d.setup(ctx); err != nil {
 		if ctx.Err() != nil {
 			d.fail(VerdictInconclusive, "interrupted during setup: %v", err)
@@ -145,6 +166,27 @@ func (d *drill) run(ctx context.Context) {
 	d.drive(ctx)
 }
 
+// predict simulates the drill's flash-sale figures before it runs (the
+// simulation is CPU-bound: it must not share the machine with the load).
+func (d *drill) predict() {
+	runs := d.o.PredictRuns
+	if runs == 0 {
+		runs = DefaultPredictRuns
+	}
+	external := d.o.External != nil || d.o.Compose != nil || d.sc.Environment.Kind == "external"
+	if runs < 0 || external {
+		return // a service not started from the scenario's settings
+	}
+	p, err := prediction(d.sc, d.seed, runs)
+	switch {
+	case errors.Is(err, ErrNotPredictable):
+	case err != nil:
+		d.rec.Notes = append(d.rec.Notes, "no prediction: "+err.Error())
+	default:
+		d.pred = p
+	}
+}
+
 // setup brings up the environment and sets the stock.
 func (d *drill) setup(ctx context.Context) error {
 	journal := d.o.Journal
@@ -162,14 +204,33 @@ func (d *drill) setup(ctx context.Context) error {
 		e := d.sc.Environment
 		ext = &env.ExternalOptions{Toxiproxy: e.Toxiproxy, Proxies: e.Proxies, CheckoutURL: e.CheckoutURL, PaymentURL: e.PaymentURL}
 	}
-	if ext != nil {
+	switch {
+	case d.o.Compose != nil:
+		e, err := env.OpenCompose(ctx, *d.o.Compose)
+		if err != nil {
+			return err
+		}
+		d.env = e
+		d.inj = faults.NewInjector(e, journal, runID) // its Toxiproxy outlives us
+	case d.o.Containers != nil:
+		d.progress("gameday: %s: starting the containers environment", d.sc.Name)
+		co := *d.o.Containers
+		co.PaymentArgs, co.CheckoutArgs = paymentArgs(d.sc, d.seed), checkoutArgs(d.sc)
+		co.Dir, co.RunID = d.dir, runID
+		e, err := env.StartContainers(ctx, co)
+		if err != nil {
+			return err
+		}
+		d.env = e
+		d.inj = faults.NewInjector(e, nil, runID) // its Toxiproxy goes with its container
+	case ext != nil:
 		e, err := env.NewExternal(*ext)
 		if err != nil {
 			return err
 		}
 		d.env = e
 		d.inj = faults.NewInjector(e, journal, runID) // its Toxiproxy outlives us
-	} else {
+	default:
 		d.progress("gameday: %s: starting the local environment", d.sc.Name)
 		e, err := env.StartLocal(ctx, env.LocalOptions{
 			Binary: d.o.Binary, Dir: d.dir, EmbeddedRedis: d.o.EmbeddedRedis,
@@ -195,6 +256,9 @@ func (d *drill) setup(ctx context.Context) error {
 	if err := putStock(ctx, d.env.CheckoutURL(), d.sc.Stock); err != nil {
 		return err
 	}
+	// The most checkouts in progress at once is this drill's, not the
+	// checkout's since it started. A checkout of your own may not have it.
+	_ = resetAdmissionMax(ctx, d.env.CheckoutURL())
 	return nil
 }
 
@@ -203,6 +267,13 @@ func (d *drill) drive(ctx context.Context) {
 	loadCtx, stopLoad := context.WithCancelCause(ctx)
 	defer stopLoad(nil)
 	start := time.Now()
+	// When the load is stopped early (SIGINT, the abort guard, a fault
+	// that failed), the shoppers in flight are cut by the runner, not by
+	// their own patience: remember when, so that reconciliation does not
+	// count them as shoppers who left.
+	var stoppedAt atomic.Int64
+	stoppedAt.Store(math.MaxInt64)
+	defer context.AfterFunc(loadCtx, func() { stoppedAt.Store(int64(time.Since(start))) })()
 	probe := newBreakerProbe(d.env.CheckoutURL(), d.o.ProbeInterval, start)
 	if d.sc.Environment.Kind == "external" || d.o.External != nil {
 		probe.metric = d.sc.Environment.BreakerMetric
@@ -276,7 +347,7 @@ func (d *drill) drive(ctx context.Context) {
 		DurationMS: end.Milliseconds(),
 	}
 	d.rec.Outcomes = report.Outcomes()
-	shoppers, views := views(report)
+	shoppers, views := views(report, time.Duration(stoppedAt.Load()))
 	var all []time.Duration
 	for _, s := range shoppers {
 		for _, a := range s.attempts {
@@ -317,7 +388,7 @@ func (d *drill) drive(ctx context.Context) {
 					v := a.Milliseconds()
 					br.OpenedAfterMS = &v
 				}
-				if a, ok := firstAfter(ts, "closed", sp.to); ok {
+				if a, ok := firstAfter(ts, "closed", sp.lifted); ok {
 					v := a.Milliseconds()
 					br.ClosedAfterMS = &v
 				}
@@ -339,6 +410,7 @@ func (d *drill) drive(ctx context.Context) {
 		}
 		checks = invariantResults(d.rec.Invariants, d.sc.Invariants.Allow)
 		d.rec.InvariantChecks = checks
+		d.flash(report, bks)
 	}
 
 	// Precedence: a run that could not be carried out is an error; money or
@@ -372,6 +444,24 @@ func (d *drill) drive(ctx context.Context) {
 	}
 }
 
+// flash records the run's flash-sale figures beside their prediction.
+func (d *drill) flash(r *load.Report, b books) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	st, ok := admissionStats(ctx, d.env.CheckoutURL())
+	cancel()
+	if !ok {
+		d.rec.Notes = append(d.rec.Notes, "the checkout has no /admin/admission: the most checkouts in progress at once is not known (0)")
+	}
+	fl := &runrecord.Flash{Observed: figures(r, b, st.MaxInProgress, d.rec.Invariants.Oversold), Predicted: d.pred}
+	if d.pred != nil {
+		fl.Outside = outside(fl.Observed, d.pred)
+		if len(fl.Outside) > 0 {
+			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("observed outside the predicted 5th-95th percentile range (%d runs of the model): %s", d.pred.Runs, strings.Join(fl.Outside, ", ")))
+		}
+	}
+	d.rec.Flash = fl
+}
+
 var (
 	errAborted = errors.New("aborted by the abort guard")
 	errFault   = errors.New("a fault could not be injected")
@@ -397,7 +487,7 @@ func (d *drill) settleLimit() time.Duration {
 // reconciliation then shows what was still open.
 func (d *drill) settle(ctx context.Context) (books, error) {
 	for {
-		b, err := fetchBooks(ctx, d.env.CheckoutURL(), d.env.PaymentURL(), SKU)
+		b, err := fetchBooks(ctx, d.env.CheckoutURL(), d.env.PaymentURL(), SKU, d.prefix)
 		if err == nil && b.ledger.Reserved == 0 && b.ledger.AwaitingSweep == 0 && !pendingVoids(b.ledger) {
 			return b, nil
 		}
@@ -405,7 +495,7 @@ func (d *drill) settle(ctx context.Context) (books, error) {
 		case <-ctx.Done():
 			last, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			b, err := fetchBooks(last, d.env.CheckoutURL(), d.env.PaymentURL(), SKU)
+			b, err := fetchBooks(last, d.env.CheckoutURL(), d.env.PaymentURL(), SKU, d.prefix)
 			if err != nil {
 				return b, err
 			}
@@ -446,10 +536,13 @@ func broken(es []ExpectationResult, window string) string {
 }
 
 func (d *drill) plan() load.Plan {
+	if d.prefix == "" {
+		d.prefix = d.idPrefix()
+	}
 	l := d.sc.Load
 	p := load.Plan{
 		Patience: l.Patience.D(), MaxRetries: l.MaxRetries, MaxShoppers: l.ShopperPool(),
-		SKU: SKU, Seed: d.seed, IDPrefix: d.idPrefix(),
+		SKU: SKU, Seed: d.seed, IDPrefix: d.prefix,
 	}
 	for _, st := range l.Stages {
 		p.Stages = append(p.Stages, load.Stage{Duration: st.Duration.D(), Target: st.Target})
@@ -494,7 +587,8 @@ func rebase(r *load.Report, start time.Time) {
 // carries the time, so a run never meets the orders of an earlier one.
 func (d *drill) idPrefix() string {
 	p := "s" + strconv.FormatInt(d.seed, 36)
-	if _, external := d.env.(*env.External); external {
+	switch d.env.(type) {
+	case *env.External, *env.Compose:
 		p += "t" + strconv.FormatInt(time.Now().Unix(), 36)
 	}
 	return p
@@ -502,7 +596,7 @@ func (d *drill) idPrefix() string {
 
 // views turns the load's report into what the verdict and the
 // reconciliation read.
-func views(r *load.Report) ([]shopperRun, []shopperView) {
+func views(r *load.Report, stopped time.Duration) ([]shopperRun, []shopperView) {
 	runs := make([]shopperRun, 0, len(r.Shoppers))
 	vs := make([]shopperView, 0, len(r.Shoppers))
 	for _, s := range r.Shoppers {
@@ -520,7 +614,8 @@ func views(r *load.Report) ([]shopperRun, []shopperView) {
 		}
 		runs = append(runs, sr)
 		if s.Outcome != "" && s.Outcome != load.OutcomeDropped {
-			vs = append(vs, shopperView{checkoutID: s.ID, outcome: s.Outcome, leftAt: r.Start.Add(s.Deadline)})
+			cut := s.Outcome == load.OutcomeGaveUp && s.Finished >= stopped
+			vs = append(vs, shopperView{checkoutID: s.ID, outcome: s.Outcome, leftAt: r.Start.Add(s.Deadline), cut: cut})
 		}
 	}
 	return runs, vs
@@ -572,6 +667,13 @@ func checkoutArgs(sc *scenarios.Scenario) []string {
 	add("-lease-ttl", c.LeaseTTL)
 	add("-retry-after", c.RetryAfter)
 	add("-min-payment-time", c.MinPaymentTime)
+	if a := c.Admission; a.Mode != "" && a.Mode != "none" {
+		args = append(args, "-admission", a.Mode)
+		if a.InProgress > 0 {
+			args = append(args, "-admission-in-progress", strconv.Itoa(a.InProgress))
+		}
+		add("-admission-token-ttl", a.TokenTTL)
+	}
 	for dep, b := range map[string]scenarios.Breaker{"payment": c.Payment, "inventory": c.Inventory, "sessions": c.Sessions} {
 		add("-"+dep+"-timeout", b.Timeout)
 		add("-"+dep+"-probe-timeout", b.ProbeTimeout)

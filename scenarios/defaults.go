@@ -41,6 +41,11 @@ func (s *Scenario) SetDefaults() {
 		if s.Payment.MinLatency == 0 && s.Payment.MaxLatency == 0 {
 			s.Payment.MinLatency, s.Payment.MaxLatency = Duration(defaultMinLatency), Duration(defaultMaxLatency)
 		}
+		// The deadline modes skip a charge that could not finish before
+		// the shopper leaves: the longest a healthy charge takes.
+		if m := s.Checkout.Admission.Mode; (m == "deadline" || m == "fair-deadline") && s.Checkout.MinPaymentTime == 0 {
+			s.Checkout.MinPaymentTime = s.Payment.MaxLatency
+		}
 	}
 
 	l := &s.Load
@@ -102,6 +107,9 @@ func (s *Scenario) SetDefaults() {
 func (c *Checkout) setDefaults() {
 	if c.Mode == "" {
 		c.Mode = "reserve"
+	}
+	if c.Admission.Mode == "" {
+		c.Admission.Mode = "none"
 	}
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = Duration(defaultLeaseTTL)

@@ -57,7 +57,8 @@ func (l Load) ShopperPool() int {
 // the shoppers' patience, the checkout's retry_after (what it asks
 // shoppers to wait, which must stay in proportion to their patience) and
 // lease_ttl (which the runner waits out before counting lost units), every
-// breaker's open_for, and the abort guard's for. Stock is scaled by
+// breaker's open_for, a fair waiting room's token_ttl, and the abort
+// guard's for. Stock is scaled by
 // timeScale too, rounded up, so that a shortened sale sells out at the same point of
 // its timeline; a rate-scaled rehearsal keeps the stock, since more buyers
 // for the same units is what it rehearses. A degraded expectation's
@@ -90,6 +91,7 @@ func (s *Scenario) Scaled(rate, timeScale float64) *Scenario {
 	sd(&c.Load.Patience)
 	sd(&c.Checkout.RetryAfter)
 	sd(&c.Checkout.LeaseTTL)
+	sd(&c.Checkout.Admission.TokenTTL)
 	sd(&c.Checkout.Payment.OpenFor)
 	sd(&c.Checkout.Inventory.OpenFor)
 	sd(&c.Checkout.Sessions.OpenFor)

@@ -103,9 +103,32 @@ type Checkout struct {
 	LeaseTTL       Duration `yaml:"lease_ttl"`
 	RetryAfter     Duration `yaml:"retry_after"`
 	MinPaymentTime Duration `yaml:"min_payment_time"`
-	Payment        Breaker  `yaml:"payment"`
-	Inventory      Breaker  `yaml:"inventory"`
-	Sessions       Breaker  `yaml:"sessions"`
+	// Admission is how the checkout admits shoppers when more arrive than
+	// payment can take (docs/admission.md).
+	Admission Admission `yaml:"admission"`
+	Payment   Breaker   `yaml:"payment"`
+	Inventory Breaker   `yaml:"inventory"`
+	Sessions  Breaker   `yaml:"sessions"`
+}
+
+// Admission is the reference checkout's admission control under overload.
+// The zero value is mode "none": today's checkout, which honours the
+// shopper's deadline and has no waiting room.
+//
+// In the deadline modes (deadline, fair-deadline) Parse sets a zero
+// Checkout.MinPaymentTime to the payment stand-in's max_latency: the
+// checkout skips a charge that could not finish before the shopper leaves.
+type Admission struct {
+	// Mode is none, queue, deadline, lottery, fair or fair-deadline.
+	Mode string `yaml:"mode"`
+	// InProgress is how many checkouts a waiting room (lottery, fair,
+	// fair-deadline) lets in at once: required there, above 0; must be 0
+	// in the other modes.
+	InProgress int `yaml:"in_progress"`
+	// TokenTTL is how long a fair waiting room's token stays valid after
+	// the shopper's first attempt; 0 means the checkout's default (10m).
+	// Only in the fair modes.
+	TokenTTL Duration `yaml:"token_ttl"`
 }
 
 // Breaker is one dependency guard's settings; zero values mean the

@@ -21,7 +21,10 @@ var (
 	// invariants are the counts reconciled after every run.
 	invariants = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "dropped"}
 	processes  = []string{"kill", "pause", "restart"}
-	windows    = []Window{WindowBefore, WindowDuring, WindowAfter, WindowAll}
+	// AdmissionModes are the reference checkout's admission modes
+	// (checkout/admission), as a scenario spells them.
+	AdmissionModes = []string{"none", "queue", "deadline", "lottery", "fair", "fair-deadline"}
+	windows        = []Window{WindowBefore, WindowDuring, WindowAfter, WindowAll}
 
 	nameRE  = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	tokenRE = regexp.MustCompile(`^[a-z0-9]+([-_][a-z0-9]+)*$`)
@@ -232,6 +235,21 @@ func (v *validator) checkout() {
 	v.nonNegative("checkout.lease_ttl", c.LeaseTTL)
 	v.nonNegative("checkout.retry_after", c.RetryAfter)
 	v.nonNegative("checkout.min_payment_time", c.MinPaymentTime)
+	a := c.Admission
+	if a.Mode != "" {
+		v.oneOf("checkout.admission.mode", a.Mode, AdmissionModes)
+	}
+	room := a.Mode == "lottery" || a.Mode == "fair" || a.Mode == "fair-deadline"
+	switch {
+	case room && a.InProgress <= 0:
+		v.add("checkout.admission.in_progress", "%d: a waiting room (%s) needs the number of checkouts it lets in at once, above 0", a.InProgress, a.Mode)
+	case !room && a.InProgress != 0:
+		v.add("checkout.admission.in_progress", "%d: only a waiting room (lottery, fair, fair-deadline) has one", a.InProgress)
+	}
+	v.nonNegative("checkout.admission.token_ttl", a.TokenTTL)
+	if a.TokenTTL != 0 && a.Mode != "fair" && a.Mode != "fair-deadline" {
+		v.add("checkout.admission.token_ttl", "only the fair modes issue tokens")
+	}
 	for _, b := range []struct {
 		name string
 		b    Breaker
@@ -351,15 +369,12 @@ func (v *validator) faults() {
 			v.toxic(p+".toxic", *f.Toxic)
 		}
 		if f.Process != "" {
+			// Every target may be killed, payment included: the local
+			// environment keeps the stand-in's books on disk, so that it
+			// comes back with every charge it answered, as a provider would.
 			v.oneOf(p+".process", f.Process, processes)
 			if s.Environment.Kind == "external" {
 				v.add(p+".process", "only in a local environment: an external one has no process of ours to act on")
-			}
-			if f.Target == "payment" && f.Process != "pause" && s.Environment.Kind != "external" {
-				// The stand-in keeps its charges in memory, as the provider's
-				// side of the books: killing it would lose them and the
-				// reconciliation would blame the checkout.
-				v.add(p+".process", "payment can only be paused: killing the stand-in loses the charges the books are reconciled against (use down: true for an outage)")
 			}
 			if f.Process == "restart" && f.For <= 0 {
 				v.add(p+".for", "required for a restart, above 0: how long the recovery window lasts")

@@ -31,18 +31,20 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 const usage = `gameday — flash-sale fire drills for checkouts
 
 Usage:
-  gameday run [flags] SCENARIO...  run drills (catalogue names or files)
+  gameday run [flags] SCENARIO...  run drills (catalogue names or files); -env local|containers|compose|external
   gameday drill [flags]            run the matrix rows that are due, record them, check
   gameday init [--matrix FILE]     write a starter resiliency matrix
   gameday matrix check [FILE]      the rows that need attention; exit 1 if any
   gameday matrix show [FILE] [--format table|markdown]
+  gameday predict SCENARIO [-runs N]  simulate a flash-sale drill: each figure's mean, p5 and p95
   gameday list                     list the built-in scenarios
   gameday validate FILE...         check scenario files
   gameday report RUN_DIR...        re-render report.html and junit.xml from run.json
-  gameday cleanup                  remove faults left by a runner that was killed
+  gameday cleanup                  remove faults and containers left by a runner that was killed
   gameday serve checkout [flags]   run the reference checkout
   gameday serve payment [flags]    run the payment-gateway stand-in
   gameday serve toxiproxy [flags]  run Toxiproxy (its standard HTTP API) embedded
+  gameday health URL               exit 0 when URL answers 2xx (the images' health check)
   gameday version
 
 Run "gameday serve checkout -h" for a command's flags.
@@ -98,11 +100,15 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return cleanupCmd(args[1:], stdout, stderr)
 	case "list":
 		return listCmd(args[1:], stdout, stderr)
+	case "predict":
+		return predictCmd(args[1:], stdout, stderr)
 	case "validate":
 		return validateCmd(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "gameday", version())
 		return nil
+	case "health":
+		return healthCmd(args[1:], stdout, stderr)
 	case "serve":
 		if len(args) < 2 {
 			return usagef("serve: which service? checkout, payment or toxiproxy")

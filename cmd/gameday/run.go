@@ -42,26 +42,29 @@ func (p proxyFlag) Set(v string) error {
 
 // runFlags are the flags "run" and "drill" share.
 type runFlags struct {
-	o         gameday.Options
-	envKind   *string
-	ext       env.ExternalOptions
-	proxies   proxyFlag
-	quiet     *bool
-	journal   *string
-	embedded  *bool
-	metricURL *string
-	commit    *string
+	o          gameday.Options
+	envKind    *string
+	composeEnv *string
+	ext        env.ExternalOptions
+	proxies    proxyFlag
+	quiet      *bool
+	journal    *string
+	embedded   *bool
+	metricURL  *string
+	commit     *string
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
 	r := &runFlags{proxies: proxyFlag{}}
-	r.envKind = fs.String("env", "", "environment: local (start everything here) or external (drill a running service); default: the scenario's")
+	r.envKind = fs.String("env", "", "environment: local (start everything here as processes), containers (start everything as containers, testcontainers-go), compose (drill the project docker-compose.yml brought up) or external (drill a running service); default: the scenario's")
+	r.composeEnv = fs.String("compose-env", ".env", "compose: the file of variables docker-compose.yml reads (project name, published ports)")
 	r.quiet = fs.Bool("quiet", false, "no progress lines on stderr")
 	r.journal = fs.String("journal", faults.DefaultJournalPath(), "file recording faults on an external Toxiproxy until they are removed")
 	r.embedded = fs.Bool("embedded-redis", false, "use the embedded Redis-compatible server even when redis-server is installed")
 	r.commit = fs.String("commit", os.Getenv("GAMEDAY_COMMIT"), "commit of the system under test, for the matrix (default $GAMEDAY_COMMIT)")
 	fs.Float64Var(&r.o.RateScale, "rate-scale", 1, "multiply every arrival rate (1.5 rehearses 150% of the planned peak)")
 	fs.Float64Var(&r.o.TimeScale, "time-scale", 1, "multiply every duration of the timeline (0.2 for a quick drill)")
+	fs.IntVar(&r.o.PredictRuns, "predict-runs", 0, "runs of the model that predicts the flash-sale figures (0: 400; -1: no prediction)")
 	fs.Int64Var(&r.o.Seed, "seed", 0, "seed for arrivals, shoppers and payment (0: the scenario's)")
 	fs.StringVar(&r.o.RunsDir, "runs-dir", "runs", "directory that receives one directory per run")
 	fs.StringVar(&r.ext.Toxiproxy, "toxiproxy", "", "external: the Toxiproxy API address")
@@ -80,6 +83,23 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 	}
 	switch *r.envKind {
 	case "", "local":
+	case "containers":
+		o.Containers = &env.ContainersOptions{}
+	case "compose":
+		co, err := env.ComposeDefaults(*r.composeEnv)
+		if err != nil {
+			return o, usagef("%s: -compose-env %s: %v", name, *r.composeEnv, err)
+		}
+		if r.ext.Toxiproxy != "" {
+			co.Toxiproxy = r.ext.Toxiproxy
+		}
+		if r.ext.CheckoutURL != "" {
+			co.CheckoutURL = r.ext.CheckoutURL
+		}
+		if r.ext.PaymentURL != "" {
+			co.PaymentURL = r.ext.PaymentURL
+		}
+		o.Compose = &co
 	case "external":
 		ext := r.ext
 		ext.Proxies = r.proxies
@@ -91,7 +111,7 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 			o.BreakerMetric = &scenarios.BreakerMetric{URL: *r.metricURL}
 		}
 	default:
-		return o, usagef("%s: -env %q: want local or external", name, *r.envKind)
+		return o, usagef("%s: -env %q: want local, containers, compose or external", name, *r.envKind)
 	}
 	o.EmbeddedRedis = *r.embedded
 	o.Journal = faults.OpenJournal(*r.journal)
@@ -259,6 +279,7 @@ func formatCounts(m map[string]int) string {
 func cleanupCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("cleanup", stderr)
 	journal := fs.String("journal", faults.DefaultJournalPath(), "the fault journal")
+	containers := fs.Bool("containers", true, "also remove the containers and networks of containers environments whose runner is gone (needs Docker)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -270,10 +291,21 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "removed %s on %s/%s (run %s)\n", what, e.Toxiproxy, e.Proxy, e.RunID)
 	}
+	n := len(removed)
+	if *containers {
+		left, cerr := env.CleanupContainers(context.Background())
+		for _, l := range left {
+			fmt.Fprintf(stdout, "removed %s %s (runner %s)\n", l.Kind, l.Name, l.Owner)
+		}
+		n += len(left)
+		if cerr != nil {
+			err = errors.Join(err, fmt.Errorf("containers: %w (run with -containers=false where there is no Docker)", cerr))
+		}
+	}
 	if err != nil {
 		return err
 	}
-	if len(removed) == 0 {
+	if n == 0 {
 		fmt.Fprintln(stdout, "nothing to clean up")
 	}
 	return nil

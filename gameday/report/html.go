@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/flash"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 )
 
@@ -30,6 +31,14 @@ type page struct {
 	Breakers     []breakerView
 	Faults       []faultView
 	Ledger       []fact
+	Flash        []flashView
+	FlashNote    string
+}
+
+// flashView is one flash-sale figure beside its predicted range.
+type flashView struct {
+	Key, Unit, Meaning, Observed, Mean, Range string
+	Predicted, Outside                        bool
 }
 
 type fact struct{ Name, Value string }
@@ -154,6 +163,7 @@ func newPage(r *runrecord.Record) page {
 		p.Faults = append(p.Faults, faultView{Name: f.Name, Target: f.Target, Kind: f.Kind,
 			Start: seconds(f.StartMS), End: seconds(f.EndMS), Error: f.Error})
 	}
+	p.Flash, p.FlashNote = flashViews(r.Flash)
 	p.Ledger = []fact{
 		{"Stock", fmt.Sprintf("%d initial, %d available, %d reserved, %d sold", r.Ledger.Initial, r.Ledger.Available, r.Ledger.Reserved, r.Ledger.Sold)},
 		{"Orders", strconv.Itoa(r.Ledger.Orders)},
@@ -277,7 +287,18 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 </table>{{else}}<p>No invariant was checked.</p>{{end}}
 </section>
 
-<section aria-labelledby="h-details">
+{{if .Flash}}<section aria-labelledby="h-flash">
+<h2 id="h-flash">Flash-sale figures</h2>
+<p>{{.FlashNote}}</p>
+<table>
+<thead><tr><th scope="col">Figure</th><th scope="col" class="num">Observed</th><th scope="col" class="num">Predicted mean</th><th scope="col" class="num">Predicted 5th–95th percentile</th><th scope="col">Meaning</th></tr></thead>
+<tbody>
+{{range .Flash}}<tr{{if .Outside}} class="broken-row"{{end}}><td>{{.Key}} <span class="muted">({{.Unit}})</span></td><td class="num">{{.Observed}}{{if .Outside}} <span class="broken" title="outside the predicted range">✗ outside</span>{{end}}</td><td class="num">{{if .Predicted}}{{.Mean}}{{else}}–{{end}}</td><td class="num">{{if .Predicted}}{{.Range}}{{else}}–{{end}}</td><td>{{.Meaning}}</td></tr>
+{{end}}</tbody>
+</table>
+</section>
+
+{{end}}<section aria-labelledby="h-details">
 <h2 id="h-details">Faults, breakers and books</h2>
 {{if .Faults}}<table>
 <caption>Faults, when they were really in place</caption>
@@ -306,3 +327,38 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 </body>
 </html>
 `))
+
+// flashViews lays out the flash-sale figures beside their prediction.
+func flashViews(f *runrecord.Flash) ([]flashView, string) {
+	if f == nil {
+		return nil, ""
+	}
+	note := "This drill was not predicted (it has faults, drills a service of your own, or prediction was off)."
+	if f.Predicted != nil {
+		note = fmt.Sprintf("Predicted by %d simulated runs of the model (gameday predict, seeds from %d). A figure outside its 5th–95th percentile range is marked: one drill lands outside about one time in ten per figure even when the model is right.", f.Predicted.Runs, f.Predicted.Seed)
+	}
+	format := func(unit string, v float64) string {
+		switch unit {
+		case "share", "rho":
+			return strconv.FormatFloat(v, 'f', 3, 64)
+		case "ms":
+			return strconv.FormatFloat(v, 'f', 1, 64)
+		}
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	var out []flashView
+	for _, n := range flash.Names() {
+		v := f.Observed.Value(n.Key)
+		fv := flashView{Key: n.Key, Unit: n.Unit, Meaning: n.Meaning, Observed: format(n.Unit, v)}
+		if f.Predicted != nil {
+			if r, ok := f.Predicted.Figures[n.Key]; ok {
+				fv.Predicted = true
+				fv.Mean = format(n.Unit, r.Mean)
+				fv.Range = format(n.Unit, r.P5) + " – " + format(n.Unit, r.P95)
+				fv.Outside = v < r.P5 || v > r.P95
+			}
+		}
+		out = append(out, fv)
+	}
+	return out, note
+}

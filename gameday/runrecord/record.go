@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/gameday-dev/gameday/gameday/flash"
 )
 
 // Transition is a breaker state change: the state entered and when, in
@@ -69,6 +71,42 @@ type Record struct {
 	Notes   []string      `json:"notes,omitempty"`
 	// Series is the run second by second, for the report's charts.
 	Series Series `json:"series"`
+	// Flash is the run's flash-sale figures (docs/flash-sale.md) and, for a
+	// scenario the predictor can simulate, their predicted ranges.
+	Flash *Flash `json:"flash,omitempty"`
+}
+
+// Flash is the flash-sale figures of a run beside their prediction.
+type Flash struct {
+	// Observed are the figures of this run.
+	Observed flash.Figures `json:"observed"`
+	// Predicted is "gameday predict" for the same scenario, seed and
+	// scales; nil when the scenario cannot be simulated (it has faults, or
+	// drills a service of your own) or prediction was turned off.
+	Predicted *Prediction `json:"predicted,omitempty"`
+	// Outside names the figures observed outside their predicted 5th-95th
+	// percentile range, in flash.Names' order. Each figure of a right model
+	// lands outside about one run in ten: a figure outside in run after run,
+	// or far outside, is a finding (in the checkout or in the model).
+	Outside []string `json:"outside,omitempty"`
+}
+
+// Prediction is the predicted range of each figure, keyed as flash.Names.
+type Prediction struct {
+	Runs int   `json:"runs"`
+	Seed int64 `json:"seed"`
+	// OverheadMS is the checkout's own time per request the model assumed.
+	OverheadMS float64                `json:"overhead_ms"`
+	Figures    map[string]FigureRange `json:"figures"`
+}
+
+// FigureRange is one figure over the simulated runs.
+type FigureRange struct {
+	Mean float64 `json:"mean"`
+	P5   float64 `json:"p5"`
+	P95  float64 `json:"p95"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
 }
 
 // Environment is what the drill ran against.
@@ -134,14 +172,20 @@ type BreakerRecord struct {
 	ClosedAfterMS *int64 `json:"closed_after_ms"`
 }
 
-// FaultRecord is when a fault was really in place.
+// FaultRecord is when a fault was really in place: StartMS when it was
+// injected, EndMS when it was gone (for a killed process: when it answered
+// again). LiftedMS, when set, is when the runner began to lift it (the
+// start of a killed process; a container's start and health check can take
+// a second or more): breaker_closes is measured from it, since a breaker
+// may see the dependency back before the runner does.
 type FaultRecord struct {
-	Name    string `json:"name"`
-	Target  string `json:"target"`
-	Kind    string `json:"kind"`
-	StartMS int64  `json:"start_ms"`
-	EndMS   int64  `json:"end_ms"`
-	Error   string `json:"error,omitempty"`
+	Name     string `json:"name"`
+	Target   string `json:"target"`
+	Kind     string `json:"kind"`
+	StartMS  int64  `json:"start_ms"`
+	LiftedMS *int64 `json:"lifted_ms,omitempty"`
+	EndMS    int64  `json:"end_ms"`
+	Error    string `json:"error,omitempty"`
 }
 
 // ExpectationResult is one promise and what was seen.
