@@ -1,7 +1,6 @@
 package gameday_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -72,18 +71,9 @@ func TestContainersInterruptLeavesNothing(t *testing.T) {
 	needImages(t)
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(binary, "run", "-env", "containers", "-runs-dir", t.TempDir(),
-				"-journal", filepath.Join(t.TempDir(), "j.json"), "baseline")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			pipe, err := cmd.StderrPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cmd.Process.Kill() })
-			waitFor(t, bufio.NewScanner(pipe), "gameday: baseline load", 2*time.Minute)
+			cmd, stderr := startCmd(t, exec.Command(binary, "run", "-env", "containers", "-runs-dir", t.TempDir(),
+				"-journal", filepath.Join(t.TempDir(), "j.json"), "baseline"))
+			waitFor(t, stderr, "gameday: baseline load", 2*time.Minute)
 			if left := testenv.Leftovers(t, env.LabelEnv); len(left) < 6 {
 				t.Fatalf("mid-sale there should be 5 containers and a network, found %v", left)
 			}
@@ -100,16 +90,9 @@ func TestContainersInterruptLeavesNothing(t *testing.T) {
 // it left (its owner is dead) and nothing that a live runner owns.
 func TestCleanupRemovesKilledRunnersContainers(t *testing.T) {
 	needImages(t)
-	cmd := exec.Command(binary, "run", "-env", "containers", "-runs-dir", t.TempDir(),
-		"-journal", filepath.Join(t.TempDir(), "j.json"), "baseline")
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, bufio.NewScanner(pipe), "gameday: baseline load", 2*time.Minute)
+	cmd, stderr := startCmd(t, exec.Command(binary, "run", "-env", "containers", "-runs-dir", t.TempDir(),
+		"-journal", filepath.Join(t.TempDir(), "j.json"), "baseline"))
+	waitFor(t, stderr, "gameday: baseline load", 2*time.Minute)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	if left := testenv.Leftovers(t, env.LabelEnv); len(left) == 0 {
@@ -186,17 +169,38 @@ func TestComposeDrills(t *testing.T) {
 			}
 		})
 	}
+	// A runner killed outright while the project's Redis is killed: the
+	// journal lets "gameday cleanup" start the container again.
+	t.Run("killed runner", func(t *testing.T) {
+		journal := filepath.Join(t.TempDir(), "j.json")
+		run := drill(t, "redis-killed")
+		run.Args = append(run.Args[:len(run.Args)-1], "-journal", journal, "redis-killed")
+		cmd, stderr := startCmd(t, run)
+		waitFor(t, stderr, "faults=[redis-crash]", time.Minute)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		state := func() string {
+			out, err := exec.Command("docker", "ps", "-a", "--filter", "label=com.docker.compose.project="+project,
+				"--filter", "label=com.docker.compose.service=redis-inventory", "--format", "{{.State}}").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.TrimSpace(string(out))
+		}
+		if st := state(); st == "running" {
+			t.Fatalf("the killed runner's Redis is %s, want it stopped", st)
+		}
+		out, err := exec.Command(binary, "cleanup", "-journal", journal).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "undid the kill of container") {
+			t.Fatalf("cleanup: %v\n%s", err, out)
+		}
+		if st := state(); st != "running" {
+			t.Errorf("after cleanup the project's Redis is %s, want running", st)
+		}
+	})
 	t.Run("interrupt", func(t *testing.T) {
-		cmd := drill(t, "inventory-latency")
-		pipe, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill() })
-		waitFor(t, bufio.NewScanner(pipe), "faults=[slow-inventory", time.Minute)
+		cmd, stderr := startCmd(t, drill(t, "inventory-latency"))
+		waitFor(t, stderr, "faults=[slow-inventory", time.Minute)
 		c := toxi.NewClient("127.0.0.1:" + tp)
 		if n := toxics(t, c); n != 1 {
 			t.Fatalf("mid-fault the project's Toxiproxy has %d toxics, want 1", n)

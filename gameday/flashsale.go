@@ -25,9 +25,11 @@ const DefaultPredictRuns = 400
 // CheckoutOverhead is the reference checkout's own time per admitted
 // request in the local environment — the session touch, the reservation and
 // the claim, each a Redis round trip through Toxiproxy, and the HTTP hops —
-// that the predictor adds to every purchase. It was measured on the machine
-// of docs/flash-sale.md as the median purchase of a drill with an idle
-// provider minus the provider's mean latency; see there for the command.
+// that the predictor adds to every purchase. On the machine of
+// docs/flash-sale.md a drop-reserve drill's success_p95_ms was 3 to 6 ms
+// above the provider's own p95 (385 ms for 100-400 ms uniform); 3 ms is the
+// low end, so that a slow machine shows as a figure outside its range
+// rather than being absorbed by the model.
 const CheckoutOverhead = 3 * time.Millisecond
 
 // ErrNotPredictable is returned by Model for a scenario the predictor

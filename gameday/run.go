@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout"
@@ -28,6 +27,10 @@ import (
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/scenarios"
 )
+
+// The fault journal's cleanup restores containers through the Docker
+// environments (faults cannot import env, which imports it).
+func init() { faults.RestoreContainer = env.RestoreContainer }
 
 // SKU is the one SKU a drill sells.
 const SKU = "sku-1"
@@ -267,13 +270,6 @@ func (d *drill) drive(ctx context.Context) {
 	loadCtx, stopLoad := context.WithCancelCause(ctx)
 	defer stopLoad(nil)
 	start := time.Now()
-	// When the load is stopped early (SIGINT, the abort guard, a fault
-	// that failed), the shoppers in flight are cut by the runner, not by
-	// their own patience: remember when, so that reconciliation does not
-	// count them as shoppers who left.
-	var stoppedAt atomic.Int64
-	stoppedAt.Store(math.MaxInt64)
-	defer context.AfterFunc(loadCtx, func() { stoppedAt.Store(int64(time.Since(start))) })()
 	probe := newBreakerProbe(d.env.CheckoutURL(), d.o.ProbeInterval, start)
 	if d.sc.Environment.Kind == "external" || d.o.External != nil {
 		probe.metric = d.sc.Environment.BreakerMetric
@@ -347,7 +343,7 @@ func (d *drill) drive(ctx context.Context) {
 		DurationMS: end.Milliseconds(),
 	}
 	d.rec.Outcomes = report.Outcomes()
-	shoppers, views := views(report, time.Duration(stoppedAt.Load()))
+	shoppers, views := views(report)
 	var all []time.Duration
 	for _, s := range shoppers {
 		for _, a := range s.attempts {
@@ -596,7 +592,7 @@ func (d *drill) idPrefix() string {
 
 // views turns the load's report into what the verdict and the
 // reconciliation read.
-func views(r *load.Report, stopped time.Duration) ([]shopperRun, []shopperView) {
+func views(r *load.Report) ([]shopperRun, []shopperView) {
 	runs := make([]shopperRun, 0, len(r.Shoppers))
 	vs := make([]shopperView, 0, len(r.Shoppers))
 	for _, s := range r.Shoppers {
@@ -614,8 +610,7 @@ func views(r *load.Report, stopped time.Duration) ([]shopperRun, []shopperView) 
 		}
 		runs = append(runs, sr)
 		if s.Outcome != "" && s.Outcome != load.OutcomeDropped {
-			cut := s.Outcome == load.OutcomeGaveUp && s.Finished >= stopped
-			vs = append(vs, shopperView{checkoutID: s.ID, outcome: s.Outcome, leftAt: r.Start.Add(s.Deadline), cut: cut})
+			vs = append(vs, shopperView{checkoutID: s.ID, outcome: s.Outcome, leftAt: r.Start.Add(s.Deadline), cut: s.Cut})
 		}
 	}
 	return runs, vs

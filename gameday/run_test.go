@@ -297,9 +297,15 @@ func TestKilledRunnerLeftoversAreCleanedUp(t *testing.T) {
 func startRun(t *testing.T, journal string, l *env.Local, scenario string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
 	ext := external(l)
-	cmd := exec.Command(binary, "run", "-env", "external", "-journal", journal, "-runs-dir", t.TempDir(), "-time-scale", "0.5",
+	return startCmd(t, exec.Command(binary, "run", "-env", "external", "-journal", journal, "-runs-dir", t.TempDir(), "-time-scale", "0.5",
 		"-toxiproxy", ext.Toxiproxy, "-checkout-url", ext.CheckoutURL, "-payment-url", ext.PaymentURL,
-		"-proxy", "payment=payment", "-proxy", "inventory=inventory", "-proxy", "sessions=sessions", scenario)
+		"-proxy", "payment=payment", "-proxy", "inventory=inventory", "-proxy", "sessions=sessions", scenario))
+}
+
+// startCmd starts a runner that dies with the test, and gives its stderr
+// to read progress lines from.
+func startCmd(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {

@@ -113,6 +113,9 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 	default:
 		return o, usagef("%s: -env %q: want local, containers, compose or external", name, *r.envKind)
 	}
+	if o.PredictRuns > maxPredictRuns {
+		return o, usagef("%s: -predict-runs %d: at most %d", name, o.PredictRuns, maxPredictRuns)
+	}
 	o.EmbeddedRedis = *r.embedded
 	o.Journal = faults.OpenJournal(*r.journal)
 	if !*r.quiet {
@@ -285,6 +288,10 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	removed, err := faults.OpenJournal(*journal).Cleanup(context.Background())
 	for _, e := range removed {
+		if e.Container != "" {
+			fmt.Fprintf(stdout, "undid the %s (run %s)\n", e, e.RunID)
+			continue
+		}
 		what := "toxic " + e.Toxic
 		if e.Disabled {
 			what = "disabled proxy (enabled again)"

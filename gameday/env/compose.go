@@ -105,8 +105,14 @@ func readDotEnv(path string) (map[string]string, error) {
 			return nil, &fileerr.Error{File: path, Line: line, Field: name, Msg: "want NAME=VALUE"}
 		}
 		val = strings.TrimSpace(val)
-		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0] {
+		switch {
+		case len(val) >= 2 && (val[0] == '"' || val[0] == '\'') && val[len(val)-1] == val[0]:
 			val = val[1 : len(val)-1]
+		default:
+			// As Compose: " #" starts a comment in an unquoted value.
+			if i := strings.Index(val, " #"); i >= 0 {
+				val = strings.TrimSpace(val[:i])
+			}
 		}
 		vars[name] = val
 	}

@@ -176,6 +176,14 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 			_ = c.Close()
 		}
 	}()
+	// A runner killed outright (where the reaper is off) left its
+	// containers running: remove them first, as the fault journal's
+	// leftovers are removed at every start.
+	if left, err := CleanupContainers(ctx); err != nil {
+		c.info.Notes = append(c.info.Notes, "removing containers left by a killed runner: "+err.Error())
+	} else if len(left) > 0 {
+		c.info.Notes = append(c.info.Notes, fmt.Sprintf("removed %d containers and networks left by a runner that was killed", len(left)))
+	}
 	for _, img := range []string{o.Images.Redis, o.Images.Toxiproxy, o.Images.Gameday} {
 		if _, ierr := cli.ImageInspect(ctx, img); ierr != nil {
 			return nil, fmt.Errorf("image %s is not on this machine: pull it, or build it with scripts/build-images.sh (%v)", img, ierr)

@@ -51,6 +51,25 @@ type containerProc struct {
 
 var _ Process = (*containerProc)(nil)
 
+// ContainerID identifies the container, for the fault journal.
+func (c *containerProc) ContainerID() string { return c.id }
+
+// RestoreContainer undoes a journaled process fault of a runner that was
+// killed: starts the container again (action "kill"), or unpauses it
+// ("pause").
+func RestoreContainer(ctx context.Context, id, action string) error {
+	cli, err := dockerClient()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	p := &containerProc{cli: cli, id: id, name: id}
+	if action == "pause" {
+		return p.Resume()
+	}
+	return p.Start(ctx)
+}
+
 func (c *containerProc) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), dockerCall)
 }
@@ -183,9 +202,11 @@ func CleanupContainers(ctx context.Context) ([]Leftover, error) {
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(ctx, 2*dockerCall)
 	defer cancel()
+	// Only owners this process can judge: a runner on another machine
+	// sharing the engine, or in another pid namespace, is left alone.
 	dead := func(labels map[string]string) bool {
 		o, ok := owner.Parse(labels[LabelOwner])
-		return !ok || !o.Alive()
+		return ok && o.Here() && !o.Alive()
 	}
 	var removed []Leftover
 	var errs []error

@@ -41,7 +41,7 @@ func TestImageNamesAgreeWithDotEnv(t *testing.T) {
 func TestComposeDefaults(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, ".env")
-	if err := os.WriteFile(file, []byte("# ours\nCOMPOSE_PROJECT_NAME=shop\nGAMEDAY_CHECKOUT_PORT=\"9080\"\n\nexport GAMEDAY_PAYMENT_PORT=9081\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("# ours\nCOMPOSE_PROJECT_NAME=shop\nGAMEDAY_CHECKOUT_PORT=\"9080\"\n\nexport GAMEDAY_PAYMENT_PORT=9081 # ours too\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("GAMEDAY_PAYMENT_PORT", "7081")

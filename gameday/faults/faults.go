@@ -28,9 +28,22 @@ type Fault struct {
 	Process string // kill, pause, restart
 }
 
-// callTimeout bounds every Toxiproxy call and process action: removing a
-// toxic under heavy traffic has been reported to hang Toxiproxy's API.
-const callTimeout = 5 * time.Second
+// callTimeout bounds every Toxiproxy call: removing a toxic under heavy
+// traffic has been reported to hang Toxiproxy's API. processTimeout bounds a
+// process action, which may start a container and wait for its health check
+// (seconds on a small or busy machine).
+const (
+	callTimeout    = 5 * time.Second
+	processTimeout = time.Minute
+)
+
+// timeoutFor is how long one action on f may take.
+func timeoutFor(f Fault) time.Duration {
+	if f.Process != "" {
+		return processTimeout
+	}
+	return callTimeout
+}
 
 // Injector applies faults to an environment and remembers what is active.
 type Injector struct {
@@ -61,7 +74,7 @@ func (in *Injector) Apply(ctx context.Context, f Fault) error {
 	in.mu.Lock()
 	in.active[f.Name] = f
 	in.mu.Unlock()
-	actx, cancel := context.WithTimeout(ctx, callTimeout)
+	actx, cancel := context.WithTimeout(ctx, timeoutFor(f))
 	defer cancel()
 	var err error
 	switch {
@@ -128,6 +141,14 @@ func (in *Injector) applyProcess(ctx context.Context, f Fault) error {
 	if !ok {
 		return fmt.Errorf("%s: %w", f.Target, env.ErrNoProcess)
 	}
+	// A container that outlives the runner (a Compose project's) is
+	// journaled first, as a toxic is: a runner killed while it is stopped
+	// or frozen leaves an entry that cleanup undoes.
+	if e, ok := in.containerEntry(f, p); ok {
+		if err := in.journal.Add(e); err != nil {
+			return err
+		}
+	}
 	switch f.Process {
 	case "kill":
 		return p.Kill()
@@ -142,6 +163,20 @@ func (in *Injector) applyProcess(ctx context.Context, f Fault) error {
 	return fmt.Errorf("unknown process action %q", f.Process)
 }
 
+// containerEntry is the journal entry of a process fault on a container,
+// when the injector keeps a journal (the environment outlives the runner).
+func (in *Injector) containerEntry(f Fault, p env.Process) (Entry, bool) {
+	c, ok := p.(interface{ ContainerID() string })
+	if !ok || in.journal == nil {
+		return Entry{}, false
+	}
+	action := "kill"
+	if f.Process == "pause" {
+		action = "pause"
+	}
+	return Entry{RunID: in.runID, Container: c.ContainerID(), Action: action}, true
+}
+
 // Remove ends f: removes its toxic, enables its proxy, starts a killed
 // process again or resumes a paused one. Removing a fault that is not
 // active does nothing.
@@ -152,7 +187,7 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 	if !ok {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeoutFor(f))
 	defer cancel()
 	var err error
 	switch {
@@ -177,9 +212,15 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 		// A restart only stays active when its start failed.
 		p, _ := in.env.Process(f.Target)
 		err = p.Start(ctx)
+		if e, ok := in.containerEntry(f, p); ok && err == nil {
+			err = in.journal.Remove(e)
+		}
 	case f.Process == "pause":
 		p, _ := in.env.Process(f.Target)
 		err = p.Resume()
+		if e, ok := in.containerEntry(f, p); ok && err == nil {
+			err = in.journal.Remove(e)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("remove fault %s: %w", f.Name, err)

@@ -28,6 +28,26 @@ type Entry struct {
 	// Toxic is the toxic's name; "" with Disabled for a proxy taken down.
 	Toxic    string `json:"toxic,omitempty"`
 	Disabled bool   `json:"disabled,omitempty"`
+	// Container, with Action (kill or pause), is a container of a Compose
+	// project that a process fault stopped or froze: cleanup starts or
+	// unpauses it. Toxiproxy and Proxy are empty then.
+	Container string `json:"container,omitempty"`
+	Action    string `json:"action,omitempty"`
+}
+
+// RestoreContainer starts a killed container again or unpauses a paused
+// one; set by the Docker environments (package env), which know the engine.
+var RestoreContainer func(ctx context.Context, id, action string) error
+
+// String names the fault for messages.
+func (e Entry) String() string {
+	switch {
+	case e.Container != "":
+		return e.Action + " of container " + e.Container
+	case e.Disabled:
+		return "disabled proxy " + e.Toxiproxy + "/" + e.Proxy
+	}
+	return "toxic " + e.Toxic + " on " + e.Toxiproxy + "/" + e.Proxy
 }
 
 // Journal is a small JSON file of the faults in place on external
@@ -71,7 +91,7 @@ func (j *Journal) Remove(e Entry) error {
 	return j.update(func(es []Entry) []Entry {
 		out := es[:0]
 		for _, x := range es {
-			if !(x.RunID == e.RunID && x.Toxiproxy == e.Toxiproxy && x.Proxy == e.Proxy && x.Toxic == e.Toxic && x.Disabled == e.Disabled) {
+			if !(x.RunID == e.RunID && x.Toxiproxy == e.Toxiproxy && x.Proxy == e.Proxy && x.Toxic == e.Toxic && x.Disabled == e.Disabled && x.Container == e.Container) {
 				out = append(out, x)
 			}
 		}
@@ -100,7 +120,7 @@ func (j *Journal) Cleanup(ctx context.Context) ([]Entry, error) {
 				continue
 			}
 			if err := undo(ctx, e); err != nil {
-				errs = append(errs, fmt.Errorf("remove leftover fault %s on %s/%s: %w", e.Toxic, e.Toxiproxy, e.Proxy, err))
+				errs = append(errs, fmt.Errorf("remove leftover fault %s: %w", e, err))
 				keep = append(keep, e)
 				continue
 			}
@@ -112,6 +132,14 @@ func (j *Journal) Cleanup(ctx context.Context) ([]Entry, error) {
 }
 
 func undo(ctx context.Context, e Entry) error {
+	if e.Container != "" {
+		if RestoreContainer == nil {
+			return errors.New("no Docker environment to restore a container with")
+		}
+		ctx, cancel := context.WithTimeout(ctx, processTimeout)
+		defer cancel()
+		return RestoreContainer(ctx, e.Container, e.Action)
+	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	c := toxi.NewClient(e.Toxiproxy)

@@ -301,6 +301,7 @@ func reason(r string) string {
 
 func (r *run) finish(s *Shopper, outcome string, at time.Time) {
 	s.Outcome = outcome
+	s.Cut = outcome == OutcomeGaveUp && r.ctx.Err() != nil
 	s.Finished = at.Sub(r.start)
 	if outcome != OutcomeDropped {
 		s.Latency = s.Finished - s.Scheduled

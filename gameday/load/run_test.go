@@ -367,8 +367,13 @@ func TestAbort(t *testing.T) {
 	if rep.Scheduled != 2001 || rep.Started != 21 || rep.Dropped != 0 {
 		t.Fatalf("scheduled %d, started %d, dropped %d; want 2001, 21, 0", rep.Scheduled, rep.Started, rep.Dropped)
 	}
-	if s := rep.Shoppers[20]; s.Outcome != OutcomeGaveUp || s.Attempts[0].Err != context.Canceled.Error() {
-		t.Errorf("shopper in flight: %q, %+v", s.Outcome, s.Attempts)
+	if s := rep.Shoppers[20]; s.Outcome != OutcomeGaveUp || s.Attempts[0].Err != context.Canceled.Error() || !s.Cut {
+		t.Errorf("shopper in flight: %q, cut %v, %+v", s.Outcome, s.Cut, s.Attempts)
+	}
+	for _, s := range rep.Shoppers[:20] {
+		if s.Cut {
+			t.Errorf("shopper %d (%s) finished before the abort, but is marked cut", s.Index, s.Outcome)
+		}
 	}
 	for _, s := range rep.Shoppers[21:] {
 		if s.Outcome != "" || s.Started != 0 || s.ID == "" {

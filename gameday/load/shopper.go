@@ -61,6 +61,10 @@ type Shopper struct {
 	Latency  time.Duration
 	Attempts []Attempt
 	Degraded bool // any answer was degraded
+	// Cut: the run was aborted while this shopper was in flight or waiting
+	// to retry, and that is why it gave up; it did not leave of its own
+	// accord.
+	Cut bool
 }
 
 // Late is how much later than planned the shopper started; 0 for a shopper

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -355,7 +356,7 @@ func flashViews(f *runrecord.Flash) ([]flashView, string) {
 				fv.Predicted = true
 				fv.Mean = format(n.Unit, r.Mean)
 				fv.Range = format(n.Unit, r.P5) + " – " + format(n.Unit, r.P95)
-				fv.Outside = v < r.P5 || v > r.P95
+				fv.Outside = slices.Contains(f.Outside, n.Key)
 			}
 		}
 		out = append(out, fv)

@@ -19,13 +19,28 @@ type Owner struct {
 	Pid     int
 	Started string // start time in clock ticks since boot ("" if unknown)
 	Boot    string // the kernel's boot id ("" if unknown)
+	// Where is the host name and the pid namespace: a pid means something
+	// only there. "" if unknown (an older record).
+	Where string
 }
 
 // Self is this process.
 func Self() Owner {
 	pid := os.Getpid()
-	return Owner{Pid: pid, Started: procStart(pid), Boot: bootID()}
+	return Owner{Pid: pid, Started: procStart(pid), Boot: bootID(), Where: where()}
 }
+
+// where is this process's host name and pid namespace.
+func where() string {
+	host, _ := os.Hostname()
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	return strings.NewReplacer("/", "_").Replace(host + "@" + ns)
+}
+
+// Here reports whether the owner's pid can be judged from this process:
+// same host, same pid namespace. A runner elsewhere (another machine on a
+// shared Docker engine, another container) is never judged dead from here.
+func (o Owner) Here() bool { return o.Where == "" || o.Where == where() }
 
 // Alive reports whether the process may still run: a pid that exists, on
 // this boot, started when the owner did.
@@ -45,20 +60,26 @@ func (o Owner) Alive() bool {
 	return true
 }
 
-// String is "pid/started/boot", the form Parse reads.
-func (o Owner) String() string { return strconv.Itoa(o.Pid) + "/" + o.Started + "/" + o.Boot }
+// String is "pid/started/boot/where", the form Parse reads.
+func (o Owner) String() string {
+	return strconv.Itoa(o.Pid) + "/" + o.Started + "/" + o.Boot + "/" + o.Where
+}
 
 // Parse reads what String wrote.
 func Parse(s string) (Owner, bool) {
-	parts := strings.SplitN(s, "/", 3)
-	if len(parts) != 3 {
+	parts := strings.SplitN(s, "/", 4)
+	if len(parts) < 3 {
 		return Owner{}, false
 	}
 	pid, err := strconv.Atoi(parts[0])
 	if err != nil || pid <= 0 {
 		return Owner{}, false
 	}
-	return Owner{Pid: pid, Started: parts[1], Boot: parts[2]}, true
+	o := Owner{Pid: pid, Started: parts[1], Boot: parts[2]}
+	if len(parts) == 4 {
+		o.Where = parts[3]
+	}
+	return o, true
 }
 
 func procStart(pid int) string {

@@ -37,6 +37,9 @@ func TestStringParses(t *testing.T) {
 	if !ok || got != self {
 		t.Fatalf("Parse(%q) = %+v, %v; want %+v", self.String(), got, ok, self)
 	}
+	if !self.Here() || (Owner{Pid: 1, Where: "elsewhere@pid:[1]"}).Here() {
+		t.Errorf("Here: this process %v, another host's true", self.Here())
+	}
 	for _, bad := range []string{"", "12", "x/1/b", "0/1/b", "-3/1/b"} {
 		if _, ok := Parse(bad); ok {
 			t.Errorf("Parse(%q) accepted", bad)
