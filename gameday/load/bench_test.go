@@ -22,6 +22,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
 // The benchmarks compare this generator with vegeta on the same plain HTTP
@@ -140,9 +141,9 @@ func (f *loadFigures) measure(run func()) {
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
-	before, ok := cpuTime()
+	before, ok := testenv.CPUTime()
 	run()
-	after, _ := cpuTime()
+	after, _ := testenv.CPUTime()
 	runtime.ReadMemStats(&m1)
 	f.cpu += after - before
 	f.cpuOK = ok

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gameday-dev/gameday/checkout/admission"
 	"github.com/gameday-dev/gameday/gameday/predict"
+	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
 // The benchmarks run a fixed prediction per iteration, so -benchtime 1x is
@@ -22,13 +23,13 @@ var peak = predict.PeakModel
 
 func benchPredict(b *testing.B, m predict.Model, runs int) {
 	b.ReportAllocs()
-	before, ok := cpuTime()
+	before, ok := testenv.CPUTime()
 	for b.Loop() {
 		if _, err := predict.Predict(m, runs, 1); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if after, _ := cpuTime(); ok {
+	if after, _ := testenv.CPUTime(); ok {
 		b.ReportMetric((after-before).Seconds()/float64(b.N), "cpu-s/op")
 	}
 }
