@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,10 +200,19 @@ func TestInventoryFaultsMidSaleStayCorrect(t *testing.T) {
 					Inventory: breakers.Settings{Timeout: 100 * time.Millisecond, ConsecutiveFailures: 5, OpenFor: 200 * time.Millisecond},
 				},
 			})
+			// Mid-sale: the fault goes in as the 21st shopper starts, with
+			// at most 20 units sold and a dozen checkouts in flight.
+			injected := make(chan struct{})
+			var once sync.Once
+			mk := func(i int) checkout.Request {
+				if i == 20 {
+					once.Do(func() { f.inject(e); close(injected) })
+				}
+				return shopper(i)
+			}
 			done := make(chan []answer)
-			go func() { done <- e.crowd(120, 12, shopper) }()
-			time.Sleep(50 * time.Millisecond)
-			f.inject(e)
+			go func() { done <- e.crowd(120, 12, mk) }()
+			<-injected
 			time.Sleep(400 * time.Millisecond)
 			f.remove(e)
 			as := <-done
@@ -211,10 +221,13 @@ func TestInventoryFaultsMidSaleStayCorrect(t *testing.T) {
 			if refused == 0 {
 				t.Fatal("no checkout was refused: the fault never hit")
 			}
-			t.Logf("%s: %d confirmed, %d sold out, %d refused", f.name, count(as, checkout.OutcomeConfirmed), count(as, checkout.OutcomeSoldOut), refused)
+			t.Logf("%s: %d confirmed, %d pending, %d sold out, %d refused", f.name, count(as, checkout.OutcomeConfirmed), count(as, checkout.OutcomePending), count(as, checkout.OutcomeSoldOut), refused)
 			for _, a := range as {
 				if a.body.Status == checkout.OutcomeUnavailable && (a.code != http.StatusServiceUnavailable || a.retryAfter == "") {
 					t.Fatalf("refusal without Retry-After: %d %+v", a.code, a.body)
+				}
+				if a.body.Status == checkout.OutcomePending && (a.code != http.StatusAccepted || a.retryAfter == "") {
+					t.Fatalf("pending without Retry-After: %d %+v", a.code, a.body)
 				}
 			}
 			// Leases expire after 1s; voids of charges whose unit is gone

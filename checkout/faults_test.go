@@ -260,3 +260,83 @@ func TestShopperPastDeadlineIsNeverCharged(t *testing.T) {
 		t.Errorf("a shopper leaving opened the payment breaker")
 	}
 }
+
+// The claim's reply is lost after the script ran (the inventory Redis
+// answers too late, and the inventory breaker trips on the first lost
+// reply): the order exists, so the shopper must not be told to go away. The
+// answer is pending, and the same checkout id, asked again, learns that it
+// bought: one order, one approved charge. A checkout that answered 503
+// here told a paying shopper to start a new purchase.
+func TestLostClaimReplyIsNeverARefusal(t *testing.T) {
+	e := newEnv(t, envOptions{stock: 5, cfg: checkout.Config{
+		Inventory: breakers.Settings{Timeout: 100 * time.Millisecond, ConsecutiveFailures: 1, OpenFor: time.Minute},
+	}})
+	// A first purchase loads the scripts into Redis: an EVALSHA answered
+	// NOSCRIPT too late would never run the claim.
+	if a := e.post(shopper(9)); a.body.Status != checkout.OutcomeConfirmed {
+		t.Fatalf("warm-up purchase: %+v", a.body)
+	}
+	e.addToxic("payment", toxi.Toxic{Name: "slow", Type: "latency", Stream: "downstream", Attributes: map[string]any{"latency": 400}})
+	done := make(chan answer, 1)
+	go func() { done <- e.post(shopper(1)) }()
+	time.Sleep(200 * time.Millisecond) // reserved; the charge is on its way
+	e.addToxic("inventory", toxi.Toxic{Name: "late", Type: "latency", Stream: "downstream", Attributes: map[string]any{"latency": 600}})
+	a := <-done
+	e.removeToxic("inventory", "late")
+	if l := e.ledger(); len(l.Orders) != 2 {
+		t.Fatalf("the claim's script should have run: ledger %+v", l)
+	}
+	if a.code != http.StatusAccepted || a.body.Status != checkout.OutcomePending || a.retryAfter == "" {
+		t.Fatalf("answer with the order written and its reply lost: %d %+v (Retry-After %q), want 202 pending", a.code, a.body, a.retryAfter)
+	}
+	again := e.post(shopper(1))
+	if again.body.Status != checkout.OutcomeConfirmed || !again.body.Replayed {
+		t.Fatalf("asking again with the same checkout id: %d %+v, want the order replayed", again.code, again.body)
+	}
+	b := e.books()
+	if b.approved != 2 || b.ledger.Sold != 2 || b.chargeNoOrder+b.orderNoCharge+b.doubleCharged != 0 || !b.ledger.Balanced() {
+		t.Errorf("books: %+v, charges %s", b, chargesString(e.payment.Charges()))
+	}
+}
+
+// A paid attempt whose claim never reached Redis (pending, no order), then
+// a retry of the same checkout id that refreshes its lease but cannot pay
+// (the payment breaker is open) and releases it: the released lease held an
+// approved charge, which must be voided. A release that freed the unit and
+// forgot the lease left that charge approved for ever.
+func TestReleasedLeaseChargeIsSwept(t *testing.T) {
+	e := newEnv(t, envOptions{stock: 5, cfg: checkout.Config{
+		Payment:        breakers.Settings{ConsecutiveFailures: 1, OpenFor: time.Minute},
+		SweepInterval:  50 * time.Millisecond,
+		LateClaimGrace: 200 * time.Millisecond,
+	}})
+	e.addToxic("payment", toxi.Toxic{Name: "slow", Type: "latency", Stream: "downstream", Attributes: map[string]any{"latency": 400}})
+	done := make(chan answer, 1)
+	go func() { done <- e.post(shopper(1)) }()
+	time.Sleep(200 * time.Millisecond) // reserved; the charge is on its way
+	e.setEnabled("inventory", false)
+	a := <-done
+	e.setEnabled("inventory", true)
+	e.removeToxic("payment", "slow")
+	if a.body.Status != checkout.OutcomePending {
+		t.Fatalf("paid, claim failed: %d %+v, want pending", a.code, a.body)
+	}
+	if cs := e.payment.Charges(); len(cs) != 1 || cs[0].Status != payment.StatusApproved || len(e.ledger().Orders) != 0 {
+		t.Fatalf("want one approved charge and no order: charges %s, ledger %+v", chargesString(cs), e.ledger())
+	}
+	// Open the payment breaker with another shopper's lost reply.
+	e.addToxic("payment", toxi.Toxic{Name: "cut", Type: "limit_data", Stream: "downstream", Attributes: map[string]any{"bytes": 16}})
+	if b := e.post(shopper(2)); b.body.Status != checkout.OutcomeUnavailable {
+		t.Fatalf("shopper 2: %+v", b.body)
+	}
+	e.removeToxic("payment", "cut")
+	retry := e.post(shopper(1))
+	if retry.body.Status != checkout.OutcomeUnavailable || retry.body.Reason != "breaker_open" {
+		t.Fatalf("retry with the payment breaker open: %d %+v", retry.code, retry.body)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		b := e.books()
+		return b.approved == 0 && b.ledger.Balanced() && b.ledger.Available == 5 && b.ledger.AwaitingSweep == 0,
+			fmt.Sprintf("charges %s, ledger %+v", chargesString(e.payment.Charges()), b.ledger)
+	})
+}

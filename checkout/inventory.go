@@ -160,7 +160,7 @@ if order then return {'sold', order} end
 reap()
 if redis.call('ZSCORE', KEYS[2], id) then
   redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
-  return {'reserved', redis.call('HGET', KEYS[7], id)}
+  return {'reserved', redis.call('HGET', KEYS[7], id), 'refreshed'}
 end
 if tonumber(redis.call('HGET', KEYS[1], 'available')) <= 0 then return {'sold_out'} end
 local old = redis.call('HGET', KEYS[7], id)
@@ -215,10 +215,14 @@ end
 return 1
 `)
 
-// releaseScript: ARGV checkout id.
+// releaseScript: ARGV checkout id, settle (0|1). With settle the id waits
+// in "expired" for the sweeper, as a lease that expired does: its
+// attempt's charge, if one was made, is voided after the grace unless an
+// order was made with it.
 var releaseScript = redis.NewScript(luaHead + `
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 1 then
   redis.call('HINCRBY', KEYS[1], 'available', 1)
+  if ARGV[2] == '1' then redis.call('ZADD', KEYS[6], now, ARGV[1]) end
   return 1
 end
 return 0
@@ -306,7 +310,10 @@ func (inv *Inventory) SKUs(ctx context.Context) ([]string, error) {
 type reservation struct {
 	status  string
 	attempt string // for resReserved
-	order   *Order // for resSold, resClaimed, resReclaim
+	// refreshed: resReserved found the lease of an earlier request with the
+	// same checkout id, whose charge may have gone through.
+	refreshed bool
+	order     *Order // for resSold, resClaimed, resReclaim
 }
 
 // Reserve takes one unit for checkoutID under a lease of ttl and returns
@@ -351,9 +358,17 @@ func (inv *Inventory) Abandon(ctx context.Context, sku, checkoutID, chargeKey, r
 }
 
 // Release gives checkoutID's unit back; it does nothing when there is no
-// lease (already released, claimed or expired).
-func (inv *Inventory) Release(ctx context.Context, sku, checkoutID string) (bool, error) {
-	n, err := releaseScript.Run(ctx, inv.rdb, keys(sku), checkoutID).Int()
+// lease (already released, claimed or expired). With settle, the lease may
+// hold an earlier attempt's charge: the checkout id then waits for the
+// sweeper, which voids that charge unless an order was made with it, as
+// for a lease that expired. Without it, a released lease whose charge went
+// through would be forgotten, and the charge never voided.
+func (inv *Inventory) Release(ctx context.Context, sku, checkoutID string, settle bool) (bool, error) {
+	flag := "0"
+	if settle {
+		flag = "1"
+	}
+	n, err := releaseScript.Run(ctx, inv.rdb, keys(sku), checkoutID, flag).Int()
 	if err != nil {
 		return false, fmt.Errorf("release %s: %w", sku, err)
 	}
@@ -489,6 +504,7 @@ func parseReservation(v []string) (reservation, error) {
 			return r, errors.New("inventory reserved without an attempt number")
 		}
 		r.attempt = v[1]
+		r.refreshed = len(v) > 2 && v[2] == "refreshed"
 	case resSold, resClaimed, resReclaim:
 		if len(v) < 2 {
 			return r, fmt.Errorf("inventory answered %s without an order", r.status)

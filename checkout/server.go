@@ -170,10 +170,16 @@ type Outcome string
 
 // The outcomes of a checkout and their HTTP status codes.
 const (
-	OutcomeConfirmed   Outcome = "confirmed"   // 200
-	OutcomeDeclined    Outcome = "declined"    // 402
-	OutcomeSoldOut     Outcome = "sold_out"    // 409
-	OutcomeInProgress  Outcome = "in_progress" // 409, Retry-After
+	OutcomeConfirmed  Outcome = "confirmed"   // 200
+	OutcomeDeclined   Outcome = "declined"    // 402
+	OutcomeSoldOut    Outcome = "sold_out"    // 409
+	OutcomeInProgress Outcome = "in_progress" // 409, Retry-After
+	// OutcomePending: the payment went through but the order could not be
+	// confirmed yet (the inventory Redis did not answer the claim). The
+	// same checkout id, asked again, learns the outcome: the order if it
+	// was written, or the purchase completed under the same charge. Never
+	// a refusal: the shopper must not start a new purchase.
+	OutcomePending     Outcome = "pending"     // 202, Retry-After
 	OutcomeTooLate     Outcome = "too_late"    // 410
 	OutcomeUnavailable Outcome = "unavailable" // 503, Retry-After
 	OutcomeInvalid     Outcome = "invalid"     // 400
@@ -208,6 +214,7 @@ var statusCodes = map[Outcome]int{
 	OutcomeDeclined:    http.StatusPaymentRequired,
 	OutcomeSoldOut:     http.StatusConflict,
 	OutcomeInProgress:  http.StatusConflict,
+	OutcomePending:     http.StatusAccepted,
 	OutcomeTooLate:     http.StatusGone,
 	OutcomeUnavailable: http.StatusServiceUnavailable,
 	OutcomeInvalid:     http.StatusBadRequest,
@@ -220,7 +227,7 @@ func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	resp := s.checkout(w, r)
 	s.metrics.observe(resp, time.Since(start))
-	if resp.Status == OutcomeUnavailable || resp.Status == OutcomeInProgress {
+	if resp.Status == OutcomeUnavailable || resp.Status == OutcomeInProgress || resp.Status == OutcomePending {
 		ra := s.cfg.RetryAfter
 		if resp.Reason == admission.RefusalWaitingRoom {
 			ra = s.cfg.Admission.RetryAfter
@@ -355,8 +362,10 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		return invalid(resp, "sku: no stock set for "+req.SKU)
 	case err != nil:
 		// The reply may have been lost after the unit was reserved: give it
-		// back if we can; otherwise the lease expires on its own.
-		go s.release(req)
+		// back if we can; otherwise the lease expires on its own. The lease
+		// may be an earlier attempt's, whose charge went through: the
+		// sweeper settles it (voids that charge unless an order was made).
+		go s.release(req, true)
 		return s.refused(ctx, resp, "inventory", err)
 	case res.status == resSold:
 		resp.Status, resp.Order, resp.Replayed = OutcomeConfirmed, res.order, true
@@ -370,7 +379,9 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 	ch, sent, err := s.charge(ctx, req, key)
 	switch {
 	case err != nil && !sent:
-		s.release(req)
+		// Nothing was sent now; a lease refreshed by this retry may hold an
+		// earlier attempt's charge, which the sweeper then settles.
+		s.release(req, res.refreshed)
 		return s.refusedPayment(ctx, resp, err)
 	case err != nil:
 		// The provider may have charged before the reply was lost or the
@@ -378,7 +389,9 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		s.abandon(req, key, "payment_outcome_unknown", true)
 		return s.refusedPayment(ctx, resp, err)
 	case ch.Status != payment.StatusApproved:
-		s.release(req)
+		// Declined (or voided) under this attempt's key: the provider's
+		// idempotency means no approved charge can exist for it.
+		s.release(req, false)
 		resp.Status = OutcomeDeclined
 		if ch.Status == payment.StatusVoided {
 			resp.Reason = "voided"
@@ -390,11 +403,18 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 	res, err = s.claim(o)
 	switch {
 	case err != nil:
-		// Paid, but the order may or may not be written. Abandon records the
-		// void only if no order was made with this charge; if even that
-		// fails, the lease expires and the sweeper voids the charge.
-		s.abandon(req, key, "claim_failed", true)
-		return s.refused(ctx, resp, "inventory", err)
+		// Paid, and the order may or may not be written: the claim's
+		// reply was lost, or Redis did not answer at all. Tell the shopper
+		// the truth, pending, and keep the lease: the same checkout id,
+		// asked again, replays the order if it was written, or completes
+		// the purchase under the same charge key (the provider returns the
+		// same charge). A shopper who never asks again leaves the lease to
+		// expire, and the sweeper voids the charge unless an order was made
+		// with it. Answering 503 here told a paying shopper to start a new
+		// purchase.
+		s.log.Warn("claim failed after payment; answering pending", "checkout_id", req.CheckoutID, "charge_key", key, "err", err)
+		resp.Status, resp.Reason = OutcomePending, "order_unconfirmed"
+		return resp
 	case res.status == resLost:
 		s.voids.now(req.SKU, key) // recorded by the claim
 		resp.Status, resp.Reason = OutcomeSoldOut, "voided"
@@ -416,29 +436,37 @@ func (s *Server) invCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 2*s.cfg.Inventory.Timeout)
 }
 
-// claim records the order. It must survive the shopper leaving (the money
-// is taken), so it runs on its own context, tried up to three times.
+// claimAttempts bounds the tries of one claim.
+const claimAttempts = 3
+
+// claim records the order. The money is taken, so it must survive the
+// shopper leaving (it runs on contexts of its own) and it does not ask the
+// inventory breaker: the breaker keeps shoppers from waiting on a sick
+// Redis, and refusing this one write would leave a paid shopper without
+// an answer. Each try has its own deadline and the script is idempotent,
+// so a try whose reply was lost is safely tried again.
 func (s *Server) claim(o Order) (reservation, error) {
 	var res reservation
 	var err error
-	for attempt := 0; attempt < 3; attempt++ {
+	for attempt := 0; attempt < claimAttempts; attempt++ {
 		ctx, cancel := s.invCtx()
-		res, err = breakers.Call(ctx, s.invG, func(ctx context.Context) (reservation, error) {
-			return s.inv.Claim(ctx, o)
-		})
+		res, err = s.inv.Claim(ctx, o)
 		cancel()
-		if err == nil || errors.Is(err, breakers.ErrOpen) {
-			return res, err
+		if err == nil {
+			return res, nil
 		}
 	}
 	return res, err
 }
 
-func (s *Server) release(req Request) {
+// release gives the unit of req's lease back. settle is for a lease that
+// may hold an earlier attempt's charge: the checkout id then waits for the
+// sweeper, which voids that charge unless an order was made with it.
+func (s *Server) release(req Request, settle bool) {
 	ctx, cancel := s.invCtx()
 	defer cancel()
 	err := s.invG.Do(ctx, func(ctx context.Context) error {
-		_, err := s.inv.Release(ctx, req.SKU, req.CheckoutID)
+		_, err := s.inv.Release(ctx, req.SKU, req.CheckoutID, settle)
 		return err
 	})
 	if err != nil {

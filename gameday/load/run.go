@@ -253,6 +253,8 @@ func classify(a Answer) (outcome string, again bool) {
 		return OutcomeSoldOut, false
 	case a.Code == 409 && a.Body.Status == checkout.OutcomeInProgress:
 		return "", true
+	case a.Code == 202 && a.Body.Status == checkout.OutcomePending:
+		return "", true
 	case a.Code == 410:
 		return OutcomeTooLate, false
 	case a.Code == 503:
@@ -267,6 +269,7 @@ var statuses = map[checkout.Outcome]string{
 	checkout.OutcomeDeclined:    string(checkout.OutcomeDeclined),
 	checkout.OutcomeSoldOut:     string(checkout.OutcomeSoldOut),
 	checkout.OutcomeInProgress:  string(checkout.OutcomeInProgress),
+	checkout.OutcomePending:     string(checkout.OutcomePending),
 	checkout.OutcomeTooLate:     string(checkout.OutcomeTooLate),
 	checkout.OutcomeUnavailable: string(checkout.OutcomeUnavailable),
 	checkout.OutcomeInvalid:     string(checkout.OutcomeInvalid),
@@ -285,7 +288,7 @@ var reasons = map[string]string{}
 
 func init() {
 	for _, r := range []string{
-		"breaker_open", "bulkhead_full", "timeout", "error", "deadline", "voided",
+		"breaker_open", "bulkhead_full", "timeout", "error", "deadline", "voided", "order_unconfirmed",
 		admission.RefusalWaitingRoom, admission.RefusalTokenInvalid, admission.RefusalTokenExpired,
 	} {
 		reasons[r] = r
