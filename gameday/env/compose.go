@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/moby/moby/client"
 
@@ -197,11 +198,57 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 			return nil, fmt.Errorf("compose environment: toxiproxy at %s has no proxy %q (deploy/compose/toxiproxy.json creates it)", o.Toxiproxy, dep)
 		}
 	}
+	c.setReach()
+	if err := c.waitReady(ctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
 	c.info.Kind = "compose"
 	c.info.Toxiproxy = "compose " + o.Toxiproxy
 	c.info.Checkout = "compose " + o.CheckoutURL
 	c.info.Notes = append(c.info.Notes, "compose environment: the checkout and the payment stand-in run with the settings in docker-compose.yml; the scenario's checkout and payment settings are not applied")
 	return c, nil
+}
+
+// composeReach is how each service is known to be up for the others: the
+// health command run in a peer service's container (the gameday image),
+// against the service's name on the project's network.
+var composeReach = map[string]string{
+	Inventory:  "redis://redis-inventory:6379",
+	Sessions:   "redis://redis-sessions:6379",
+	Payment:    "http://payment:8081/healthz",
+	"checkout": "http://checkout:8080/healthz",
+}
+
+func (c *Compose) setReach() {
+	for dep, url := range composeReach {
+		by := "checkout"
+		if dep == "checkout" {
+			by = Payment
+		}
+		peer := c.procs[by]
+		c.procs[dep].reach = &reach{
+			peer: func(context.Context) (string, error) { return peer.id, nil },
+			cmd:  []string{"/gameday", "health", "-timeout", "1s", url},
+		}
+	}
+}
+
+// composeReady bounds the wait for a project that was just brought up.
+const composeReady = time.Minute
+
+// waitReady waits until every service is reachable from the others: a
+// project just brought up (docker compose up -d returns before its
+// services answer) is drilled only once it is whole.
+func (c *Compose) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, composeReady)
+	defer cancel()
+	for _, dep := range []string{Inventory, Sessions, Payment, "checkout"} {
+		if err := c.procs[dep].waitReachable(ctx); err != nil {
+			return fmt.Errorf("compose environment: %w", err)
+		}
+	}
+	return nil
 }
 
 func (c *Compose) Info() Info              { return c.info }

@@ -217,15 +217,15 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 	// Inventory keeps an append-only file, as in the local environment, so
 	// that a killed and restarted container comes back with its books.
 	if _, err := c.run(ctx, aliasInventory, o.Images.Redis, redisCmd(true), "6379/tcp",
-		[]string{"CMD", "redis-cli", "ping"}, wait.ForHealthCheck()); err != nil {
+		[]string{"redis-cli", "ping"}); err != nil {
 		return nil, err
 	}
 	if _, err := c.run(ctx, aliasSessions, o.Images.Redis, redisCmd(false), "6379/tcp",
-		[]string{"CMD", "redis-cli", "ping"}, wait.ForHealthCheck()); err != nil {
+		[]string{"redis-cli", "ping"}); err != nil {
 		return nil, err
 	}
 	tp, err := c.run(ctx, aliasToxiproxy, o.Images.Toxiproxy, []string{"-host=0.0.0.0"}, "8474/tcp",
-		[]string{"CMD", "/toxiproxy-cli", "list"}, wait.ForHealthCheck())
+		[]string{"/toxiproxy-cli", "list"})
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 
 	payCmd := append([]string{"serve", "payment", "-listen", "0.0.0.0:8081", "-data", "/data"}, o.PaymentArgs...)
 	pay, err := c.run(ctx, aliasPayment, o.Images.Gameday, payCmd, "8081/tcp",
-		[]string{"CMD", "/gameday", "health", "http://127.0.0.1:8081/healthz"}, wait.ForHealthCheck())
+		[]string{"/gameday", "health", "http://127.0.0.1:8081/healthz"})
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 		"-session-redis", aliasToxiproxy + ":" + proxyPorts[Sessions],
 		"-payment-url", "http://" + aliasToxiproxy + ":" + proxyPorts[Payment]}, o.CheckoutArgs...)
 	co, err := c.run(ctx, aliasCheckout, o.Images.Gameday, coCmd, "8080/tcp",
-		[]string{"CMD", "/gameday", "health", "http://127.0.0.1:8080/healthz"}, wait.ForHealthCheck())
+		[]string{"/gameday", "health", "http://127.0.0.1:8080/healthz"})
 	if err != nil {
 		return nil, err
 	}
@@ -268,16 +268,39 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 	}
 	c.coURL = "http://" + coAddr
 	c.info.Checkout = "reference checkout (container " + o.Images.Gameday + ") " + c.coURL
+	c.setReach()
 	return c, nil
 }
 
-// run starts one container on the private network under alias, with a
-// Docker health check, which both the start and Process.Start after a kill
-// wait for (the images have no shell, so testcontainers' port checks, which
-// run one inside the container, cannot be used), and
-// port published on loopback only: nothing of a drill is reachable from
-// other machines.
-func (c *Containers) run(ctx context.Context, alias, image string, cmd []string, port string, health []string, ready wait.Strategy) (*testcontainers.DockerContainer, error) {
+// setReach tells each process how a restart is known to be over: its peers
+// reach it again by its alias (see reach).
+func (c *Containers) setReach() {
+	peer := func(dep string) func(context.Context) (string, error) {
+		return func(context.Context) (string, error) { return c.procs[dep].id, nil }
+	}
+	for dep, url := range map[string]string{
+		Inventory:  "redis://" + upstreams[Inventory],
+		Sessions:   "redis://" + upstreams[Sessions],
+		Payment:    "http://" + upstreams[Payment] + "/healthz",
+		"checkout": "http://" + aliasCheckout + ":8080/healthz",
+	} {
+		by := "checkout"
+		if dep == "checkout" {
+			by = Payment // the gameday image, which has the health command
+		}
+		c.procs[dep].reach = &reach{peer: peer(by), cmd: []string{"/gameday", "health", "-timeout", "1s", url}}
+	}
+}
+
+// run starts one container on the private network under alias, waits
+// until ready, run inside it every 200ms, passes (the images have no shell,
+// so testcontainers' port checks, which run one inside the container,
+// cannot be used), and publishes port on loopback only: nothing of a drill
+// is reachable from other machines. The containers have no Docker health
+// check: one every half second for five containers cost a drill a third of
+// a core on a small machine, and after a restart it said healthy before
+// the other containers could reach the alias again (see reach).
+func (c *Containers) run(ctx context.Context, alias, image string, cmd []string, port string, ready []string) (*testcontainers.DockerContainer, error) {
 	p := mobynet.MustParsePort(port)
 	// A port the engine picks changes when a killed container starts
 	// again; one chosen here stays, so the runner's URLs stay right.
@@ -290,15 +313,17 @@ func (c *Containers) run(ctx context.Context, alias, image string, cmd []string,
 		testcontainers.WithLabels(c.labels),
 		testcontainers.WithExposedPorts(port),
 		tcnet.WithNetwork([]string{alias}, c.net),
-		testcontainers.WithConfigModifier(func(cfg *container.Config) {
-			cfg.Healthcheck = &container.HealthConfig{Test: health, Interval: 500 * time.Millisecond, Timeout: 2 * time.Second, Retries: 60}
-		}),
 		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 			// The port must be exposed for testcontainers to wait on it; an
 			// unpublished one is bound to loopback all the same.
 			hc.PortBindings = mobynet.PortMap{p: {{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: hostPort}}}
 		}),
-		testcontainers.WithWaitStrategyAndDeadline(60*time.Second, ready),
+		testcontainers.WithWaitStrategyAndDeadline(60*time.Second, wait.ForExec(ready).WithPollInterval(200*time.Millisecond)),
+	}
+	if alias == aliasToxiproxy {
+		// Toxiproxy logs every connection at its default level, through
+		// the engine's log driver: costly under load, and of no use here.
+		opts = append(opts, testcontainers.WithEnv(map[string]string{"LOG_LEVEL": "warn"}))
 	}
 	ctr, err := testcontainers.Run(ctx, image, opts...)
 	if ctr != nil {

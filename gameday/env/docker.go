@@ -47,7 +47,27 @@ type containerProc struct {
 	cli  *client.Client
 	id   string
 	name string // for errors: the service name
+	// reach, when set, is how Start knows the container is back for the
+	// rest of the environment; nil: Docker's own health check.
+	reach *reach
 }
+
+// reach checks that a container is reachable by its peers: a health check
+// ("gameday health URL", with the container's network alias in URL) run
+// inside another container of the environment, every reachPoll, until it
+// passes. Docker's own health check runs inside the container itself and
+// says healthy before Docker's DNS answers for the alias again, which on a
+// busy machine takes seconds; for those seconds the system under test
+// still cannot reach the dependency, and a drill that took it for back
+// would blame the checkout for the engine's lag. Checking from a peer
+// measures what the checkout sees, and costs a few execs while a restart
+// is waited for, instead of a health check every second of the run.
+type reach struct {
+	peer func(ctx context.Context) (string, error) // the container to run it in
+	cmd  []string
+}
+
+const reachPoll = 200 * time.Millisecond
 
 var _ Process = (*containerProc)(nil)
 
@@ -67,7 +87,32 @@ func RestoreContainer(ctx context.Context, id, action string) error {
 	if action == "pause" {
 		return p.Resume()
 	}
-	return p.Start(ctx)
+	return p.startOnly(ctx)
+}
+
+// startOnly starts the container unless it runs, and waits until it runs:
+// cleanup undoes a fault, it does not drill.
+func (c *containerProc) startOnly(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, dockerCall)
+	defer cancel()
+	st, err := c.state(ctx)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", c.name, err)
+	}
+	if st.Running {
+		return nil
+	}
+	if _, err := c.cli.ContainerStart(ctx, c.id, client.ContainerStartOptions{}); err != nil {
+		return fmt.Errorf("start %s: %w", c.name, err)
+	}
+	for {
+		if st, err := c.state(ctx); err == nil && st.Running {
+			return nil
+		}
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return fmt.Errorf("start %s: %w", c.name, ctx.Err())
+		}
+	}
 }
 
 func (c *containerProc) ctx() (context.Context, context.CancelFunc) {
@@ -98,9 +143,13 @@ func (c *containerProc) Kill() error {
 	return fmt.Errorf("kill %s: still running after %s", c.name, dockerCall)
 }
 
-// Start starts the container again unless it runs, and waits until it is
-// healthy (or running, for an image without a health check).
+// Start starts the container again unless it runs, and waits until its
+// peers reach it again (see reach), or, without a reach check, until it
+// runs.
 func (c *containerProc) Start(ctx context.Context) error {
+	if c.reach == nil {
+		return c.startOnly(ctx)
+	}
 	ctx, cancel := context.WithTimeout(ctx, dockerCall)
 	defer cancel()
 	st, err := c.state(ctx)
@@ -112,23 +161,66 @@ func (c *containerProc) Start(ctx context.Context) error {
 			return fmt.Errorf("start %s: %w", c.name, err)
 		}
 	}
-	return c.waitHealthy(ctx)
+	return c.waitReachable(ctx)
 }
 
-func (c *containerProc) waitHealthy(ctx context.Context) error {
+// waitReachable runs the reach check from the peer until it passes, the
+// container exits, or ctx ends.
+func (c *containerProc) waitReachable(ctx context.Context) error {
+	var last error
 	for {
 		st, err := c.state(ctx)
 		if err != nil {
 			return fmt.Errorf("start %s: %w", c.name, err)
 		}
-		switch {
-		case st.Running && (st.Health == nil || st.Health.Status == container.Healthy):
-			return nil
-		case !st.Running && st.Status == container.StateExited:
+		if !st.Running && st.Status == container.StateExited {
 			return fmt.Errorf("start %s: exited (code %d)", c.name, st.ExitCode)
 		}
-		if !sleepCtx(ctx, 100*time.Millisecond) {
-			return fmt.Errorf("start %s: not healthy: %w", c.name, ctx.Err())
+		if st.Running {
+			if last = c.reachOnce(ctx); last == nil {
+				return nil
+			}
+		}
+		if !sleepCtx(ctx, reachPoll) {
+			return fmt.Errorf("start %s: not reachable by its peers: %w (last check: %v)", c.name, ctx.Err(), last)
+		}
+	}
+}
+
+// reachOnce runs the reach check once and reports whether it passed.
+func (c *containerProc) reachOnce(ctx context.Context) error {
+	peer, err := c.reach.peer(ctx)
+	if err != nil {
+		return err
+	}
+	return dockerExec(ctx, c.cli, peer, c.reach.cmd)
+}
+
+// dockerExec runs cmd in a running container and waits for it to exit
+// (at most a few seconds); a non-zero exit is an error.
+func dockerExec(ctx context.Context, cli *client.Client, id string, cmd []string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ex, err := cli.ExecCreate(ctx, id, client.ExecCreateOptions{Cmd: cmd})
+	if err != nil {
+		return fmt.Errorf("exec %v: %w", cmd, err)
+	}
+	if _, err := cli.ExecStart(ctx, ex.ID, client.ExecStartOptions{Detach: true}); err != nil {
+		return fmt.Errorf("exec %v: %w", cmd, err)
+	}
+	for {
+		r, err := cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+		if err != nil {
+			return fmt.Errorf("exec %v: %w", cmd, err)
+		}
+		if !r.Running {
+			if r.ExitCode != 0 {
+				return fmt.Errorf("%v exited %d", cmd, r.ExitCode)
+			}
+			return nil
+		}
+		if !sleepCtx(ctx, 20*time.Millisecond) {
+			return fmt.Errorf("exec %v: %w", cmd, ctx.Err())
 		}
 	}
 }
