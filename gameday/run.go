@@ -281,6 +281,11 @@ func (d *drill) drive(ctx context.Context) {
 		d.fail(VerdictError, "read the checkout's breakers: %v", err)
 		return
 	}
+	host := newHostMonitor(start)
+	hostCtx, stopHost := context.WithCancel(context.Background())
+	var hostDone sync.WaitGroup
+	hostDone.Add(1)
+	go func() { defer hostDone.Done(); host.run(hostCtx) }()
 	probeCtx, stopProbe := context.WithCancel(context.Background())
 	var probeDone sync.WaitGroup
 	probeDone.Add(1)
@@ -331,12 +336,18 @@ func (d *drill) drive(ctx context.Context) {
 	cancelSettle()
 	stopProbe()
 	probeDone.Wait()
+	stopHost()
+	hostDone.Wait()
+	d.rec.Host = host.record()
 
 	if report == nil {
 		d.fail(VerdictError, "run the load: %v", loadErr)
 		return
 	}
 	rebase(report, start)
+	if err := writeAttempts(d.dir, report); err != nil {
+		d.rec.Notes = append(d.rec.Notes, err.Error())
+	}
 	d.rec.Load = LoadSummary{
 		Scheduled: report.Scheduled, Started: report.Started, Dropped: report.Dropped,
 		LateP50MS: ms(report.LateP50), LateP99MS: ms(report.LateP99), LateMaxMS: ms(report.LateMax),
@@ -384,7 +395,7 @@ func (d *drill) drive(ctx context.Context) {
 					v := a.Milliseconds()
 					br.OpenedAfterMS = &v
 				}
-				if a, ok := firstAfter(ts, "closed", sp.lifted); ok {
+				if a, ok := closedAfter(ts, sp); ok {
 					v := a.Milliseconds()
 					br.ClosedAfterMS = &v
 				}
@@ -414,7 +425,7 @@ func (d *drill) drive(ctx context.Context) {
 	// reconciled is real); otherwise a run cut short proves nothing.
 	var books []ExpectationResult
 	for _, c := range checks {
-		if !strings.HasPrefix(c.Promise, "dropped ") {
+		if c.Invariant != "dropped" {
 			books = append(books, c)
 		}
 	}
@@ -432,10 +443,18 @@ func (d *drill) drive(ctx context.Context) {
 	case steadyStateFailed(d.rec.Expectations):
 		d.fail(VerdictInconclusive, "the steady state failed before any fault: %s", broken(d.rec.Expectations, "before"))
 	default:
-		if b := broken(append(append([]ExpectationResult{}, d.rec.Expectations...), checks...), ""); b != "" {
-			d.fail(VerdictFail, "%s", b)
-		} else {
+		all := append(append([]ExpectationResult{}, d.rec.Expectations...), checks...)
+		b := broken(all, "")
+		starved, others := d.starvedFailures(host, w, ft, checks, end)
+		switch {
+		case b == "":
 			d.rec.Verdict = VerdictPass
+		case len(starved) > 0 && others == 0:
+			d.rec.Host.Starved = starved
+			d.fail(VerdictInconclusive, "the machine could not keep up with the drill (%s): these promises failed while it was starved, and measure the machine, not the system under test: %s", hostEvidence(d.rec.Host), strings.Join(starved, "; "))
+		default:
+			d.rec.Host.Starved = starved
+			d.fail(VerdictFail, "%s", b)
 		}
 	}
 }

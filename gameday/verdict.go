@@ -26,11 +26,10 @@ type shopperRun struct {
 	attempts  []attemptView
 }
 
-// span is a part of the run, [from, to).
 // span is when a fault was in place: from its injection to the moment it
-// was gone (a killed process answering again). lifted is when the runner
-// began to lift it, which a breaker may already see: a restarted container
-// can answer before its health check says so.
+// was gone (a killed process reachable again, as the system under test
+// reaches it). lifted is when the runner began to lift it: a breaker's
+// probe may get through between the two.
 type span struct{ from, lifted, to time.Duration }
 
 // windows are the parts of the run a promise can look at.
@@ -62,6 +61,33 @@ func (w windows) contains(name scenarios.Window, t time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// span returns the part of the run a window names, as [from, to).
+func (w windows) span(name scenarios.Window) (time.Duration, time.Duration) {
+	switch name {
+	case "before":
+		if len(w.faults) == 0 {
+			return 0, w.end
+		}
+		return 0, w.faults[0].from
+	case "after":
+		last := time.Duration(0)
+		for _, f := range w.faults {
+			last = max(last, f.to)
+		}
+		return last, w.end
+	case "during":
+		if len(w.faults) == 0 {
+			return 0, 0
+		}
+		from, to := w.faults[0].from, w.faults[0].to
+		for _, f := range w.faults {
+			from, to = min(from, f.from), max(to, f.to)
+		}
+		return from, to
+	}
+	return 0, w.end
 }
 
 // faultTimes are the real start and end of each fault, by name.
@@ -115,12 +141,11 @@ func breakerExpectation(b *scenarios.BreakerWithin, state string, ft faultTimes,
 		r.Observed = "the fault " + f.Name + " never started"
 		return r
 	}
-	ref := sp.from
-	if state == "closed" {
-		ref = sp.lifted
-	}
 	r.Promise = strings.Replace(r.Promise, "the fault's", "fault "+f.Name+"'s", 1)
-	after, ok := firstAfter(brk[b.Dependency], state, ref)
+	after, ok := firstAfter(brk[b.Dependency], state, sp.from)
+	if state == "closed" {
+		after, ok = closedAfter(brk[b.Dependency], sp)
+	}
 	if !ok {
 		r.Observed = fmt.Sprintf("it never %s", map[string]string{"open": "opened", "closed": "closed"}[state])
 		return r
@@ -128,6 +153,18 @@ func breakerExpectation(b *scenarios.BreakerWithin, state string, ft faultTimes,
 	r.Held = after <= b.Within.D()
 	r.Observed = fmt.Sprintf("%s after %s", map[string]string{"open": "opened", "closed": "closed"}[state], after.Round(time.Millisecond))
 	return r
+}
+
+// closedAfter is how long after the fault's end (sp.to: the dependency
+// back, as the system under test reaches it) the breaker closed, counting
+// from its first close once lifting began: a breaker whose probe got
+// through before the runner saw the dependency back closed with it (0).
+func closedAfter(ts []Transition, sp span) (time.Duration, bool) {
+	at, ok := firstAfter(ts, "closed", sp.lifted)
+	if !ok {
+		return 0, false
+	}
+	return max(0, sp.lifted+at-sp.to), true
 }
 
 // firstAfter is the time from ref to the first transition into state at
@@ -250,7 +287,7 @@ func invariantResults(iv Invariants, allow map[string]int64) []ExpectationResult
 	out := make([]ExpectationResult, 0, len(names))
 	for _, n := range names {
 		limit := allow[n]
-		r := ExpectationResult{Promise: fmt.Sprintf("%s is at most %d", strings.ReplaceAll(n, "_", " "), limit), Held: counts[n] <= limit, Observed: fmt.Sprint(counts[n])}
+		r := ExpectationResult{Promise: fmt.Sprintf("%s is at most %d", strings.ReplaceAll(n, "_", " "), limit), Held: counts[n] <= limit, Observed: fmt.Sprint(counts[n]), Invariant: n}
 		out = append(out, r)
 	}
 	return out

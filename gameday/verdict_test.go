@@ -153,20 +153,31 @@ func TestAbortGuardSeesAHang(t *testing.T) {
 	}
 }
 
-// A killed container is started at "lifted" but answers its health check
-// only later; a breaker that closes in between recovered after the lift,
-// and the promise is measured from it, not from when the runner saw the
-// container healthy.
-func TestBreakerClosesMeasuredFromTheLift(t *testing.T) {
+// A killed container is started at "lifted" and reachable again (by the
+// checkout, through the engine's network) at "to": the promise counts from
+// "to", when the checkout could have known, and a breaker whose probe got
+// through in between closed with the dependency's return.
+func TestBreakerClosesMeasuredFromTheReturn(t *testing.T) {
 	faults := []scenarios.Fault{{Name: "crash", Target: "payment"}}
 	ft := faultTimes{"crash": {10 * sec, 18 * sec, 20 * sec}}
-	trans := map[string][]Transition{"payment": {
-		{State: "open", AtMS: 10100},
-		{State: "half-open", AtMS: 19000},
-		{State: "closed", AtMS: 19200},
-	}}
-	r := breakerExpectation(&scenarios.BreakerWithin{Dependency: "payment", Within: scenarios.Duration(2 * sec)}, "closed", ft, faults, trans)
-	if !r.Held || r.Observed != "closed after 1.2s" {
-		t.Errorf("closed between the lift and the health check: held %v (%s), want closed after 1.2s", r.Held, r.Observed)
+	for _, c := range []struct {
+		closedMS int64
+		held     bool
+		observed string
+	}{
+		{19200, true, "closed after 0s"},   // between the lift and the return
+		{21500, true, "closed after 1.5s"}, // after the return, within 2s
+		{23000, false, "closed after 3s"},  // too late
+		{17000, false, "it never closed"},  // before the lift: not this recovery
+	} {
+		trans := map[string][]Transition{"payment": {
+			{State: "open", AtMS: 10100},
+			{State: "half-open", AtMS: c.closedMS - 200},
+			{State: "closed", AtMS: c.closedMS},
+		}}
+		r := breakerExpectation(&scenarios.BreakerWithin{Dependency: "payment", Within: scenarios.Duration(2 * sec)}, "closed", ft, faults, trans)
+		if r.Held != c.held || r.Observed != c.observed {
+			t.Errorf("closed at %dms: held %v (%s), want %v (%s)", c.closedMS, r.Held, r.Observed, c.held, c.observed)
+		}
 	}
 }

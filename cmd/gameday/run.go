@@ -252,6 +252,13 @@ func printSummary(w io.Writer, r *gameday.Record) {
 	iv := r.Invariants
 	fmt.Fprintf(w, "  books: oversold %d, lost units %d, double charges %d, charges without order %d, orders without charge %d, charged after leaving %d\n",
 		iv.Oversold, iv.LostUnits, iv.DoubleCharges, iv.ChargesWithoutOrder, iv.OrdersWithoutCharge, iv.ChargedAfterLeaving)
+	if h := r.Host; h != nil {
+		fmt.Fprintf(w, "  host: runner stalls up to %.0fms (p99 %.0fms)", h.StallMaxMS, h.StallP99MS)
+		if h.CPUPressurePct != nil {
+			fmt.Fprintf(w, ", CPU pressure %.0f%%", *h.CPUPressurePct)
+		}
+		fmt.Fprintf(w, ", load %.2f on %d CPUs\n", h.Load1, h.CPUs)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}

@@ -74,6 +74,40 @@ type Record struct {
 	// Flash is the run's flash-sale figures (docs/flash-sale.md) and, for a
 	// scenario the predictor can simulate, their predicted ranges.
 	Flash *Flash `json:"flash,omitempty"`
+	// Host is how the machine that ran the drill kept up: the evidence
+	// behind a verdict of inconclusive for a starved machine.
+	Host *Host `json:"host,omitempty"`
+}
+
+// Host is how well the machine running the drill kept up with it. The
+// runner and, in the environments gameday starts, every part of the system
+// under test share it: when the machine cannot run what is ready to run,
+// timings measure the machine, not the checkout.
+type Host struct {
+	CPUs int `json:"cpus"`
+	// StallP99MS and StallMaxMS are how late the runner's own 10 ms timer
+	// fired (p99 and worst over the run): time in which the runner was
+	// ready and could not get a CPU.
+	StallP99MS float64 `json:"stall_p99_ms"`
+	StallMaxMS float64 `json:"stall_max_ms"`
+	// CPUPressurePct is the share of the run's wall time in which some
+	// runnable task of the machine waited for a CPU (Linux's pressure stall
+	// information, /proc/pressure/cpu "some"); nil where it is not reported.
+	CPUPressurePct *float64 `json:"cpu_pressure_pct,omitempty"`
+	// Load1 is the one-minute load average at the end of the run.
+	Load1 float64 `json:"load1"`
+	// Stalls lists the worst stalls (at most ten, worst first) with when
+	// they happened, in milliseconds from the start of the load.
+	Stalls []Stall `json:"stalls,omitempty"`
+	// Starved names the promises that failed while the machine was
+	// starved, with the evidence; they make the verdict inconclusive.
+	Starved []string `json:"starved,omitempty"`
+}
+
+// Stall is one time the runner's timer fired late.
+type Stall struct {
+	AtMS int64   `json:"at_ms"`
+	MS   float64 `json:"ms"`
 }
 
 // Flash is the flash-sale figures of a run beside their prediction.
@@ -195,6 +229,9 @@ type ExpectationResult struct {
 	Observed string `json:"observed"`
 	// Window is the part of the run it looked at.
 	Window string `json:"window,omitempty"`
+	// Invariant names the invariant an invariant check is about (one of
+	// scenarios.InvariantNames); "" for an expectation.
+	Invariant string `json:"invariant,omitempty"`
 }
 
 // LedgerSummary is the checkout's books after the run.

@@ -1,0 +1,291 @@
+package gameday
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// hostMonitor watches whether the machine keeps up with the drill. A
+// goroutine sleeps hostTick at a time and records how late it woke: a
+// runner that was ready and could not get a CPU. Where Linux reports it, it
+// also reads the CPU pressure (/proc/pressure/cpu, "some": time in which a
+// runnable task of the machine waited for a CPU). Both are kept per
+// hostBucket, so a promise's window can be asked whether the machine was
+// starved during it.
+type hostMonitor struct {
+	start time.Time
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets []hostBucketStats // index: offset from start / hostBucket
+	stalls  []time.Duration   // lateness of every tick
+	worst   []runrecord.Stall // the worst stalls, with when
+	psi     bool              // /proc/pressure/cpu was readable at start
+	psi0    int64             // its "some total" (µs) at start
+	psiLast int64
+	psiAt   time.Time
+}
+
+type hostBucketStats struct {
+	maxStall time.Duration
+	stallUS  int64 // CPU pressure "some" in the bucket, µs
+}
+
+const (
+	hostTick   = 10 * time.Millisecond
+	hostBucket = 100 * time.Millisecond
+	// starvedStall is the stall of the runner's timer at which the machine
+	// counts as starved: for a tenth of a second nothing that was ready
+	// could run, which is as long as the tighter latency promises (50-300
+	// ms) allow for a whole answer, and far beyond what a machine that
+	// keeps up shows (well under 10 ms).
+	starvedStall = 100 * time.Millisecond
+)
+
+func newHostMonitor(start time.Time) *hostMonitor {
+	m := &hostMonitor{start: start, now: time.Now}
+	if v, ok := readCPUPressure(); ok {
+		m.psi, m.psi0, m.psiLast, m.psiAt = true, v, v, start
+	}
+	return m
+}
+
+// run samples until ctx ends.
+func (m *hostMonitor) run(ctx context.Context) {
+	t := time.NewTimer(hostTick)
+	defer t.Stop()
+	last := m.now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := m.now()
+		m.tick(now, now.Sub(last)-hostTick)
+		last = now
+		t.Reset(hostTick)
+	}
+}
+
+func (m *hostMonitor) tick(now time.Time, late time.Duration) {
+	late = max(late, 0)
+	var psi int64
+	var psiOK bool
+	if m.psi {
+		psi, psiOK = readCPUPressure()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.bucket(now)
+	if b == nil {
+		return
+	}
+	b.maxStall = max(b.maxStall, late)
+	m.stalls = append(m.stalls, late)
+	if late >= 5*time.Millisecond {
+		m.worst = append(m.worst, runrecord.Stall{AtMS: now.Sub(m.start).Milliseconds(), MS: msf(late)})
+		if len(m.worst) > 64 { // keep the worst few, bounded
+			m.trimWorst(10)
+		}
+	}
+	if psiOK {
+		b.stallUS += psi - m.psiLast
+		m.psiLast, m.psiAt = psi, now
+	}
+}
+
+func (m *hostMonitor) bucket(at time.Time) *hostBucketStats {
+	i := int(at.Sub(m.start) / hostBucket)
+	if i < 0 || i > 1<<20 { // before the start, or a run of more than a day
+		return nil
+	}
+	for len(m.buckets) <= i {
+		m.buckets = append(m.buckets, hostBucketStats{})
+	}
+	return &m.buckets[i]
+}
+
+func (m *hostMonitor) trimWorst(n int) {
+	slices.SortFunc(m.worst, func(a, b runrecord.Stall) int {
+		if a.MS != b.MS {
+			return int(math.Copysign(1, b.MS-a.MS))
+		}
+		return int(a.AtMS - b.AtMS)
+	})
+	m.worst = m.worst[:min(n, len(m.worst))]
+}
+
+// starved reports whether the runner stalled for starvedStall or more in
+// [from, to), and the worst stall there.
+func (m *hostMonitor) starved(from, to time.Duration) (bool, time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var worst time.Duration
+	for i := int(from / hostBucket); i < len(m.buckets) && time.Duration(i)*hostBucket < to; i++ {
+		if i >= 0 {
+			worst = max(worst, m.buckets[i].maxStall)
+		}
+	}
+	return worst >= starvedStall, worst
+}
+
+// pressure is the CPU pressure over [from, to) as a share of wall time;
+// false where it is not reported.
+func (m *hostMonitor) pressure(from, to time.Duration) (float64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.psi {
+		return 0, false
+	}
+	var us int64
+	n := 0
+	for i := max(0, int(from/hostBucket)); i < len(m.buckets) && time.Duration(i)*hostBucket < to; i++ {
+		us += m.buckets[i].stallUS
+		n++
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return float64(us) / float64(time.Duration(n)*hostBucket/time.Microsecond), true
+}
+
+// record summarises the run for run.json.
+func (m *hostMonitor) record() *runrecord.Host {
+	m.mu.Lock()
+	h := &runrecord.Host{CPUs: runtime.NumCPU(), Load1: load1()}
+	s := slices.Clone(m.stalls)
+	m.trimWorst(10)
+	h.Stalls = slices.Clone(m.worst)
+	psi, stallUS, at := m.psi, m.psiLast-m.psi0, m.psiAt
+	m.mu.Unlock()
+	slices.Sort(s)
+	if len(s) > 0 {
+		h.StallP99MS = msf(s[min(len(s)-1, int(math.Ceil(0.99*float64(len(s))))-1)])
+		h.StallMaxMS = msf(s[len(s)-1])
+	}
+	if psi && at.After(m.start) {
+		pct := math.Round(float64(stallUS)/float64(at.Sub(m.start)/time.Microsecond)*1000) / 10
+		h.CPUPressurePct = &pct
+	}
+	return h
+}
+
+func msf(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+
+// readCPUPressure reads the "some total" of /proc/pressure/cpu: the
+// microseconds in which at least one runnable task waited for a CPU.
+func readCPUPressure() (int64, bool) {
+	b, err := os.ReadFile("/proc/pressure/cpu")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	if !bytes.HasPrefix(line, []byte("some ")) {
+		return 0, false
+	}
+	_, total, ok := bytes.Cut(line, []byte("total="))
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(bytes.TrimSpace(total)), 10, 64)
+	return v, err == nil
+}
+
+// load1 is the one-minute load average; 0 where it is not reported.
+func load1() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := bytes.Fields(b)
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(string(f[0]), 64)
+	return v
+}
+
+// starvedFailures sorts the broken timing promises of a run: those that
+// failed while the machine was starved (the runner's own timer stalled for
+// starvedStall or more within the promise's window), with the evidence,
+// and how many others failed. Books are never excused: money and stock
+// must be right however slow the machine.
+func (d *drill) starvedFailures(m *hostMonitor, w windows, ft faultTimes, checks []ExpectationResult, end time.Duration) (starved []string, others int) {
+	for i, r := range d.rec.Expectations {
+		if r.Held {
+			continue
+		}
+		from, to := expectationSpan(d.sc.Expect[i], w, ft, d.sc.Faults, end)
+		if ok, worst := m.starved(from, to); ok {
+			starved = append(starved, fmt.Sprintf("%s (observed: %s; the runner stalled %s between %s and %s)", r.Promise, r.Observed, worst.Round(time.Millisecond), from.Round(time.Millisecond), to.Round(time.Millisecond)))
+			continue
+		}
+		others++
+	}
+	for _, c := range checks {
+		if c.Held {
+			continue
+		}
+		// Dropped arrivals are the load generator's: a starved machine
+		// cannot start its shoppers on time.
+		if c.Invariant == "dropped" {
+			if ok, worst := m.starved(0, end); ok {
+				starved = append(starved, fmt.Sprintf("%s (observed: %s; the runner stalled %s)", c.Promise, c.Observed, worst.Round(time.Millisecond)))
+				continue
+			}
+		}
+		others++
+	}
+	return starved, others
+}
+
+// expectationSpan is the part of the run an expectation judged: its
+// window, or for a breaker promise the time from the fault's start (opens)
+// or lift (closes) to the bound.
+func expectationSpan(e scenarios.Expectation, w windows, ft faultTimes, order []scenarios.Fault, end time.Duration) (time.Duration, time.Duration) {
+	breaker := func(b *scenarios.BreakerWithin, closes bool) (time.Duration, time.Duration) {
+		f, ok := faultFor(b.Fault, b.Dependency, order)
+		sp, ok2 := ft[f.Name]
+		if !ok || !ok2 {
+			return 0, end
+		}
+		if closes {
+			return sp.lifted, min(end, sp.to+b.Within.D())
+		}
+		return sp.from, min(end, sp.from+b.Within.D())
+	}
+	switch {
+	case e.BreakerOpens != nil:
+		return breaker(e.BreakerOpens, false)
+	case e.BreakerCloses != nil:
+		return breaker(e.BreakerCloses, true)
+	case e.Latency != nil:
+		return w.span(e.Latency.Window)
+	case e.Ratio != nil:
+		return w.span(e.Ratio.Window)
+	case e.Degraded != nil:
+		return w.span(e.Degraded.Window)
+	}
+	return 0, end
+}
+
+// hostEvidence says how the machine kept up, in one line.
+func hostEvidence(h *runrecord.Host) string {
+	s := fmt.Sprintf("the runner's 10 ms timer stalled up to %.0f ms, p99 %.0f ms", h.StallMaxMS, h.StallP99MS)
+	if h.CPUPressurePct != nil {
+		s += fmt.Sprintf("; CPU pressure %.0f%% of the run", *h.CPUPressurePct)
+	}
+	return s + fmt.Sprintf("; load average %.2f on %d CPUs", h.Load1, h.CPUs)
+}
