@@ -70,6 +70,10 @@ type Ledger struct {
 	AwaitingSweep int64   `json:"awaiting_sweep"`
 	Orders        []Order `json:"orders"`
 	Voids         []Void  `json:"voids"`
+	// Settled: nothing is reserved, every expired lease has been decided by
+	// the sweeper and no void is pending: the books are final. A runner
+	// waits for it before it reconciles.
+	Settled bool `json:"settled"`
 }
 
 // Balanced reports whether no unit was created or lost.
@@ -477,6 +481,10 @@ func (inv *Inventory) Ledger(ctx context.Context, sku string) (Ledger, error) {
 	}
 	sortOrders(l.Orders)
 	sortVoids(l.Voids)
+	l.Settled = l.Reserved == 0 && l.AwaitingSweep == 0
+	for _, v := range l.Voids {
+		l.Settled = l.Settled && !v.Pending
+	}
 	return l, nil
 }
 

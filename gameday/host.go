@@ -277,6 +277,12 @@ func expectationSpan(e scenarios.Expectation, w windows, ft faultTimes, order []
 		return w.span(e.Ratio.Window)
 	case e.Degraded != nil:
 		return w.span(e.Degraded.Window)
+	case e.Metric != nil:
+		return w.span(e.Metric.Window)
+	case e.FastRefusals != nil:
+		if sp, ok := ft[e.FastRefusals.Fault]; ok {
+			return sp.from, min(end, sp.to+e.FastRefusals.FallsWithin.D()+settle)
+		}
 	}
 	return 0, end
 }

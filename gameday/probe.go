@@ -13,20 +13,22 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
-// breakerProbe samples the checkout's GET /admin/breakers every interval.
-// The checkout records each transition with its own time, so the probe
-// reports exact times even between samples; the samples also give the
-// state over time for the report and the abort guard.
-//
-// With a metric set, it reads a Prometheus gauge of breaker state instead
-// (a service of the user's own): transitions are then stamped with the
-// time of the sample that first saw them.
+// breakerProbe samples the breakers of the system under test every
+// interval, where its description says they can be read. Through gameday's
+// admin protocol (GET /admin/breakers, which the reference checkout
+// speaks) each transition comes with the system's own time, so the probe
+// reports exact times even between samples. From a Prometheus gauge or a
+// PromQL query, transitions are stamped with the time of the sample that
+// first saw them. A system whose breakers cannot be read has none here:
+// black-box promises (fast refusals) judge it instead.
 type breakerProbe struct {
 	metric   *scenarios.BreakerMetric
+	promql   *promqlSource
+	none     bool // nothing to read
 	url      string
 	hc       *http.Client
 	interval time.Duration
@@ -40,9 +42,32 @@ type breakerProbe struct {
 	errors  int
 }
 
-func newBreakerProbe(checkoutURL string, interval time.Duration, start time.Time) *breakerProbe {
+// newProbe is the probe of the drill's system: the scenario's or the
+// options' breaker metric first (for a service of your own drilled with
+// the old external flags), then the system file's breakers, then its admin
+// protocol; else none.
+func (d *drill) newProbe(start time.Time) *breakerProbe {
+	p := newBreakerProbe(d.sys.Admin, d.o.ProbeInterval, start)
+	switch {
+	case d.o.BreakerMetric != nil:
+		p.metric = d.o.BreakerMetric
+	case d.sc.Environment.BreakerMetric != nil:
+		p.metric = d.sc.Environment.BreakerMetric
+	case d.sys.Breakers != nil && d.sys.Breakers.Metric != nil:
+		m := d.sys.Breakers.Metric
+		p.metric = &scenarios.BreakerMetric{URL: m.URL, Name: m.Name, Label: m.Label, Closed: m.Closed, HalfOpen: m.HalfOpen, Open: m.Open}
+	case d.sys.Breakers != nil && d.sys.Breakers.PromQL != nil:
+		p.promql = &promqlSource{server: d.sys.Prometheus, q: d.sys.Breakers.PromQL}
+		p.interval = max(p.interval, 250*time.Millisecond)
+	case d.sys.Admin == "":
+		p.none = true
+	}
+	return p
+}
+
+func newBreakerProbe(adminURL string, interval time.Duration, start time.Time) *breakerProbe {
 	return &breakerProbe{
-		url: checkoutURL + "/admin/breakers", interval: interval, start: start,
+		url: adminURL + "/admin/breakers", interval: interval, start: start,
 		hc:   &http.Client{Timeout: time.Second},
 		seen: map[string]int{}, trans: map[string][]Transition{}, state: map[string]string{},
 	}
@@ -63,12 +88,25 @@ func (p *breakerProbe) run(ctx context.Context) {
 	}
 }
 
+// breakersAnswer is GET /admin/breakers of gameday's admin protocol.
 type breakersAnswer struct {
-	Breakers map[string]checkout.BreakerView `json:"breakers"`
+	Breakers map[string]struct {
+		State       string `json:"state"`
+		Transitions []struct {
+			To string    `json:"to"`
+			At time.Time `json:"at"`
+		} `json:"transitions"`
+		// TransitionCount includes transitions dropped from the kept
+		// history.
+		TransitionCount uint64 `json:"transition_count"`
+	} `json:"breakers"`
 }
 
 func (p *breakerProbe) sample() {
-	if p.metric != nil {
+	switch {
+	case p.none:
+		return
+	case p.metric != nil || p.promql != nil:
 		p.sampleMetric()
 		return
 	}
@@ -81,7 +119,7 @@ func (p *breakerProbe) sample() {
 		return
 	}
 	for dep, v := range ans.Breakers {
-		p.state[dep] = v.State.String()
+		p.state[dep] = v.State
 		// The checkout keeps the newest transitions; take those after the
 		// last one seen. A count that went down means the checkout
 		// restarted: take them all.
@@ -99,7 +137,7 @@ func (p *breakerProbe) sample() {
 			if tr.At.Before(p.start) {
 				continue // before the load: warm-up
 			}
-			p.trans[dep] = append(p.trans[dep], Transition{State: tr.To.String(), AtMS: tr.At.Sub(p.start).Milliseconds()})
+			p.trans[dep] = append(p.trans[dep], Transition{State: tr.To, AtMS: tr.At.Sub(p.start).Milliseconds()})
 		}
 		p.seen[dep] = n
 	}
@@ -121,7 +159,10 @@ func (p *breakerProbe) fetch() (breakersAnswer, error) {
 // baseline records the transition counts before the load, so that the
 // warm-up's transitions are not reported.
 func (p *breakerProbe) baseline() error {
-	if p.metric != nil {
+	if p.none {
+		return nil
+	}
+	if p.metric != nil || p.promql != nil {
 		states, err := p.fetchMetric()
 		if err != nil {
 			return err
@@ -139,7 +180,7 @@ func (p *breakerProbe) baseline() error {
 	defer p.mu.Unlock()
 	for dep, v := range ans.Breakers {
 		p.seen[dep] = int(v.TransitionCount)
-		p.state[dep] = v.State.String()
+		p.state[dep] = v.State
 	}
 	return nil
 }
@@ -188,8 +229,11 @@ func (p *breakerProbe) sampleMetric() {
 	}
 }
 
-// fetchMetric reads the breaker gauge from a Prometheus text exposition.
+// fetchMetric reads the breakers' states from the gauge or the query.
 func (p *breakerProbe) fetchMetric() (map[string]string, error) {
+	if p.promql != nil {
+		return p.promql.states(p.hc)
+	}
 	m := p.metric
 	resp, err := p.hc.Get(m.URL)
 	if err != nil {
@@ -212,12 +256,7 @@ func parseBreakerMetric(r io.Reader, m *scenarios.BreakerMetric) (map[string]str
 	if label == "" {
 		label = "dependency"
 	}
-	values := map[string]float64{"closed": 0, "half-open": 1, "open": 2}
-	for st, v := range map[string]*float64{"closed": m.Closed, "half-open": m.HalfOpen, "open": m.Open} {
-		if v != nil {
-			values[st] = *v
-		}
-	}
+	values := stateValues(m.Closed, m.HalfOpen, m.Open)
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(r)
 	if err != nil {
@@ -246,4 +285,45 @@ func parseBreakerMetric(r io.Reader, m *scenarios.BreakerMetric) (map[string]str
 		}
 	}
 	return out, nil
+}
+
+// promqlSource reads breaker states from a PromQL query on a Prometheus
+// server: each series of the instant vector is a breaker, named by its
+// label, in the state its value stands for.
+type promqlSource struct {
+	server string
+	q      *system.PromQL
+}
+
+func (s *promqlSource) states(hc *http.Client) (map[string]string, error) {
+	vec, err := promQuery(hc, s.server, s.q.Query)
+	if err != nil {
+		return nil, err
+	}
+	values := stateValues(s.q.Closed, s.q.HalfOpen, s.q.Open)
+	out := map[string]string{}
+	for _, smp := range vec {
+		dep := smp.labels[s.q.Label]
+		if dep == "" {
+			continue
+		}
+		for st, want := range values {
+			if smp.value == want {
+				out[dep] = st
+			}
+		}
+	}
+	return out, nil
+}
+
+// stateValues maps each breaker state to the number that stands for it
+// (default 0 closed, 1 half-open, 2 open).
+func stateValues(closed, halfOpen, open *float64) map[string]float64 {
+	values := map[string]float64{"closed": 0, "half-open": 1, "open": 2}
+	for st, v := range map[string]*float64{"closed": closed, "half-open": halfOpen, "open": open} {
+		if v != nil {
+			values[st] = *v
+		}
+	}
+	return values
 }

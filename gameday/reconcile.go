@@ -1,23 +1,35 @@
 package gameday
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"net/http"
+	"strconv"
 	"strings"
 	"time"
-
-	"github.com/gameday-dev/gameday/checkout"
-	"github.com/gameday-dev/gameday/checkout/payment"
 )
 
-// books are the three records a run reconciles: the checkout's ledger, the
-// provider's charges and the shoppers' own accounts.
-type books struct {
-	ledger  checkout.Ledger
-	charges []payment.Charge
-	hasPay  bool
+// facts are what a system's books said after the drill: the inputs of the
+// oracles. A nil pointer or a false known flag is a fact the system could
+// not give; the oracles that need it are not checked.
+type facts struct {
+	initial, availableBefore, available, reserved, sold *int64
+	orders                                              []order
+	ordersKnown, orderCharges                           bool // orders read; they name their charge
+	charges                                             []charge
+	chargesKnown, chargeTimes                           bool // charges read; they carry created_at
+}
+
+// order is one order of this run.
+type order struct {
+	checkoutID string
+	charge     string // the charge it was paid with; "" when unknown
+	units      int64
+}
+
+// charge is one charge of this run at the provider.
+type charge struct {
+	checkoutID string
+	id         string
+	status     string // approved, declined, voided, or "" for another word
+	at         time.Time
 }
 
 // shopperView is what reconciliation needs of one shopper.
@@ -27,126 +39,243 @@ type shopperView struct {
 	leftAt     time.Time // when the shopper gave up waiting (its deadline)
 	// cut: the runner stopped the load while this shopper was in flight;
 	// it did not leave of its own accord, so a charge it did not see
-	// confirmed is the interruption's, not the checkout's.
+	// confirmed is the interruption's, not the system's.
 	cut bool
+	// told is what the last answer the shopper got meant ("unavailable",
+	// "retry_later", ...); "" when none came.
+	told string
 }
 
-// fetchBooks reads the checkout's ledger of sku and the provider's charges
-// of this run: those whose checkout id starts with prefix and a '-'. A
-// provider that outlives one drill (Compose, a service of your own) also
-// holds the charges of earlier runs, which are not this run's to reconcile.
-func fetchBooks(ctx context.Context, checkoutURL, paymentURL, sku, prefix string) (books, error) {
-	var b books
-	var ans struct {
-		Ledgers []checkout.Ledger `json:"ledgers"`
-	}
-	if err := getJSON(ctx, checkoutURL+"/admin/ledger?sku="+sku, &ans); err != nil {
-		return b, fmt.Errorf("read the checkout's ledger: %w", err)
-	}
-	if len(ans.Ledgers) != 1 {
-		return b, fmt.Errorf("read the checkout's ledger: %d ledgers for %s", len(ans.Ledgers), sku)
-	}
-	b.ledger = ans.Ledgers[0]
-	if paymentURL != "" {
-		cs, err := payment.NewClient(paymentURL, nil).List(ctx)
-		if err != nil {
-			return b, fmt.Errorf("read the provider's charges: %w", err)
-		}
-		for _, c := range cs {
-			if strings.HasPrefix(checkout.CheckoutIDOf(c.Key), prefix+"-") {
-				b.charges = append(b.charges, c)
+// oracle is one invariant: the facts it needs and how it counts.
+type oracle struct {
+	name  string
+	needs string // the facts, as the report says them
+	ok    func(f *facts) bool
+	count func(f *facts, s []shopperView) int64
+}
+
+// toldFailed are the answers that tell a shopper the purchase failed
+// (retry_later, "in progress" or "pending", does not).
+var toldFailed = map[string]bool{"unavailable": true, "error": true, "declined": true, "sold_out": true, "too_late": true}
+
+var oracles = []oracle{
+	{"oversold", "books.stock (initial or available before the load) and the units sold (books.stock.sold or books.orders)",
+		func(f *facts) bool { return f.start() != nil && f.soldUnits() != nil },
+		func(f *facts, _ []shopperView) int64 { return max(0, *f.soldUnits()-*f.start()) }},
+	{"lost_units", "books.stock (available, and initial or available before the load) and the units sold",
+		func(f *facts) bool { return f.start() != nil && f.available != nil && f.soldUnits() != nil },
+		func(f *facts, _ []shopperView) int64 {
+			// A unit that is neither available, held nor sold is lost. (A
+			// system that oversells drives available below zero; that is
+			// counted as oversold, not lost.)
+			var held int64
+			if f.reserved != nil {
+				held = *f.reserved
 			}
-		}
-		b.hasPay = true
-	}
-	return b, nil
+			return max(0, *f.start()-max(0, *f.available)-*f.soldUnits()-held)
+		}},
+	{"double_charges", "books.charges",
+		func(f *facts) bool { return f.chargesKnown },
+		func(f *facts, _ []shopperView) int64 {
+			var n int64
+			for _, cs := range f.approvedByCheckout() {
+				n += int64(max(0, len(cs)-1))
+			}
+			return n
+		}},
+	{"charges_without_order", "books.charges and books.orders",
+		func(f *facts) bool { return f.chargesKnown && f.ordersKnown },
+		func(f *facts, _ []shopperView) int64 {
+			orders := f.ordersByCheckout()
+			var n int64
+			for _, c := range f.charges {
+				if c.status != "approved" {
+					continue
+				}
+				o, ok := orders[c.checkoutID]
+				// Paid for nothing, or paid again beside the charge the
+				// order was made with.
+				if !ok || (o.charge != "" && c.id != "" && o.charge != c.id) {
+					n++
+				}
+			}
+			return n
+		}},
+	{"orders_without_charge", "books.orders and books.charges",
+		func(f *facts) bool { return f.chargesKnown && f.ordersKnown },
+		func(f *facts, _ []shopperView) int64 {
+			approved := f.approvedByCheckout()
+			var n int64
+			for _, o := range f.orders {
+				cs := approved[o.checkoutID]
+				ok := len(cs) > 0
+				if o.charge != "" && ok {
+					ok = false
+					for _, c := range cs {
+						if c.id == "" || c.id == o.charge {
+							ok = true
+						}
+					}
+				}
+				if !ok {
+					n++
+				}
+			}
+			return n
+		}},
+	{"charged_after_leaving", "books.charges",
+		func(f *facts) bool { return f.chargesKnown },
+		func(f *facts, s []shopperView) int64 {
+			approved := f.approvedByCheckout()
+			var n int64
+			for _, v := range s {
+				if v.outcome == "confirmed" || v.cut {
+					continue
+				}
+				for _, c := range approved[v.checkoutID] {
+					// Charged, and the shopper left without a confirmation.
+					late := !c.at.IsZero() && c.at.After(v.leftAt)
+					if late || v.outcome == "gave_up" || v.outcome == "too_late" {
+						n++
+					}
+				}
+			}
+			return n
+		}},
+	{"orders_told_failed", "books.orders",
+		func(f *facts) bool { return f.ordersKnown },
+		func(f *facts, s []shopperView) int64 {
+			orders := f.ordersByCheckout()
+			var n int64
+			for _, v := range s {
+				// An order exists for a shopper the system last told the
+				// purchase failed: a real shopper would buy again.
+				if _, ok := orders[v.checkoutID]; ok && v.outcome != "confirmed" && toldFailed[v.told] {
+					n++
+				}
+			}
+			return n
+		}},
+	{"confirmed_without_order", "books.orders",
+		func(f *facts) bool { return f.ordersKnown },
+		func(f *facts, s []shopperView) int64 {
+			orders := f.ordersByCheckout()
+			var n int64
+			for _, v := range s {
+				if _, ok := orders[v.checkoutID]; !ok && v.outcome == "confirmed" {
+					n++
+				}
+			}
+			return n
+		}},
 }
 
-// reconcile counts every way the books disagree.
-func reconcile(b books, shoppers []shopperView, dropped int) Invariants {
+// start is the units the sale started with.
+func (f *facts) start() *int64 {
+	if f.initial != nil {
+		return f.initial
+	}
+	return f.availableBefore
+}
+
+// soldUnits is the units sold: the system's own count, else this run's
+// orders.
+func (f *facts) soldUnits() *int64 {
+	if f.sold != nil {
+		return f.sold
+	}
+	if !f.ordersKnown {
+		return nil
+	}
+	var n int64
+	for _, o := range f.orders {
+		n += o.units
+	}
+	return &n
+}
+
+func (f *facts) approvedByCheckout() map[string][]charge {
+	m := map[string][]charge{}
+	for _, c := range f.charges {
+		if c.status == "approved" {
+			m[c.checkoutID] = append(m[c.checkoutID], c)
+		}
+	}
+	return m
+}
+
+func (f *facts) ordersByCheckout() map[string]order {
+	m := make(map[string]order, len(f.orders))
+	for _, o := range f.orders {
+		m[o.checkoutID] = o
+	}
+	return m
+}
+
+// reconcile counts every way the books disagree, and names the invariants
+// whose facts the system could not give.
+func reconcile(f *facts, shoppers []shopperView, dropped int) (Invariants, map[string]string) {
 	iv := Invariants{Dropped: int64(dropped)}
-	l := b.ledger
-	iv.Oversold = max(0, l.Sold-l.Initial)
-	// After the leases expired nothing is reserved: a unit that is neither
-	// available nor sold is lost. (In naive mode available goes negative
-	// when it oversells; that is counted as oversold, not lost.)
-	iv.LostUnits = max(0, l.Initial-max(0, l.Available)-l.Sold-l.Reserved)
-	if !b.hasPay {
-		return iv
+	notChecked := map[string]string{}
+	counts := map[string]*int64{
+		"oversold": &iv.Oversold, "lost_units": &iv.LostUnits, "double_charges": &iv.DoubleCharges,
+		"charges_without_order": &iv.ChargesWithoutOrder, "orders_without_charge": &iv.OrdersWithoutCharge,
+		"charged_after_leaving": &iv.ChargedAfterLeaving, "orders_told_failed": &iv.OrdersToldFailed,
+		"confirmed_without_order": &iv.ConfirmedWithoutOrder,
 	}
-	// Charges carry the key "<checkout id>/<attempt>"; an order names the
-	// key and id of the charge that paid for it.
-	byKey := map[string]checkout.Order{}
-	for _, o := range l.Orders {
-		byKey[o.ChargeKey] = o
-	}
-	approved := map[string]payment.Charge{}      // by key
-	perCheckout := map[string][]payment.Charge{} // approved, by checkout id
-	for _, c := range b.charges {
-		if c.Status != payment.StatusApproved {
+	for _, o := range oracles {
+		if !o.ok(f) {
+			notChecked[o.name] = o.needs
 			continue
 		}
-		approved[c.Key] = c
-		id := checkout.CheckoutIDOf(c.Key)
-		perCheckout[id] = append(perCheckout[id], c)
-		if _, ok := byKey[c.Key]; !ok {
-			iv.ChargesWithoutOrder++
-		}
+		*counts[o.name] = o.count(f, shoppers)
 	}
-	// One checkout id buys one unit: a second approved charge is a double
-	// charge.
-	for _, cs := range perCheckout {
-		iv.DoubleCharges += int64(max(0, len(cs)-1))
-	}
-	for _, o := range l.Orders {
-		if c, ok := approved[o.ChargeKey]; !ok || c.ID != o.ChargeID {
-			iv.OrdersWithoutCharge++
-		}
-	}
-	for _, s := range shoppers {
-		if s.outcome == "confirmed" || s.cut {
-			continue
-		}
-		for _, c := range perCheckout[s.checkoutID] {
-			// Charged, and the shopper left without a confirmation.
-			if c.CreatedAt.After(s.leftAt) || s.outcome == "gave_up" || s.outcome == "too_late" {
-				iv.ChargedAfterLeaving++
-			}
-		}
-	}
-	return iv
+	return iv, notChecked
 }
 
-func summarise(b books) (LedgerSummary, ChargeSummary) {
-	ls := LedgerSummary{Initial: b.ledger.Initial, Available: b.ledger.Available, Reserved: b.ledger.Reserved, Sold: b.ledger.Sold, Orders: len(b.ledger.Orders)}
+// ofRun keeps the rows whose checkout id belongs to this run: it starts
+// with the run's prefix and a '-'. A system that outlives one drill holds
+// the books of earlier runs too, which are not this run's to reconcile.
+func ofRun(id, prefix string) bool { return strings.HasPrefix(id, prefix+"-") }
+
+// parseTime reads created_at: RFC 3339, or Unix seconds or milliseconds.
+func parseTime(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, false
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 {
+		if f > 1e11 { // milliseconds
+			return time.UnixMilli(int64(f)), true
+		}
+		return time.Unix(0, int64(f*1e9)), true
+	}
+	return time.Time{}, false
+}
+
+func summarise(f *facts) (LedgerSummary, ChargeSummary) {
+	var ls LedgerSummary
+	get := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	ls.Initial, ls.Available, ls.Reserved = get(f.start()), get(f.available), get(f.reserved)
+	ls.Sold, ls.Orders = get(f.soldUnits()), len(f.orders)
 	var cs ChargeSummary
-	for _, c := range b.charges {
-		switch c.Status {
-		case payment.StatusApproved:
+	for _, c := range f.charges {
+		switch c.status {
+		case "approved":
 			cs.Approved++
-		case payment.StatusDeclined:
+		case "declined":
 			cs.Declined++
-		case payment.StatusVoided:
+		case "voided":
 			cs.Voided++
 		}
 	}
 	return ls, cs
-}
-
-func getJSON(ctx context.Context, url string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
 }

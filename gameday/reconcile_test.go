@@ -3,81 +3,118 @@ package gameday
 import (
 	"testing"
 	"time"
-
-	"github.com/gameday-dev/gameday/checkout"
-	"github.com/gameday-dev/gameday/checkout/payment"
 )
+
+func p64(n int64) *int64 { return &n }
 
 // Each invariant is proven to fire: a table of books broken on purpose,
 // one way each, and the count that must catch it.
 func TestReconcileCatchesEachBreak(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
-	order := func(id string) checkout.Order {
-		return checkout.Order{CheckoutID: id, ChargeKey: id + "/1", ChargeID: "ch_" + id, Shopper: "s-" + id}
-	}
-	charge := func(id string, st payment.Status) payment.Charge {
-		return payment.Charge{ID: "ch_" + id, Key: id + "/1", Shopper: "s-" + id, Status: st, CreatedAt: t0}
-	}
-	// The healthy books every row starts from: 2 of 3 units sold, both paid.
-	healthy := func() (books, []shopperView) {
-		return books{
-				ledger:  checkout.Ledger{Initial: 3, Available: 1, Sold: 2, Orders: []checkout.Order{order("a"), order("b")}},
-				charges: []payment.Charge{charge("a", payment.StatusApproved), charge("b", payment.StatusApproved), charge("c", payment.StatusDeclined)},
-				hasPay:  true,
+	// The healthy books every row starts from: 2 of 3 units sold, both
+	// paid; c declined.
+	healthy := func() (*facts, []shopperView) {
+		return &facts{
+				initial: p64(3), available: p64(1), sold: p64(2), reserved: p64(0),
+				orders:      []order{{checkoutID: "a", charge: "ch_a", units: 1}, {checkoutID: "b", charge: "ch_b", units: 1}},
+				ordersKnown: true, orderCharges: true,
+				charges: []charge{{checkoutID: "a", id: "ch_a", status: "approved", at: t0}, {checkoutID: "b", id: "ch_b", status: "approved", at: t0},
+					{checkoutID: "c", id: "ch_c", status: "declined", at: t0}},
+				chargesKnown: true, chargeTimes: true,
 			}, []shopperView{
-				{checkoutID: "a", outcome: "confirmed", leftAt: t0.Add(time.Minute)},
-				{checkoutID: "b", outcome: "confirmed", leftAt: t0.Add(time.Minute)},
-				{checkoutID: "c", outcome: "declined", leftAt: t0.Add(time.Minute)},
+				{checkoutID: "a", outcome: "confirmed", leftAt: t0.Add(time.Minute), told: "confirmed"},
+				{checkoutID: "b", outcome: "confirmed", leftAt: t0.Add(time.Minute), told: "confirmed"},
+				{checkoutID: "c", outcome: "declined", leftAt: t0.Add(time.Minute), told: "declined"},
 			}
 	}
 	cases := []struct {
 		name  string
-		brk   func(b *books, s []shopperView)
+		brk   func(f *facts, s []shopperView)
 		field func(Invariants) int64
 	}{
 		// One more sold than there was stock.
-		{"oversold", func(b *books, _ []shopperView) { b.ledger.Sold, b.ledger.Available = 4, -1 },
+		{"oversold", func(f *facts, _ []shopperView) { f.sold, f.available = p64(4), p64(-1) },
 			func(iv Invariants) int64 { return iv.Oversold }},
 		// A unit neither available, reserved nor sold.
-		{"lost unit", func(b *books, _ []shopperView) { b.ledger.Available = 0 },
+		{"lost unit", func(f *facts, _ []shopperView) { f.available = p64(0) },
 			func(iv Invariants) int64 { return iv.LostUnits }},
 		// A second approved charge for the same shopper.
-		{"double charge", func(b *books, _ []shopperView) {
-			c := charge("a", payment.StatusApproved)
-			c.ID, c.Key = "ch_a2", "a/2"
-			b.charges = append(b.charges, c)
+		{"double charge", func(f *facts, _ []shopperView) {
+			f.charges = append(f.charges, charge{checkoutID: "a", id: "ch_a2", status: "approved", at: t0})
 		}, func(iv Invariants) int64 { return iv.DoubleCharges }},
 		// Money taken for a unit nobody got.
-		{"charge without order", func(b *books, _ []shopperView) { b.charges[2].Status = payment.StatusApproved },
+		{"charge without order", func(f *facts, _ []shopperView) { f.charges[2].status = "approved" },
 			func(iv Invariants) int64 { return iv.ChargesWithoutOrder }},
 		// An order whose charge was voided.
-		{"order without charge", func(b *books, _ []shopperView) { b.charges[1].Status = payment.StatusVoided },
+		{"order without charge", func(f *facts, _ []shopperView) { f.charges[1].status = "voided" },
+			func(iv Invariants) int64 { return iv.OrdersWithoutCharge }},
+		// An order paid with a charge the provider does not have.
+		{"order with another charge", func(f *facts, _ []shopperView) { f.orders[1].charge = "ch_zz" },
 			func(iv Invariants) int64 { return iv.OrdersWithoutCharge }},
 		// A shopper who gave up, charged after leaving.
-		{"charged after leaving", func(b *books, s []shopperView) {
-			b.charges[2].Status = payment.StatusApproved
-			b.charges[2].CreatedAt = t0.Add(2 * time.Minute)
+		{"charged after leaving", func(f *facts, s []shopperView) {
+			f.charges[2].status = "approved"
+			f.charges[2].at = t0.Add(2 * time.Minute)
 			s[2].outcome = "gave_up"
 		}, func(iv Invariants) int64 { return iv.ChargedAfterLeaving }},
+		// Told the purchase failed, and the order exists: "503 but the
+		// order exists".
+		{"order told failed", func(_ *facts, s []shopperView) { s[1].outcome, s[1].told = "unavailable", "unavailable" },
+			func(iv Invariants) int64 { return iv.OrdersToldFailed }},
+		// Told confirmed, and no order.
+		{"confirmed without order", func(_ *facts, s []shopperView) { s[2].outcome, s[2].told = "confirmed", "confirmed" },
+			func(iv Invariants) int64 { return iv.ConfirmedWithoutOrder }},
 	}
-	b, s := healthy()
-	if iv := reconcile(b, s, 0); iv != (Invariants{}) {
-		t.Fatalf("healthy books: %+v, want all zero", iv)
+	f, s := healthy()
+	if iv, nc := reconcile(f, s, 0); iv != (Invariants{}) || len(nc) != 0 {
+		t.Fatalf("healthy books: %+v (not checked %v), want all zero", iv, nc)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			b, s := healthy()
-			c.brk(&b, s)
-			if got := c.field(reconcile(b, s, 0)); got == 0 {
-				t.Errorf("%s not caught: %+v", c.name, reconcile(b, s, 0))
+			f, s := healthy()
+			c.brk(f, s)
+			if iv, _ := reconcile(f, s, 0); c.field(iv) == 0 {
+				t.Errorf("%s not caught: %+v", c.name, iv)
 			}
 		})
 	}
 }
 
+// An oracle whose facts the system cannot give is not checked, and says
+// what it needs; it is never counted as held.
+func TestOraclesWithoutTheirFactsAreNotChecked(t *testing.T) {
+	iv, nc := reconcile(&facts{available: p64(3), availableBefore: p64(5), ordersKnown: true, orders: []order{{checkoutID: "a", units: 2}}}, nil, 0)
+	if iv.LostUnits != 0 || iv.Oversold != 0 {
+		t.Errorf("from available before and after and the orders: %+v", iv)
+	}
+	for _, name := range []string{"double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving"} {
+		if nc[name] == "" {
+			t.Errorf("%s: checked without charges (not checked: %v)", name, nc)
+		}
+	}
+	for _, name := range []string{"oversold", "lost_units", "orders_told_failed", "confirmed_without_order"} {
+		if _, ok := nc[name]; ok {
+			t.Errorf("%s: not checked, though its facts are there", name)
+		}
+	}
+	rs := invariantResults(iv, nil, nc)
+	for _, r := range rs {
+		if r.Invariant == "double_charges" && (!r.NotChecked || r.Held || r.Needs == "") {
+			t.Errorf("double charges result: %+v", r)
+		}
+	}
+	if b := broken(rs, ""); b != "" {
+		t.Errorf("not checked counted as broken: %s", b)
+	}
+	// With nothing at all, every book oracle is not checked.
+	if _, nc := reconcile(&facts{}, nil, 0); len(nc) != len(oracles) {
+		t.Errorf("no facts: %d not checked, want %d", len(nc), len(oracles))
+	}
+}
+
 func TestInvariantResultsHonourAllowances(t *testing.T) {
 	iv := Invariants{Dropped: 3, Oversold: 1}
-	rs := invariantResults(iv, map[string]int64{"dropped": 5})
+	rs := invariantResults(iv, map[string]int64{"dropped": 5}, nil)
 	held := map[string]bool{}
 	for _, r := range rs {
 		held[r.Promise] = r.Held
@@ -93,17 +130,14 @@ func TestInvariantResultsHonourAllowances(t *testing.T) {
 // same shopper leaving by its own deadline is counted.
 func TestCutShoppersAreNotChargedAfterLeaving(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
-	b := books{
-		ledger:  checkout.Ledger{Initial: 1, Sold: 1, Orders: []checkout.Order{{CheckoutID: "a", ChargeKey: "a/1", ChargeID: "ch_a"}}},
-		charges: []payment.Charge{{ID: "ch_a", Key: "a/1", Status: payment.StatusApproved, CreatedAt: t0}},
-		hasPay:  true,
-	}
+	f := &facts{initial: p64(1), sold: p64(1), ordersKnown: true, chargesKnown: true,
+		orders: []order{{checkoutID: "a", charge: "ch_a", units: 1}}, charges: []charge{{checkoutID: "a", id: "ch_a", status: "approved", at: t0}}}
 	left := []shopperView{{checkoutID: "a", outcome: "gave_up", leftAt: t0.Add(-time.Second)}}
-	if got := reconcile(b, left, 0).ChargedAfterLeaving; got != 1 {
-		t.Fatalf("a shopper who left by its deadline: charged after leaving %d, want 1", got)
+	if iv, _ := reconcile(f, left, 0); iv.ChargedAfterLeaving != 1 {
+		t.Fatalf("a shopper who left by its deadline: charged after leaving %d, want 1", iv.ChargedAfterLeaving)
 	}
 	left[0].cut = true
-	if got := reconcile(b, left, 0).ChargedAfterLeaving; got != 0 {
-		t.Errorf("a shopper the runner cut: charged after leaving %d, want 0", got)
+	if iv, _ := reconcile(f, left, 0); iv.ChargedAfterLeaving != 0 {
+		t.Errorf("a shopper the runner cut: charged after leaving %d, want 0", iv.ChargedAfterLeaving)
 	}
 }

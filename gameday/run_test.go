@@ -3,6 +3,7 @@ package gameday_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/internal/testenv"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -62,7 +65,26 @@ func run(t *testing.T, ctx context.Context, sc *scenarios.Scenario, o gameday.Op
 	if err != nil || back.Verdict != rec.Verdict {
 		t.Fatalf("run.json: %v, verdict %q vs %q", err, back.Verdict, rec.Verdict)
 	}
+	// A drill that fails its test keeps its evidence: the run directory
+	// in the CI artifacts, and how the machine and the load went here.
+	testenv.KeepRun(t, dir)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s: %s (%s); load %+v; outcomes %v; host %s; notes %q", sc.Name, rec.Verdict, rec.Reason, rec.Load, rec.Outcomes, hostString(rec.Host), rec.Notes)
+		}
+	})
 	return rec
+}
+
+func hostString(h *runrecord.Host) string {
+	if h == nil {
+		return "not measured"
+	}
+	s := fmt.Sprintf("stalls max %.0fms p99 %.0fms, worst %v, load %.2f", h.StallMaxMS, h.StallP99MS, h.Stalls, h.Load1)
+	if h.CPUPressurePct != nil {
+		s += fmt.Sprintf(", CPU pressure %.0f%%", *h.CPUPressurePct)
+	}
+	return s
 }
 
 // Catalogue drills end to end against real redis-server processes, the
@@ -232,7 +254,7 @@ func TestFaultThatCannotBeInjectedIsAnError(t *testing.T) {
 	l := startService(t)
 	o := options(t)
 	o.External = external(l)
-	delete(o.External.Proxies, "payment") // no proxy to put the toxic on
+	o.External.Proxies["payment"] = "no-such-proxy" // Toxiproxy refuses the toxic
 	rec := run(t, context.Background(), lookup(t, "payment-latency"), o)
 	if rec.Verdict != gameday.VerdictError || !strings.Contains(rec.Reason, "slow-provider") {
 		t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
@@ -242,6 +264,15 @@ func TestFaultThatCannotBeInjectedIsAnError(t *testing.T) {
 	}
 	if got := faultsOn(t, l); len(got) != 0 {
 		t.Errorf("faults left: %v", got)
+	}
+	// With no proxy named at all, the drill is refused before any load is
+	// sent, naming the scenario's line.
+	o = options(t)
+	o.External = external(l)
+	delete(o.External.Proxies, "payment")
+	rec = run(t, context.Background(), lookup(t, "payment-latency"), o)
+	if rec.Verdict != gameday.VerdictError || !strings.Contains(rec.Reason, "faults[0].target: no Toxiproxy proxy is known in front of payment") || rec.Load.Started != 0 {
+		t.Fatalf("no proxy: verdict %s: %s (started %d)", rec.Verdict, rec.Reason, rec.Load.Started)
 	}
 }
 

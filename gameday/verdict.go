@@ -94,7 +94,7 @@ func (w windows) span(name scenarios.Window) (time.Duration, time.Duration) {
 type faultTimes map[string]span
 
 // evaluate checks every expectation of the scenario against what was seen.
-func evaluate(sc *scenarios.Scenario, shoppers []shopperRun, w windows, ft faultTimes, faultOrder []scenarios.Fault, brk map[string][]Transition) []ExpectationResult {
+func evaluate(sc *scenarios.Scenario, shoppers []shopperRun, w windows, ft faultTimes, faultOrder []scenarios.Fault, brk map[string][]Transition, ms *metricSampler) []ExpectationResult {
 	out := make([]ExpectationResult, 0, len(sc.Expect))
 	for _, e := range sc.Expect {
 		switch {
@@ -108,6 +108,10 @@ func evaluate(sc *scenarios.Scenario, shoppers []shopperRun, w windows, ft fault
 			out = append(out, ratioExpectation(e.Ratio, shoppers, w))
 		case e.Degraded != nil:
 			out = append(out, degradedExpectation(e.Degraded, shoppers, w))
+		case e.FastRefusals != nil:
+			out = append(out, fastRefusalsExpectation(e.FastRefusals, shoppers, ft, w.end))
+		case e.Metric != nil:
+			out = append(out, ms.expectation(e.Metric, w))
 		}
 	}
 	return out
@@ -280,14 +284,18 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 }
 
 // invariantResults turns the invariant counts into promises: each is zero
-// unless the scenario allows more.
-func invariantResults(iv Invariants, allow map[string]int64) []ExpectationResult {
+// unless the scenario allows more. An invariant whose facts the system
+// could not give (notChecked, with what it needs) is marked not checked.
+func invariantResults(iv Invariants, allow map[string]int64, notChecked map[string]string) []ExpectationResult {
 	names := scenarios.InvariantNames() // the names a scenario may allow
 	counts := iv.ByName()
 	out := make([]ExpectationResult, 0, len(names))
 	for _, n := range names {
 		limit := allow[n]
 		r := ExpectationResult{Promise: fmt.Sprintf("%s is at most %d", strings.ReplaceAll(n, "_", " "), limit), Held: counts[n] <= limit, Observed: fmt.Sprint(counts[n]), Invariant: n}
+		if needs, ok := notChecked[n]; ok {
+			r = ExpectationResult{Promise: r.Promise, Observed: "not checked", Invariant: n, NotChecked: true, Needs: needs}
+		}
 		out = append(out, r)
 	}
 	return out

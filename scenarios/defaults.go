@@ -33,6 +33,10 @@ func (s *Scenario) SetDefaults() {
 	if s.Seed == 0 {
 		s.Seed = 1
 	}
+	if s.Environment.Kind == "" && s.System != "" {
+		// A described system runs as it runs: gameday starts nothing of it.
+		s.Environment.Kind = "external"
+	}
 	if s.Environment.Kind == "" {
 		s.Environment.Kind = "local"
 	}
@@ -59,6 +63,13 @@ func (s *Scenario) SetDefaults() {
 		l.SessionShare = ptr(1.0)
 	}
 
+	for _, e := range s.Expect {
+		if f := e.FastRefusals; f != nil {
+			if f.Share == 0 {
+				f.Share = 0.5
+			}
+		}
+	}
 	for i := range s.Faults {
 		f := &s.Faults[i]
 		if f.Name == "" {
@@ -100,6 +111,12 @@ func (s *Scenario) SetDefaults() {
 			if e.Degraded.AtLeast == 0 {
 				e.Degraded.AtLeast = 1
 			}
+		}
+		if e.FastRefusals != nil && e.FastRefusals.Fault == "" && len(s.Faults) > 0 {
+			e.FastRefusals.Fault = s.Faults[0].Name
+		}
+		if e.Metric != nil && e.Metric.Window == "" {
+			e.Metric.Window = window
 		}
 	}
 }

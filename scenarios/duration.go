@@ -1,79 +1,12 @@
 package scenarios
 
-import (
-	"encoding"
-	"fmt"
-	"strconv"
-	"time"
+import "github.com/gameday-dev/gameday/internal/strictyaml"
 
-	"go.yaml.in/yaml/v3"
-)
-
-// Duration is read and written as a string in YAML and in JSON.
-var (
-	_ yaml.Unmarshaler         = (*Duration)(nil)
-	_ yaml.Marshaler           = Duration(0)
-	_ encoding.TextMarshaler   = Duration(0)
-	_ encoding.TextUnmarshaler = (*Duration)(nil)
-)
-
-// String returns the duration as time.Duration formats it ("1.5s").
-func (d Duration) String() string { return time.Duration(d).String() }
+// Duration is a time.Duration written as a string ("250ms", "2s"), never
+// a bare number, and never negative; read and written as a string in YAML
+// and in JSON.
+type Duration = strictyaml.Duration
 
 // parseDuration reads a duration string: time.ParseDuration's syntax, not
 // negative.
-func parseDuration(s string) (Duration, error) {
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
-			return 0, fmt.Errorf("%s is not a duration (write %s)", clip(s), clip(s+"s"))
-		}
-		return 0, fmt.Errorf("%s is not a duration (write a number and a unit: \"250ms\", \"2s\", \"1m\")", clip(s))
-	}
-	if v < 0 {
-		return 0, fmt.Errorf("%s is negative", clip(s))
-	}
-	return Duration(v), nil
-}
-
-// UnmarshalYAML accepts only a YAML string that time.ParseDuration reads
-// and that is not negative. A bare number is refused with a hint to write
-// a unit.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("want a duration string such as \"2s\", got a %s", kindName(n))
-	}
-	switch n.ShortTag() {
-	case "!!str":
-		v, err := parseDuration(n.Value)
-		if err != nil {
-			return err
-		}
-		*d = v
-		return nil
-	case "!!int", "!!float":
-		return fmt.Errorf("%s is a bare number, not a duration (write %s)", short(n.Value), clip(n.Value+"s"))
-	case "!!null":
-		*d = 0
-		return nil
-	}
-	return fmt.Errorf("%s is not a duration (write a string such as \"2s\")", clip(n.Value))
-}
-
-// MarshalYAML writes the duration as a string ("2s").
-func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
-
-// MarshalText writes the duration as a string ("2s"), so that JSON run
-// records show durations as the scenario file does.
-func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
-// UnmarshalText reads what MarshalText writes, with the rules of
-// UnmarshalYAML.
-func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := parseDuration(string(b))
-	if err != nil {
-		return fmt.Errorf("unmarshal duration: %w", err)
-	}
-	*d = v
-	return nil
-}
+func parseDuration(s string) (Duration, error) { return strictyaml.ParseDuration(s) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -71,8 +72,9 @@ func TestBadFiles(t *testing.T) {
 		// The YAML library's syntax errors keep their line (the tab's own).
 		{"syntax-error", []wantErr{{10, "", "bad YAML: found a tab character that violates indentation (indent with spaces)"}}},
 		{"not-a-mapping", []wantErr{{2, "", "want a mapping of scenario fields"}}},
-		// An external environment has no process of ours.
-		{"external-process", []wantErr{{13, "faults[0].process", "only in a local environment"}}},
+		// An external environment has no process of ours (a system file
+		// can declare one).
+		{"external-process", []wantErr{{13, "faults[0].process", "needs a process to act on"}}},
 		// A negative number into an unsigned field.
 		{"negative-uint", []wantErr{{20, "checkout.payment.failures", "-1 is negative"}}},
 		{"bad-invariant", []wantErr{{19, "invariants.allow.oversell", `"oversell" is not one of oversold,`}}},
@@ -81,7 +83,7 @@ func TestBadFiles(t *testing.T) {
 		// Validation reports every problem, in line order.
 		{"many-problems", []wantErr{
 			{4, "stock", "required"},
-			{10, "faults[0].target", `"cart" is not one of payment, inventory, sessions`},
+			{10, "faults[0].target", `"Cart Service": a dependency's name is lower-case letters`},
 			{17, "expect[0].breaker_opens.within", "required: how soon"},
 			{17, "expect[0].breaker_opens.fault", "no fault targets payment"},
 		}},
@@ -463,7 +465,7 @@ func TestToxicTypesMatchToxiproxy(t *testing.T) {
 			}
 		}
 		slices.Sort(attrs)
-		if ours := sortedKeys(toxicTypes[name]); !slices.Equal(ours, attrs) {
+		if ours := slices.Sorted(maps.Keys(toxicTypes[name])); !slices.Equal(ours, attrs) {
 			t.Errorf("%s: our attributes %v, Toxiproxy's %v", name, ours, attrs)
 		}
 	}

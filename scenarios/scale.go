@@ -66,7 +66,7 @@ func (l Load) ShopperPool() int {
 //
 // Not scaled, because they are not part of the timeline but of how fast
 // the system must be: latency bounds (below), breaker expectations'
-// within, the checkout's timeouts and probe timeouts, min_payment_time,
+// within, fast refusals' bounds, the checkout's timeouts and probe timeouts, min_payment_time,
 // the payment stand-in's latencies, and toxic attributes (a 1s latency
 // toxic stays 1s). Ratios, invariant allowances and the seed are not
 // scaled either. A fault's for is trimmed if rounding would take its end
@@ -180,10 +180,24 @@ func (s *Scenario) Clone() *Scenario {
 			e.Ratio = &r
 		}
 		e.Degraded = clonePtr(e.Degraded)
+		e.FastRefusals = clonePtr(e.FastRefusals)
+		e.Metric = cloneMetric(e.Metric)
 	}
 	c.Invariants.Allow = maps.Clone(s.Invariants.Allow)
 	c.Abort = clonePtr(s.Abort)
+	if c.Abort != nil {
+		c.Abort.Metric = cloneMetric(c.Abort.Metric)
+	}
 	// lines is never written after Parse, so sharing it is safe.
+	return &c
+}
+
+func cloneMetric(m *MetricBound) *MetricBound {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.Below, c.Above = clonePtr(m.Below), clonePtr(m.Above)
 	return &c
 }
 

@@ -96,8 +96,8 @@ func TestScaled(t *testing.T) {
 		"expect[4].degraded.at_least": 3,          // 10 × 1.5 × 0.2
 	}
 	after := leaves(got)
-	if !slices.Equal(sortedKeys(after), sortedKeys(before)) {
-		t.Fatalf("fields differ:\n%v\n%v", sortedKeys(after), sortedKeys(before))
+	if !slices.Equal(slices.Sorted(maps.Keys(after)), slices.Sorted(maps.Keys(before))) {
+		t.Fatalf("fields differ:\n%v\n%v", slices.Sorted(maps.Keys(after)), slices.Sorted(maps.Keys(before)))
 	}
 	for path, orig := range before {
 		w, scaled := want[path]

@@ -1,6 +1,9 @@
 package scenarios
 
-import "time"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // Scenario is one drill: the environment and checkout it needs, the load, the
 // fault timeline, the promises it checks and the matrix row it proves.
@@ -23,6 +26,12 @@ type Scenario struct {
 	// Seed seeds the arrival schedule, shopper choices and the payment
 	// stand-in. 0 means 1.
 	Seed int64 `yaml:"seed"`
+	// System is the system file (gameday.yaml) of the system under test,
+	// relative to this scenario's file: the drill runs against that system
+	// as it runs, through its description only (docs/systems.md). "" means
+	// the reference checkout, in the environment below. With a system,
+	// environment, checkout and payment are not used (Parse refuses them).
+	System string `yaml:"system"`
 
 	Environment Environment `yaml:"environment"`
 	Checkout    Checkout    `yaml:"checkout"`
@@ -49,9 +58,22 @@ type Scenario struct {
 	lines map[string]int
 }
 
+// Line returns the line a field path ("faults[0].target") was read from;
+// 0 when unknown.
+func (s *Scenario) Line(field string) int { return s.lines[field] }
+
+// SystemPath is System resolved against the scenario file's directory (or
+// the working directory, for a catalogue scenario).
+func (s *Scenario) SystemPath() string {
+	if s.System == "" || filepath.IsAbs(s.System) || strings.HasPrefix(s.File, "catalogue:") || s.File == "" {
+		return s.System
+	}
+	return filepath.Join(filepath.Dir(s.File), s.System)
+}
+
 // MatrixRow names the dependency and failure mode a scenario proves.
 type MatrixRow struct {
-	Dependency string `yaml:"dependency"` // payment, inventory, sessions, none
+	Dependency string `yaml:"dependency"` // a dependency's name (payment, postgres, ...), or none
 	Failure    string `yaml:"failure"`    // latency, down, timeouts, reset, killed, baseline, ...
 }
 
@@ -217,11 +239,12 @@ type Fault struct {
 	Name string   `yaml:"name"`
 	At   Duration `yaml:"at"`
 	For  Duration `yaml:"for"`
-	// Target is the dependency: payment, inventory or sessions.
+	// Target is the dependency, as the system names it (the reference
+	// checkout's: payment, inventory, sessions).
 	Target  string `yaml:"target"`
 	Toxic   *Toxic `yaml:"toxic"`
 	Down    bool   `yaml:"down"`
-	Process string `yaml:"process"` // kill, pause, restart (local environment)
+	Process string `yaml:"process"` // kill, pause, restart
 }
 
 // Toxic is a Toxiproxy toxic. Attributes are as Toxiproxy names them;
@@ -248,14 +271,54 @@ type Expectation struct {
 	Latency       *LatencyBound  `yaml:"latency"`
 	Ratio         *RatioBound    `yaml:"ratio"`
 	Degraded      *DegradedSeen  `yaml:"degraded"`
+	// FastRefusals is a breaker seen from outside (black-box): what users
+	// see of a breaker that opens is refusals that come back fast.
+	FastRefusals *FastRefusals `yaml:"fast_refusals"`
+	// Metric is a promise on a PromQL expression over a window (the
+	// system's prometheus server).
+	Metric *MetricBound `yaml:"metric"`
+}
+
+// FastRefusals promises, of a fault, that the share of answers that are
+// fast refusals (unavailable, answered in under Below) reaches Share within
+// RisesWithin of the fault's start, and, with FallsWithin, drops below it
+// within FallsWithin of the fault's end and stays there for 2s (or to the
+// end of the load). It is measured over 500ms slices of the answers. What
+// it proves: the system stopped waiting on the sick dependency (a breaker
+// opened, or a timeout shortened) and then started using it again (the
+// breaker closed) — without reading any breaker.
+type FastRefusals struct {
+	// Fault names the fault; "" means the first.
+	Fault string `yaml:"fault"`
+	// Below is the time under which a refusal counts as fast; required.
+	Below Duration `yaml:"below"`
+	// Share is the share of answers in a slice that must be fast
+	// refusals; default 0.5. In (0, 1].
+	Share float64 `yaml:"share"`
+	// RisesWithin is required; FallsWithin needs a fault that ends.
+	RisesWithin Duration `yaml:"rises_within"`
+	FallsWithin Duration `yaml:"falls_within"`
+}
+
+// MetricBound promises that a PromQL expression, sampled every second
+// while the load runs, stays below Below (and/or above Above) in Window:
+// every sample of the window, and at least one. The expression must give
+// one value: a scalar, or a vector of one series.
+type MetricBound struct {
+	Query  string   `yaml:"query"`
+	Window Window   `yaml:"window"`
+	Below  *float64 `yaml:"below"`
+	Above  *float64 `yaml:"above"`
 }
 
 // BreakerWithin: the breaker of Dependency opens within Within of the start
 // of Fault (or closes within Within of its end). Fault names a fault; ""
 // means the first fault on that dependency, and Parse writes that fault's
 // name in. Within > 0. For BreakerCloses the fault must end (For > 0).
+// It needs breakers the system exposes (white-box); FastRefusals is the
+// same promise seen from outside.
 type BreakerWithin struct {
-	Dependency string   `yaml:"dependency"` // payment, inventory, sessions
+	Dependency string   `yaml:"dependency"` // the breaker's name: the dependency it guards
 	Fault      string   `yaml:"fault"`
 	Within     Duration `yaml:"within"`
 }
@@ -313,21 +376,19 @@ type Invariants struct {
 	Allow map[string]int64 `yaml:"allow"`
 }
 
-// Abort stops the load and removes the faults when Condition has held for
-// For; the verdict is then inconclusive.
+// Abort stops the load and removes the faults when a condition has held
+// for For; the verdict is then inconclusive.
 type Abort struct {
 	// ErrorRatio: the share of answers in the last second that were
-	// errors or refusals exceeds this. In (0, 1].
+	// errors or refusals exceeds this. In (0, 1]; 0 means no such
+	// condition (then Metric is required).
 	ErrorRatio float64 `yaml:"error_ratio"`
+	// Metric: a PromQL expression (the system's prometheus server),
+	// sampled every second, is above Above (and/or below Below) — a halt
+	// condition on what the system's own metrics say.
+	Metric *MetricBound `yaml:"metric"`
 	// For is how long the condition must hold; > 0. Refusals are expected
 	// during a fault, so For should outlast the planned fault and its
 	// recovery: the guard is for a drill that hurts longer than planned.
 	For Duration `yaml:"for"`
 }
-
-// Duration is a time.Duration written as a string ("250ms", "2s"), never
-// a bare number, and never negative.
-type Duration time.Duration
-
-// D returns the time.Duration.
-func (d Duration) D() time.Duration { return time.Duration(d) }

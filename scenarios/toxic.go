@@ -3,7 +3,9 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -48,7 +50,7 @@ var toxicTypes = map[string]map[string]attribute{
 }
 
 // ToxicTypes returns the toxic types a scenario may use, sorted.
-func ToxicTypes() []string { return sortedKeys(toxicTypes) }
+func ToxicTypes() []string { return slices.Sorted(maps.Keys(toxicTypes)) }
 
 // attrProblem is a problem with one part of a toxic, at a path relative to
 // the toxic ("type", "attributes.latency").
@@ -88,13 +90,13 @@ func (t Toxic) check() (map[string]any, []attrProblem) {
 	}
 	var problems []attrProblem
 	out := make(map[string]any, len(t.Attributes))
-	for _, name := range sortedKeys(t.Attributes) {
+	for _, name := range slices.Sorted(maps.Keys(t.Attributes)) {
 		a, ok := attrs[name]
 		field := "attributes." + name
 		if !ok {
 			known := "none"
 			if len(attrs) > 0 {
-				known = strings.Join(sortedKeys(attrs), ", ")
+				known = strings.Join(slices.Sorted(maps.Keys(attrs)), ", ")
 			}
 			problems = append(problems, attrProblem{field, fmt.Sprintf("unknown attribute of a %s toxic (known: %s)", t.Type, known)})
 			continue
@@ -106,7 +108,7 @@ func (t Toxic) check() (map[string]any, []attrProblem) {
 		}
 		out[name] = v
 	}
-	for _, name := range sortedKeys(attrs) {
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
 		if _, given := t.Attributes[name]; attrs[name].required && !given {
 			problems = append(problems, attrProblem{"attributes", fmt.Sprintf("a %s toxic needs %s", t.Type, name)})
 		}

@@ -2,9 +2,11 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,19 +16,22 @@ import (
 
 // Names a scenario may use.
 var (
-	// targets are the dependencies a fault or a breaker expectation names.
-	targets = []string{"payment", "inventory", "sessions"}
 	// outcomes are a shopper's possible final outcomes.
 	outcomes = []string{"confirmed", "declined", "sold_out", "too_late", "gave_up", "unavailable", "error"}
+	// answerOutcomes are what a latency promise may filter requests by:
+	// the final outcomes and what an answer alone may mean.
+	answerOutcomes = append(slices.Clone(outcomes), "retry_later", "next")
 	// invariants are the counts reconciled after every run.
-	invariants = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "dropped"}
+	invariants = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "orders_told_failed", "confirmed_without_order", "dropped"}
 	processes  = []string{"kill", "pause", "restart"}
 	// AdmissionModes are the reference checkout's admission modes
 	// (checkout/admission), as a scenario spells them.
 	AdmissionModes = []string{"none", "queue", "deadline", "lottery", "fair", "fair-deadline"}
 	windows        = []Window{WindowBefore, WindowDuring, WindowAfter, WindowAll}
 
-	nameRE  = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	// depRE is a dependency's name, as a system file may give it.
+	depRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 	tokenRE = regexp.MustCompile(`^[a-z0-9]+([-_][a-z0-9]+)*$`)
 )
 
@@ -137,7 +142,7 @@ func (v *validator) top() {
 	case len(s.Name) > 64 || !nameRE.MatchString(s.Name):
 		v.add("name", "%s: want lower-case words joined by '-' (at most 64 characters), such as payment-latency", clip(s.Name))
 	}
-	v.oneOf("matrix.dependency", s.Matrix.Dependency, append(slices.Clone(targets), "none"))
+	v.dependency("matrix.dependency", s.Matrix.Dependency)
 	if s.Matrix.Failure == "" {
 		v.add("matrix.failure", "required: the failure mode this scenario proves, such as latency or down")
 	} else if !tokenRE.MatchString(s.Matrix.Failure) {
@@ -155,21 +160,25 @@ func (v *validator) environment() {
 	e := v.s.Environment
 	switch e.Kind {
 	case "", "local":
-		for _, f := range []struct {
-			path string
-			set  bool
-		}{
-			{"environment.toxiproxy", e.Toxiproxy != ""},
-			{"environment.proxies", len(e.Proxies) > 0},
-			{"environment.checkout_url", e.CheckoutURL != ""},
-			{"environment.payment_url", e.PaymentURL != ""},
-			{"environment.breaker_metric", e.BreakerMetric != nil},
-		} {
-			if f.set {
-				v.add(f.path, "only for an external environment (kind: external); a local one creates its own")
-			}
+		if v.s.System != "" {
+			v.add("environment.kind", "local: gameday starts the reference checkout there; a described system (system: %s) runs as it runs (leave kind out)", clip(v.s.System))
+		}
+		for _, f := range e.externalFields() {
+			v.add(f, "only for an external environment (kind: external); a local one creates its own")
 		}
 	case "external":
+		if v.s.System != "" {
+			for _, f := range e.externalFields() {
+				v.add(f, "the system file (system: %s) says where everything is", clip(v.s.System))
+			}
+			if !reflect.DeepEqual(v.s.Checkout, Checkout{}) {
+				v.add("checkout", "the reference checkout's settings: a described system (system: %s) has its own", clip(v.s.System))
+			}
+			if !reflect.DeepEqual(v.s.Payment, Payment{}) {
+				v.add("payment", "the payment stand-in's settings: a described system (system: %s) has its own provider", clip(v.s.System))
+			}
+			return
+		}
 		if e.Toxiproxy == "" {
 			v.add("environment.toxiproxy", "required in an external environment: the Toxiproxy API's host:port")
 		} else if err := checkAddr(e.Toxiproxy); err != nil {
@@ -192,9 +201,9 @@ func (v *validator) environment() {
 				v.add("environment.breaker_metric.url", "%s: %v", clip(m.URL), err)
 			}
 		}
-		for _, dep := range sortedKeys(e.Proxies) {
+		for _, dep := range slices.Sorted(maps.Keys(e.Proxies)) {
 			path := "environment.proxies." + dep
-			v.oneOf(path, dep, targets)
+			v.dependency(path, dep)
 			if e.Proxies[dep] == "" {
 				v.add(path, "empty: give the name of the Toxiproxy proxy in front of %s", dep)
 			}
@@ -342,7 +351,7 @@ func (v *validator) faults() {
 				seen[f.Name] = i
 			}
 		}
-		v.oneOf(p+".target", f.Target, targets)
+		v.dependency(p+".target", f.Target)
 		v.nonNegative(p+".at", f.At)
 		v.nonNegative(p+".for", f.For)
 		if total > 0 {
@@ -373,14 +382,14 @@ func (v *validator) faults() {
 			// environment keeps the stand-in's books on disk, so that it
 			// comes back with every charge it answered, as a provider would.
 			v.oneOf(p+".process", f.Process, processes)
-			if s.Environment.Kind == "external" {
-				v.add(p+".process", "only in a local environment: an external one has no process of ours to act on")
+			if s.Environment.Kind == "external" && s.System == "" {
+				v.add(p+".process", "needs a process to act on: the local environment's, or one a system file declares (system:)")
 			}
 			if f.Process == "restart" && f.For <= 0 {
 				v.add(p+".for", "required for a restart, above 0: how long the recovery window lasts")
 			}
 		}
-		if s.Environment.Kind == "external" && (f.Toxic != nil || f.Down) && slices.Contains(targets, f.Target) {
+		if s.Environment.Kind == "external" && s.System == "" && (f.Toxic != nil || f.Down) {
 			if _, ok := s.Environment.Proxies[f.Target]; !ok {
 				v.add(p+".target", "no proxy for %s in environment.proxies", f.Target)
 			}
@@ -483,13 +492,20 @@ func (v *validator) expectations() {
 	for i, e := range s.Expect {
 		p := "expect[" + strconv.Itoa(i) + "]"
 		set := 0
-		for _, isSet := range []bool{e.BreakerOpens != nil, e.BreakerCloses != nil, e.Latency != nil, e.Ratio != nil, e.Degraded != nil} {
+		for _, isSet := range []bool{e.BreakerOpens != nil, e.BreakerCloses != nil, e.Latency != nil, e.Ratio != nil, e.Degraded != nil, e.FastRefusals != nil, e.Metric != nil} {
 			if isSet {
 				set++
 			}
 		}
 		if set != 1 {
-			v.add(p, "set exactly one of breaker_opens, breaker_closes, latency, ratio, degraded (%d set)", set)
+			v.add(p, "set exactly one of breaker_opens, breaker_closes, latency, ratio, degraded, fast_refusals, metric (%d set)", set)
+		}
+		if f := e.FastRefusals; f != nil {
+			v.fastRefusals(p+".fast_refusals", f)
+		}
+		if m := e.Metric; m != nil {
+			v.window(p+".metric.window", m.Window, sp)
+			v.metric(p+".metric", m)
 		}
 		if b := e.BreakerOpens; b != nil {
 			v.breaker(p+".breaker_opens", *b, false)
@@ -506,7 +522,9 @@ func (v *validator) expectations() {
 			if l.Below <= 0 {
 				v.add(q+".below", "required: the latency bound, such as \"300ms\"")
 			}
-			v.outcomes(q+".outcomes", l.Outcomes, false)
+			for j, o := range l.Outcomes {
+				v.oneOf(q+".outcomes["+strconv.Itoa(j)+"]", o, answerOutcomes)
+			}
 		}
 		if r := e.Ratio; r != nil {
 			q := p + ".ratio"
@@ -535,8 +553,19 @@ func (v *validator) expectations() {
 	}
 }
 
+// dependency checks a dependency's name: any the system may give (the
+// runner checks it against the system's own when it runs).
+func (v *validator) dependency(p, name string) {
+	switch {
+	case name == "":
+		v.add(p, "required: a dependency's name, as the system names it (the reference checkout's: payment, inventory, sessions)")
+	case len(name) > 64 || !depRE.MatchString(name):
+		v.add(p, "%s: a dependency's name is lower-case letters, digits, '-' and '_'", clip(name))
+	}
+}
+
 func (v *validator) breaker(p string, b BreakerWithin, closes bool) {
-	v.oneOf(p+".dependency", b.Dependency, targets)
+	v.dependency(p+".dependency", b.Dependency)
 	if b.Within <= 0 {
 		v.add(p+".within", "required: how soon, such as \"2s\"")
 	}
@@ -573,7 +602,7 @@ func (v *validator) breaker(p string, b BreakerWithin, closes bool) {
 }
 
 func (v *validator) invariants() {
-	for _, name := range sortedKeys(v.s.Invariants.Allow) {
+	for _, name := range slices.Sorted(maps.Keys(v.s.Invariants.Allow)) {
 		p := "invariants.allow." + name
 		v.oneOf(p, name, invariants)
 		if n := v.s.Invariants.Allow[name]; n < 0 {
@@ -587,10 +616,83 @@ func (v *validator) abort() {
 	if a == nil {
 		return
 	}
-	if !(a.ErrorRatio > 0 && a.ErrorRatio <= 1) {
+	switch {
+	case a.ErrorRatio == 0 && a.Metric == nil:
+		v.add("abort", "give error_ratio, metric or both")
+	case a.ErrorRatio != 0 && !(a.ErrorRatio > 0 && a.ErrorRatio <= 1):
 		v.add("abort.error_ratio", "want a share above 0 and at most 1, got %g", a.ErrorRatio)
+	}
+	if a.Metric != nil {
+		if a.Metric.Window != "" {
+			v.add("abort.metric.window", "a halt condition has no window: it is watched the whole run")
+		}
+		v.metric("abort.metric", a.Metric)
 	}
 	if a.For <= 0 {
 		v.add("abort.for", "required, above 0: how long the condition must hold")
 	}
+}
+
+func (v *validator) fastRefusals(p string, f *FastRefusals) {
+	var fault *Fault
+	if f.Fault == "" {
+		if len(v.s.Faults) == 0 {
+			v.add(p, "the scenario has no fault to follow")
+		} else {
+			fault = &v.s.Faults[0]
+		}
+	} else {
+		for i := range v.s.Faults {
+			if v.s.Faults[i].Name == f.Fault {
+				fault = &v.s.Faults[i]
+			}
+		}
+		if fault == nil {
+			v.add(p+".fault", "no fault is named %s", clip(f.Fault))
+		}
+	}
+	if f.Below <= 0 {
+		v.add(p+".below", "required: the time under which a refusal is fast, such as \"50ms\"")
+	}
+	if f.Share != 0 && !(f.Share > 0 && f.Share <= 1) {
+		v.add(p+".share", "want a share above 0 and at most 1, got %g", f.Share)
+	}
+	if f.RisesWithin <= 0 {
+		v.add(p+".rises_within", "required: how soon after the fault's start the fast refusals rise, such as \"2s\"")
+	}
+	if f.FallsWithin > 0 && fault != nil && fault.For <= 0 {
+		v.add(p+".falls_within", "fault %s never ends (no for), so nothing can fall after it", clip(fault.Name))
+	}
+}
+
+func (v *validator) metric(p string, m *MetricBound) {
+	if strings.TrimSpace(m.Query) == "" {
+		v.add(p+".query", "required: a PromQL expression with one value")
+	}
+	if m.Below == nil && m.Above == nil {
+		v.add(p, "give below, above or both")
+	}
+	if m.Below != nil && m.Above != nil && *m.Above >= *m.Below {
+		v.add(p+".above", "%g is not below below (%g): nothing can hold", *m.Above, *m.Below)
+	}
+}
+
+// externalFields names the fields of an external environment that are set.
+func (e Environment) externalFields() []string {
+	var out []string
+	for _, f := range []struct {
+		path string
+		set  bool
+	}{
+		{"environment.toxiproxy", e.Toxiproxy != ""},
+		{"environment.proxies", len(e.Proxies) > 0},
+		{"environment.checkout_url", e.CheckoutURL != ""},
+		{"environment.payment_url", e.PaymentURL != ""},
+		{"environment.breaker_metric", e.BreakerMetric != nil},
+	} {
+		if f.set {
+			out = append(out, f.path)
+		}
+	}
+	return out
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what gameday's tests and local drills need on a Debian machine,
 # from Debian's packages, each when it is not already there: redis-server;
-# chromium and the DejaVu fonts, for the report test, which opens
+# PostgreSQL (the books adapter's tests and the pyshop example keep orders
+# in it; the tests start their own servers on loopback); Debian's Python
+# with psycopg2 and redis-py, which the pyshop example checkout is written
+# with; chromium and the DejaVu fonts, for the report test, which opens
 # report.html in headless chromium and takes a screenshot of it; and
 # qemu-user-static, with which the tests run the arm64 (Raspberry Pi) build
 # under emulation on an amd64 machine.
@@ -10,6 +13,9 @@ set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null || need+=(postgresql)
+/usr/bin/python3 -c 'import psycopg2' >/dev/null 2>&1 || need+=(python3-psycopg2)
+/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || need+=(python3-redis)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 if [ "$(uname -m)" != aarch64 ]; then
@@ -27,4 +33,6 @@ if ((${#need[@]})); then
 fi
 
 command -v go >/dev/null 2>&1 || { echo "setup: Go 1.26 or newer is needed on PATH" >&2; exit 2; }
-echo "setup: $(redis-server --version | cut -d' ' -f1-3), $(chromium --version 2>/dev/null | cut -d' ' -f1-2), $(go version | cut -d' ' -f3)" >&2
+# The tests start PostgreSQL servers of their own; the cluster the package
+# made is not needed (and need not run).
+echo "setup: $(redis-server --version | cut -d' ' -f1-3), $(ls -d /usr/lib/postgresql/*/bin | head -1), $(/usr/bin/python3 --version), $(chromium --version 2>/dev/null | cut -d' ' -f1-2), $(go version | cut -d' ' -f3)" >&2

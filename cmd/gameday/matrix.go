@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/matrix"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -156,12 +157,24 @@ func matrixLoad(cmd, file string, stderr io.Writer) (*matrix.Matrix, error) {
 func initCmd(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("init", stderr)
 	flags.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: gameday init [--matrix FILE]\n\nWrites a starter resiliency matrix (default %s), one row per built-in\nscenario; refuses to overwrite an existing file.\n\n", matrix.DefaultFile)
+		fmt.Fprintf(stderr, "Usage: gameday init [--matrix FILE] | --system FILE\n\nWrites a starter resiliency matrix (default %s), one row per built-in\nscenario; or, with --system, a commented starter system file describing\nyour checkout (docs/systems.md). Refuses to overwrite an existing file.\n\n", matrix.DefaultFile)
 		flags.PrintDefaults()
 	}
 	file := flags.String("matrix", matrix.DefaultFile, "the matrix file to write")
+	sysFile := flags.String("system", "", "write a starter system file here instead of a matrix (gameday.yaml, say)")
 	if err := parseFlags(flags, args); err != nil {
 		return err
+	}
+	if *sysFile != "" {
+		if err := writeNewFile(*sysFile, system.Starter()); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return usagef("init: %s already exists: gameday init never overwrites a file", *sysFile)
+			}
+			return usageError{fmt.Errorf("init: %w", err)}
+		}
+		fmt.Fprintf(stdout, "wrote %s: a starter system file\n", *sysFile)
+		fmt.Fprintf(stdout, "next: describe your checkout in it (docs/systems.md), check it with gameday validate --system %s,\nthen drill it: gameday run --system %s SCENARIO\n", *sysFile, *sysFile)
+		return nil
 	}
 	scs, err := scenarios.Catalogue()
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/flash"
 	"github.com/gameday-dev/gameday/gameday/predict"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
@@ -17,7 +16,7 @@ import (
 
 // defaultPredictRuns is how many simulated runs "gameday predict" makes
 // unless told: enough for a stable 5th and 95th percentile.
-const defaultPredictRuns = gameday.DefaultPredictRuns
+const defaultPredictRuns = predict.DefaultPredictRuns
 
 // maxPredictRuns bounds -runs.
 const maxPredictRuns = 100_000
@@ -149,7 +148,9 @@ func writePredictionMarkdown(w io.Writer, p predict.Prediction, recs []*runrecor
 }
 
 // modelFromScenario is the scenario as the predictor simulates it.
-func modelFromScenario(sc *scenarios.Scenario) (predict.Model, error) { return gameday.Model(sc) }
+func modelFromScenario(sc *scenarios.Scenario) (predict.Model, error) {
+	return predict.FromScenario(sc)
+}
 
 // predictionJSON is "gameday predict -json": the figures in table order.
 type predictionJSON struct {

@@ -16,6 +16,8 @@ import (
 	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/predict"
+	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -52,11 +54,13 @@ type runFlags struct {
 	embedded   *bool
 	metricURL  *string
 	commit     *string
+	system     *string
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
 	r := &runFlags{proxies: proxyFlag{}}
-	r.envKind = fs.String("env", "", "environment: local (start everything here as processes), containers (start everything as containers, testcontainers-go), compose (drill the project docker-compose.yml brought up) or external (drill a running service); default: the scenario's")
+	r.envKind = fs.String("env", "", "environment: local (start everything here as processes), containers (start everything as containers, testcontainers-go), compose (drill the project docker-compose.yml brought up) or external (drill a running service: a system file, -system); default: the scenario's")
+	r.system = fs.String("system", "", "the system file (gameday.yaml) describing the system under test: drill it as it runs, through its description only (docs/systems.md)")
 	r.composeEnv = fs.String("compose-env", ".env", "compose: the file of variables docker-compose.yml reads (project name, published ports)")
 	r.quiet = fs.Bool("quiet", false, "no progress lines on stderr")
 	r.journal = fs.String("journal", faults.DefaultJournalPath(), "file recording faults on an external Toxiproxy until they are removed")
@@ -104,15 +108,28 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 		ext := r.ext
 		ext.Proxies = r.proxies
 		o.External = &ext
-		if ext.Toxiproxy == "" || ext.CheckoutURL == "" {
-			return o, usagef("%s: -env external needs -toxiproxy and -checkout-url", name)
-		}
 		if *r.metricURL != "" {
 			o.BreakerMetric = &scenarios.BreakerMetric{URL: *r.metricURL}
 		}
 	default:
 		return o, usagef("%s: -env %q: want local, containers, compose or external", name, *r.envKind)
 	}
+	if *r.system != "" {
+		switch *r.envKind {
+		case "", "external":
+		default:
+			return o, usagef("%s: -system drills a system as it runs; -env %s starts the reference checkout instead", name, *r.envKind)
+		}
+		sys, err := system.LoadFile(*r.system, nil)
+		if err != nil {
+			return o, usageError{err}
+		}
+		o.System, o.External = sys, nil
+		o.Proxies = r.proxies
+	} else if *r.envKind == "external" && o.External != nil && (o.External.Toxiproxy == "" || o.External.CheckoutURL == "") {
+		return o, usagef("%s: -env external needs a system file (-system FILE), or, for a reference checkout you run, -toxiproxy and -checkout-url", name)
+	}
+	o.Predict = predict.ForDrill
 	if o.PredictRuns > maxPredictRuns {
 		return o, usagef("%s: -predict-runs %d: at most %d", name, o.PredictRuns, maxPredictRuns)
 	}
@@ -249,9 +266,10 @@ func printSummary(w io.Writer, r *gameday.Record) {
 	for _, e := range r.Expectations {
 		fmt.Fprintf(w, "  %s %s — %s\n", mark(e.Held), e.Promise, e.Observed)
 	}
-	iv := r.Invariants
-	fmt.Fprintf(w, "  books: oversold %d, lost units %d, double charges %d, charges without order %d, orders without charge %d, charged after leaving %d\n",
-		iv.Oversold, iv.LostUnits, iv.DoubleCharges, iv.ChargesWithoutOrder, iv.OrdersWithoutCharge, iv.ChargedAfterLeaving)
+	fmt.Fprintf(w, "  books: %s\n", booksLine(r))
+	for _, u := range r.Unmatched {
+		fmt.Fprintf(w, "  unmatched: %d answers of step %s with status %d, e.g. %q\n", u.Count, u.Step, u.Code, clipSample(u.Sample))
+	}
 	if h := r.Host; h != nil {
 		fmt.Fprintf(w, "  host: runner stalls up to %.0fms (p99 %.0fms)", h.StallMaxMS, h.StallP99MS)
 		if h.CPUPressurePct != nil {
@@ -360,4 +378,32 @@ func paint(colour bool, verdict string) string {
 		return v
 	}
 	return "\033[1;" + code + "m" + v + "\033[0m"
+}
+
+// booksLine says each invariant's count, or that it was not checked.
+func booksLine(r *gameday.Record) string {
+	var parts []string
+	for _, c := range r.InvariantChecks {
+		if c.Invariant == "dropped" {
+			continue
+		}
+		name := strings.ReplaceAll(c.Invariant, "_", " ")
+		if c.NotChecked {
+			parts = append(parts, name+" not checked")
+			continue
+		}
+		parts = append(parts, name+" "+c.Observed)
+	}
+	if len(parts) == 0 {
+		return "not reconciled"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func clipSample(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 120 {
+		return s[:117] + "..."
+	}
+	return s
 }

@@ -2,19 +2,28 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
+	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 )
 
 // serveToxiproxy runs the embedded Toxiproxy on its own, for operators who
 // start the reference environment by hand and have no toxiproxy-server.
+// With -system it creates the proxies a system file describes (each
+// dependency's listen and upstream), so that a service that runs all the
+// time can connect through them, and the system file can name it
+// (toxiproxy: ADDRESS).
 func serveToxiproxy(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve toxiproxy", stderr)
 	listen := fs.String("listen", "127.0.0.1:8474", "address of the Toxiproxy HTTP API (it has no authentication: keep it on loopback)")
+	sysFile := fs.String("system", "", "create the proxies of this system file's dependencies (their listen and upstream)")
 	var lf logFlags
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -29,11 +38,32 @@ func serveToxiproxy(args []string, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var sys *system.System
+	if *sysFile != "" {
+		if sys, err = system.LoadFile(*sysFile, nil); err != nil {
+			return usageError{err}
+		}
+	}
 	e, err := toxi.StartEmbedded(*listen)
 	if err != nil {
 		return usageError{err}
 	}
 	log.Info("listening", "addr", e.APIAddr())
+	if sys != nil {
+		c := toxi.NewClient(e.APIAddr())
+		for _, dep := range slices.Sorted(maps.Keys(sys.Dependencies)) {
+			d := sys.Dependencies[dep]
+			if d.Listen == "" || d.Upstream == "" {
+				_ = e.Close()
+				return usagef("serve toxiproxy: %s: dependency %s has no listen and upstream to create its proxy from", *sysFile, dep)
+			}
+			if _, err := c.CreateProxy(ctx, d.Proxy, d.Listen, d.Upstream); err != nil {
+				_ = e.Close()
+				return fmt.Errorf("serve toxiproxy: create proxy %s: %w", d.Proxy, err)
+			}
+			log.Info("proxy", "dependency", dep, "name", d.Proxy, "listen", d.Listen, "upstream", d.Upstream)
+		}
+	}
 	<-ctx.Done()
 	log.Info("shutting down; removing every proxy")
 	if err := e.Close(); err != nil {

@@ -7,8 +7,15 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/scenarios"
 )
+
+// listFlag collects a repeatable flag's values.
+type listFlag []string
+
+func (l *listFlag) String() string     { return fmt.Sprint([]string(*l)) }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // validateCmd is "gameday validate FILE|NAME...": it parses and validates
 // each scenario, a file path or a catalogue name, and says "ok" for each
@@ -17,18 +24,29 @@ import (
 func validateCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate", stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: gameday validate FILE|NAME...\n\nChecks scenario files and catalogue scenarios; exit 2 if any is invalid.")
+		fmt.Fprintln(stderr, "Usage: gameday validate [--system FILE]... FILE|NAME...\n\nChecks scenario files and catalogue scenarios, and system files (--system);\nexit 2 if any is invalid. Nothing is contacted.")
 	}
+	var systems listFlag
+	fs.Var(&systems, "system", "a system file to check (repeatable); its ${NAME}s must be set")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
 		}
 		return usageError{fmt.Errorf("validate: %w", err)}
 	}
-	if fs.NArg() == 0 {
-		return usagef("validate: name a scenario file or catalogue name (see gameday list)")
+	if fs.NArg() == 0 && len(systems) == 0 {
+		return usagef("validate: name a scenario file or catalogue name (see gameday list), or a system file with --system")
 	}
 	bad := 0
+	for _, file := range systems {
+		sys, err := system.LoadFile(file, nil)
+		if err != nil {
+			bad++
+			fmt.Fprintln(stderr, err)
+			continue
+		}
+		fmt.Fprintf(stdout, "ok  %s (%s): %d steps, %d dependencies, %d stores\n", sys.Name, sys.File, len(sys.Purchase.Steps), len(sys.Dependencies), len(sys.Stores))
+	}
 	for _, arg := range fs.Args() {
 		s, err := scenarios.Lookup(arg)
 		if err != nil {
@@ -39,7 +57,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "ok  %s (%s)\n", s.Name, s.File)
 	}
 	if bad > 0 {
-		return usagef("validate: %d of %d scenarios invalid", bad, fs.NArg())
+		return usagef("validate: %d of %d files invalid", bad, fs.NArg()+len(systems))
 	}
 	return nil
 }

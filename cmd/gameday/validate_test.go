@@ -18,6 +18,8 @@ func TestValidateCmd(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	writeFile(t, good, "name: mine\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 5s, target: 2}]\n")
 	writeFile(t, bad, "name: mine\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 5, target: 2}]\n  patince: 3s\n")
+	badSys := filepath.Join(dir, "gameday.yaml")
+	writeFile(t, badSys, "name: shop\nbase_url: http://127.0.0.1:8080\nsku: s\npurchase:\n  steps:\n    - url: /buy\n      answers: [{status: 201, outcome: bought}]\n")
 
 	cases := []struct {
 		name      string
@@ -40,7 +42,13 @@ func TestValidateCmd(t *testing.T) {
 				bad + `:5: load.stages[0].duration: 5 is a bare number, not a duration (write "5s")`,
 				bad + ":6: load.patince: unknown field",
 			},
-			errHas: "validate: 1 of 3 scenarios invalid"},
+			errHas: "validate: 1 of 3 files invalid"},
+		// System files: the shipped examples are good, a bad one names its
+		// file, line and field.
+		{name: "systems", args: []string{"--system", "../../examples/pyshop/gameday.yaml", "--system", badSys}, usage: true,
+			stdout:    []string{"ok  pyshop (../../examples/pyshop/gameday.yaml): 1 steps, 3 dependencies, 3 stores"},
+			stderrHas: []string{badSys + `:7: purchase.steps[0].answers[0].outcome: "bought": want one of`},
+			errHas:    "1 of 2 files invalid"},
 		// A name not in the catalogue lists the names that are.
 		{name: "unknown name", args: []string{"payment-slow"}, usage: true,
 			stderrHas: []string{`"payment-slow"`, "payment-latency, payment-timeouts"}, errHas: "1 of 1"},
@@ -79,14 +87,14 @@ func TestValidateCmd(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	err := validateCmd(files, &stdout, &stderr)
-	if stdout.Len() != 0 || err == nil || !strings.Contains(err.Error(), "scenarios invalid") {
+	if stdout.Len() != 0 || err == nil || !strings.Contains(err.Error(), "files invalid") {
 		t.Errorf("bad files: stdout %q, error %v", stdout.String(), err)
 	}
 }
 
 func TestValidateHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if err := validateCmd([]string{"-h"}, &stdout, &stderr); !errors.Is(err, errHelp) || !strings.Contains(stderr.String(), "gameday validate FILE|NAME") {
+	if err := validateCmd([]string{"-h"}, &stdout, &stderr); !errors.Is(err, errHelp) || !strings.Contains(stderr.String(), "gameday validate [--system FILE]... FILE|NAME") {
 		t.Errorf("validate -h: %v, %q", err, stderr.String())
 	}
 }

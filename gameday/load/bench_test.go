@@ -1,368 +1,40 @@
-package load
+package load_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"os/exec"
-	"runtime"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
-
-	"github.com/gameday-dev/gameday/checkout"
+	. "github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
-// The benchmarks compare this generator with vegeta on the same plain HTTP
-// target at the same rates, in one run, and measure the memory a waiting
-// shopper holds. Each sub-benchmark runs its fixed plan once per iteration,
-// so -benchtime 1x is the natural setting:
+// The generator's own memory: a waiting shopper holds its pool goroutine,
+// its record and the report's. The HTTP side (a described system's
+// requests, beside vegeta's, and a shopper waiting on a connection) is
+// measured in gameday/system, where requests are built:
 //
-//	go test -run '^$' -bench . -benchtime 1x ./gameday/load/
-//
-// The target is an httptest server on 127.0.0.1 in a child process (this
-// test binary, started with benchServerEnv=1), so that getrusage and the
-// heap figures count the load generator alone.
+//	go test -run '^$' -bench . -benchtime 1x ./gameday/load/ ./gameday/system/
 
-const benchServerEnv = "GAMEDAY_LOAD_BENCH_SERVER"
-
-// benchBody is the target's answer: a small JSON confirmed body.
-var benchBody = []byte(`{"status":"confirmed","checkout_id":"bench","guest":true}` + "\n")
-
-// serveBench serves the benchmarks' target until its stdin closes (the
-// parent went away): POST /checkout answers 200 confirmed at once; POST
-// /hold/checkout holds the request until POST /release; GET /held counts
-// the requests held.
-func serveBench() {
-	var (
-		mu      sync.Mutex
-		release = make(chan struct{})
-		held    atomic.Int64
-	)
-	answer := func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(benchBody)
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /checkout", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		answer(w)
-	})
-	mux.HandleFunc("POST /hold/checkout", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		ch := release
-		mu.Unlock()
-		held.Add(1)
-		select {
-		case <-ch:
-		case <-r.Context().Done():
-		}
-		answer(w)
-	})
-	mux.HandleFunc("GET /held", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprint(w, held.Load())
-	})
-	mux.HandleFunc("POST /release", func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		close(release)
-		release = make(chan struct{})
-		held.Store(0)
-		mu.Unlock()
-	})
-	srv := httptest.NewServer(mux)
-	fmt.Println(srv.URL)
-	_, _ = io.Copy(io.Discard, os.Stdin)
-}
-
-// startBenchServer starts the target in a child process and returns its
-// URL; the child ends with the benchmark.
-func startBenchServer(b *testing.B) string {
-	b.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatalf("find test binary: %v", err)
-	}
-	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchServerEnv+"=1")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatalf("start bench server: %v", err)
-	}
-	b.Cleanup(func() {
-		_ = stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		b.Fatalf("read bench server's URL: %v", err)
-	}
-	return strings.TrimSpace(line)
-}
-
-// loadFigures are one tool's figures over the iterations of a benchmark.
-type loadFigures struct {
-	requests, errors, dropped int
-	cpu                       time.Duration
-	cpuOK                     bool
-	late                      []time.Duration
-	allocs, allocBytes        uint64
-}
-
-// measure runs f and adds the CPU time and allocations it took.
-func (f *loadFigures) measure(run func()) {
-	var m0, m1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&m0)
-	before, ok := testenv.CPUTime()
-	run()
-	after, _ := testenv.CPUTime()
-	runtime.ReadMemStats(&m1)
-	f.cpu += after - before
-	f.cpuOK = ok
-	f.allocs += m1.Mallocs - m0.Mallocs
-	f.allocBytes += m1.TotalAlloc - m0.TotalAlloc
-}
-
-func (f *loadFigures) report(b *testing.B) {
-	slices.Sort(f.late)
-	if f.cpuOK && f.requests > 0 {
-		b.ReportMetric(float64(f.cpu.Nanoseconds())/float64(f.requests), "cpu-ns/req")
-	}
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-	b.ReportMetric(ms(percentile(f.late, 0.50)), "late-p50-ms")
-	b.ReportMetric(ms(percentile(f.late, 0.99)), "late-p99-ms")
-	if len(f.late) > 0 {
-		b.ReportMetric(ms(f.late[len(f.late)-1]), "late-max-ms")
-	}
-	if f.requests > 0 {
-		b.ReportMetric(float64(f.allocBytes)/float64(f.requests), "B/req")
-		b.ReportMetric(float64(f.allocs)/float64(f.requests), "allocs/req")
-	}
-	b.ReportMetric(float64(f.dropped)/float64(b.N), "dropped")
-	b.ReportMetric(float64(f.requests)/float64(b.N), "reqs")
-	b.ReportMetric(float64(f.errors)/float64(b.N), "errors")
-}
-
-const (
-	benchFor  = 2 * time.Second
-	benchPool = 1000 // shoppers (gameday) and workers (vegeta) at most
-)
-
-// BenchmarkVsVegeta drives the same plain target at the same constant rates
-// for 2 s with this package and with vegeta's Attacker and ConstantPacer,
-// and reports CPU time per request (getrusage, user + system), lateness of
-// starts against the plan, and dropped starts.
-//
-// Vegeta's lateness is its Result.Timestamp (taken when a worker picks up a
-// tick) against its ConstantPacer's schedule, hit n due at (n+1)/rate after
-// the attack began; the start is read just before Attack, a few
-// microseconds before vegeta's own. Vegeta never drops: with every worker
-// busy it starts another (up to MaxWorkers, here the same 1,000 as the
-// pool), then waits, which shows as lateness, so its dropped is 0 by design.
-func BenchmarkVsVegeta(b *testing.B) {
-	url := startBenchServer(b)
-	for _, rate := range []int{1000, 5000} {
-		b.Run(fmt.Sprintf("rate=%d/tool=gameday", rate), func(b *testing.B) {
-			var f loadFigures
-			for range b.N {
-				benchGameday(b, url, rate, &f)
-			}
-			f.report(b)
-		})
-		b.Run(fmt.Sprintf("rate=%d/tool=vegeta", rate), func(b *testing.B) {
-			var f loadFigures
-			for range b.N {
-				benchVegeta(b, url, rate, &f)
-			}
-			f.report(b)
-		})
-	}
-}
-
-func benchGameday(b *testing.B, url string, rate int, f *loadFigures) {
-	plan := Plan{
-		// A ramp to the rate over one interval (half an arrival), then the
-		// rate for 2 s: the same count and spacing as vegeta's constant
-		// pacer, each arrival half an interval after vegeta's.
-		Stages:      []Stage{{Duration: time.Second / time.Duration(rate), Target: float64(rate)}, {Duration: benchFor, Target: float64(rate)}},
-		Patience:    5 * time.Second,
-		MaxShoppers: benchPool,
-		SKU:         "sku-1",
-		Seed:        1,
-		IDPrefix:    "bench",
-	}
-	t := HTTPTarget(url, nil)
-	defer t.(interface{ CloseIdleConnections() }).CloseIdleConnections()
-	var rep *Report
-	var err error
-	f.measure(func() { rep, err = Run(context.Background(), plan, t, Options{}) })
-	if err != nil {
-		b.Fatalf("Run: %v", err)
-	}
-	f.dropped += rep.Dropped
-	for _, s := range rep.Shoppers {
-		if s.Outcome == OutcomeDropped {
-			continue
-		}
-		f.requests += len(s.Attempts)
-		f.late = append(f.late, s.Late())
-		if s.Outcome != OutcomeConfirmed {
-			f.errors++
-		}
-	}
-}
-
-func benchVegeta(b *testing.B, url string, rate int, f *loadFigures) {
-	body, err := json.Marshal(checkout.Request{CheckoutID: "bench-1", Shopper: "bench-shopper-1", SKU: "sku-1", Deadline: time.Now().Add(time.Minute)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	tr := vegeta.NewStaticTargeter(vegeta.Target{
-		Method: http.MethodPost, URL: url + "/checkout", Body: body,
-		Header: http.Header{"Content-Type": {"application/json"}},
-	})
-	atk := vegeta.NewAttacker(vegeta.MaxWorkers(benchPool))
-	pacer := vegeta.ConstantPacer{Freq: rate, Per: time.Second}
-	interval := time.Second / time.Duration(rate)
-	f.measure(func() {
-		began := time.Now()
-		for res := range atk.Attack(tr, pacer, benchFor, "bench") {
-			f.requests++
-			f.late = append(f.late, res.Timestamp.Sub(began.Add(time.Duration(res.Seq+1)*interval)))
-			if res.Code != http.StatusOK || res.Error != "" {
-				f.errors++
-			}
-		}
-	})
-}
-
-// BenchmarkMemoryPerWaitingShopper holds shoppers waiting on a target that
-// answers only when released and measures the heap in use (after a GC) per
-// waiting shopper: everything the run holds for it, its pool goroutine, its
-// record and the report's, and with HTTP its connection. Goroutine stacks
-// are not heap; they are reported apart.
-//
-//   - target=blocking: 20,000 shoppers on a Target that blocks, the
-//     generator alone.
-//   - target=http: 8,000 shoppers through HTTPTarget to a server (in the
-//     child process) that holds every request, so each shopper also holds a
-//     keep-alive connection with its buffers and two transport goroutines.
-//     8,000 because the machine's file limit is 20,000 per process.
+// BenchmarkMemoryPerWaitingShopper holds 20,000 shoppers waiting on a
+// Target that blocks and measures the heap in use (after a GC) per waiting
+// shopper. Goroutine stacks are not heap; they are reported apart.
 func BenchmarkMemoryPerWaitingShopper(b *testing.B) {
-	b.Run("target=blocking", func(b *testing.B) {
-		const n = 20_000
-		for range b.N {
-			var held atomic.Int64
-			all, release := make(chan struct{}), make(chan struct{})
-			t := TargetFunc(func(ctx context.Context, _ checkout.Request) (Answer, error) {
-				if held.Add(1) == n {
-					close(all)
-				}
-				select {
-				case <-release:
-					return Answer{Code: 200, Body: checkout.Response{Status: checkout.OutcomeConfirmed}}, nil
-				case <-ctx.Done():
-					return Answer{}, ctx.Err()
-				}
-			})
-			measureWaiting(b, n, t, func() { <-all }, func() { close(release) })
-		}
-	})
-	b.Run("target=http", func(b *testing.B) {
-		const n = 8_000
-		url := startBenchServer(b)
-		ctl := &http.Client{Timeout: 5 * time.Second}
-		for range b.N {
-			t := HTTPTarget(url+"/hold", nil)
-			measureWaiting(b, n, t, func() {
-				for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-					resp, err := ctl.Get(url + "/held")
-					if err != nil {
-						b.Fatalf("ask the server: %v", err)
-					}
-					got, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if k, _ := strconv.Atoi(string(got)); k >= n {
-						return
-					}
-				}
-				b.Fatal("the server never held every shopper")
-			}, func() {
-				resp, err := ctl.Post(url+"/release", "", nil)
-				if err != nil {
-					b.Fatalf("release: %v", err)
-				}
-				resp.Body.Close()
-			})
-			t.(interface{ CloseIdleConnections() }).CloseIdleConnections()
-		}
-	})
-}
-
-// measureWaiting runs n shoppers (arriving over 2 s) at t, waits until all
-// of them wait (waiting), measures, releases them and checks the run.
-func measureWaiting(b *testing.B, n int, t Target, waiting, release func()) {
-	plan := Plan{
-		Stages:      []Stage{{Duration: 2 * time.Second, Target: float64(n)}}, // a ramp of area n
-		Patience:    2 * time.Minute,
-		MaxShoppers: n,
-		SKU:         "sku-1",
-		Seed:        1,
-		IDPrefix:    "mem",
+	const n = 20_000
+	for range b.N {
+		var held atomic.Int64
+		all, release := make(chan struct{}), make(chan struct{})
+		t := TargetFunc(func(ctx context.Context, _ *Call) (Answer, error) {
+			if held.Add(1) == n {
+				close(all)
+			}
+			select {
+			case <-release:
+				return Answer{Code: 200, Means: MeansConfirmed}, nil
+			case <-ctx.Done():
+				return Answer{}, ctx.Err()
+			}
+		})
+		testenv.MeasureWaiting(b, n, t, func() { <-all }, func() { close(release) })
 	}
-	var before, during runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	var rep *Report
-	var err error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rep, err = Run(context.Background(), plan, t, Options{})
-	}()
-	waiting()
-	runtime.GC()
-	runtime.ReadMemStats(&during)
-	release()
-	<-done
-	if err != nil {
-		b.Fatalf("Run: %v", err)
-	}
-	if rep.Started != n || rep.Outcomes()[OutcomeConfirmed] != n {
-		b.Fatalf("started %d, outcomes %v; want %d confirmed", rep.Started, rep.Outcomes(), n)
-	}
-	heap := float64(during.HeapInuse) - float64(before.HeapInuse)
-	stack := float64(during.StackInuse) - float64(before.StackInuse)
-	b.ReportMetric(heap/float64(n), "bytes/shopper")
-	b.ReportMetric(stack/float64(n), "stack-bytes/shopper")
-	b.ReportMetric((heap+stack)/(1<<20), "MiB-total")
-	b.ReportMetric(float64(n), "shoppers")
 }

@@ -45,7 +45,7 @@ type Plan struct {
 	// Scheduled + Patience. Must be positive.
 	Patience time.Duration
 	// MaxRetries is the number of attempts after the first, made only when
-	// the checkout says to come back (503, or 409 in_progress, with
+	// an answer says to come back (unavailable or retry_later, with a
 	// Retry-After). 0 means no retry; at most RetryLimit.
 	MaxRetries int
 	// RetryJitter spreads each Retry-After wait uniformly over
@@ -62,8 +62,6 @@ type Plan struct {
 	// the others check out as guests. 0 means nobody has a session; at
 	// most 1.
 	SessionShare float64
-	// SKU every shopper buys; required.
-	SKU string
 	// Seed seeds every shopper's choices. Same seed, same choices.
 	Seed int64
 	// IDPrefix starts every checkout id ("<prefix>-<index>"), shopper name
@@ -123,15 +121,9 @@ func (p Plan) Validate() error {
 	if !(p.SessionShare >= 0 && p.SessionShare <= 1) {
 		bad("session_share", p.SessionShare, "must be between 0 and 1")
 	}
-	if p.SKU == "" {
-		bad("sku", `""`, "required")
-	}
 	// The checkout refuses ids over 200 bytes; leave room for the index.
 	if len(p.IDPrefix) > 100 {
 		bad("id_prefix", len(p.IDPrefix), "at most 100 bytes")
-	}
-	if len(p.SKU) > 200 {
-		bad("sku", len(p.SKU), "at most 200 bytes")
 	}
 	return errors.Join(errs...)
 }

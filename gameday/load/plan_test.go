@@ -19,7 +19,6 @@ func validPlan() Plan {
 		RetryJitter:  0.5,
 		MaxShoppers:  50,
 		SessionShare: 0.5,
-		SKU:          "sku-1",
 		Seed:         7,
 		IDPrefix:     "run1",
 	}
@@ -59,11 +58,9 @@ func TestPlanValidate(t *testing.T) {
 		{"no pool", func(p *Plan) { p.MaxShoppers = 0 }, []string{"max_shoppers"}},
 		{"huge pool", func(p *Plan) { p.MaxShoppers = PoolLimit + 1 }, []string{"max_shoppers"}},
 		{"share above 1", func(p *Plan) { p.SessionShare = 2 }, []string{"session_share"}},
-		{"no SKU", func(p *Plan) { p.SKU = "" }, []string{"sku"}},
-		{"long SKU", func(p *Plan) { p.SKU = strings.Repeat("s", 201) }, []string{"sku"}},
 		{"long prefix", func(p *Plan) { p.IDPrefix = strings.Repeat("p", 101) }, []string{"id_prefix"}},
 		// Every problem is reported at once, not the first only.
-		{"several", func(p *Plan) { p.Stages[0].Target = -1; p.Patience = 0; p.SKU = "" }, []string{"stages[0].target", "patience", "sku"}},
+		{"several", func(p *Plan) { p.Stages[0].Target = -1; p.Patience = 0; p.MaxShoppers = 0 }, []string{"stages[0].target", "patience", "max_shoppers"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"sync"
 	"time"
-
-	"github.com/gameday-dev/gameday/checkout"
-	"github.com/gameday-dev/gameday/checkout/admission"
 )
 
 // attemptGrace is added to a shopper's deadline for the context of each of
@@ -88,6 +87,9 @@ func Run(ctx context.Context, plan Plan, t Target, opt Options) (*Report, error)
 		return nil, errors.New("run load: no target")
 	}
 	r := &run{ctx: ctx, plan: plan, target: t, clock: opt.Clock, onResult: opt.OnResult}
+	if k, ok := t.(Keeper); ok {
+		r.keeps = k.Keeps()
+	}
 	if r.clock == nil {
 		r.clock = time.Now
 	}
@@ -164,6 +166,7 @@ type run struct {
 	clock    func() time.Time
 	onResult func(*Shopper)
 	start    time.Time
+	keeps    int // Call.Kept's length (see Keeper)
 }
 
 func (r *run) name(s *Shopper) {
@@ -171,7 +174,11 @@ func (r *run) name(s *Shopper) {
 	s.ID, s.Name, s.Session = c.id, c.name, c.session
 }
 
-// shop is one shopper, from its first attempt to its outcome.
+// maxSteps bounds the steps of one purchase: a target that says "next"
+// for ever must not keep a shopper for ever.
+const maxSteps = 32
+
+// shop is one shopper, from its first request to its outcome.
 func (r *run) shop(s *Shopper) {
 	s.Started = r.clock().Sub(r.start)
 	c := newChooser(r.plan, s.Index)
@@ -182,21 +189,24 @@ func (r *run) shop(s *Shopper) {
 		r.finish(s, OutcomeGaveUp, r.clock())
 		return
 	}
-	req := checkout.Request{CheckoutID: s.ID, Shopper: s.Name, SKU: r.plan.SKU, Session: s.Session, Deadline: deadline}
-	for attempt := 0; ; attempt++ {
+	call := Call{CheckoutID: s.ID, Shopper: s.Name, Number: s.Index, Session: s.Session, Deadline: deadline, Attempt: 1}
+	if r.keeps > 0 {
+		call.Kept = make([]string, r.keeps)
+	}
+	for retries := 0; ; {
 		sent := r.clock()
 		actx, cancel := context.WithDeadline(r.ctx, deadline.Add(attemptGrace))
-		ans, err := r.target.Checkout(actx, req)
+		ans, err := r.target.Do(actx, &call)
 		cancel()
 		got := r.clock()
 		a := Attempt{
 			At:         sent.Sub(r.start),
 			Took:       got.Sub(sent),
+			Step:       call.Step,
 			Code:       ans.Code,
-			Status:     status(ans.Body.Status),
-			Reason:     reason(ans.Body.Reason),
+			Reason:     intern(ans.Reason),
 			RetryAfter: ans.RetryAfter,
-			Degraded:   ans.Body.Degraded,
+			Degraded:   ans.Degraded,
 		}
 		s.Degraded = s.Degraded || a.Degraded
 		if err != nil {
@@ -212,21 +222,26 @@ func (r *run) shop(s *Shopper) {
 			}
 			return
 		}
-		if ans.Token != "" {
-			// Kept for every later attempt: the waiting room's place in
-			// line is the token's, and a retry without it starts over.
-			req.Token = ans.Token
-		}
-		outcome, again := classify(ans)
-		if outcome == OutcomeError {
-			a.Err = fmt.Sprintf("unexpected answer: %d %q", ans.Code, a.Status)
+		a.Status = ans.Means.String()
+		if ans.Unmatched {
+			a.Err = "unexpected answer: " + strconv.Itoa(ans.Code)
 		}
 		s.Attempts = append(s.Attempts, a)
-		switch {
-		case !again:
-			r.finish(s, outcome, got)
+		switch ans.Means {
+		case MeansNext:
+			if call.Step+1 >= maxSteps {
+				r.finish(s, OutcomeError, got)
+				return
+			}
+			call.Step++
+			call.Attempt = 1
+			continue
+		case MeansUnavailable, MeansRetryLater:
+		default:
+			r.finish(s, finalOutcomes[ans.Means], got)
 			return
-		case attempt >= r.plan.MaxRetries || ans.RetryAfter <= 0:
+		}
+		if retries >= r.plan.MaxRetries || ans.RetryAfter <= 0 {
 			r.finish(s, OutcomeUnavailable, got)
 			return
 		}
@@ -239,67 +254,39 @@ func (r *run) shop(s *Shopper) {
 			r.finish(s, OutcomeGaveUp, r.clock()) // aborted while waiting
 			return
 		}
+		retries++
+		call.Attempt++
 	}
 }
 
-// classify maps an answer to a final outcome, or says to come back.
-func classify(a Answer) (outcome string, again bool) {
-	switch {
-	case a.Code == 200 && a.Body.Status == checkout.OutcomeConfirmed:
-		return OutcomeConfirmed, false
-	case a.Code == 402:
-		return OutcomeDeclined, false
-	case a.Code == 409 && a.Body.Status == checkout.OutcomeSoldOut:
-		return OutcomeSoldOut, false
-	case a.Code == 409 && a.Body.Status == checkout.OutcomeInProgress:
-		return "", true
-	case a.Code == 202 && a.Body.Status == checkout.OutcomePending:
-		return "", true
-	case a.Code == 410:
-		return OutcomeTooLate, false
-	case a.Code == 503:
-		return "", true
+// finalOutcomes are the shopper outcomes of the final meanings.
+var finalOutcomes = map[Meaning]string{
+	MeansError: OutcomeError, MeansConfirmed: OutcomeConfirmed, MeansDeclined: OutcomeDeclined,
+	MeansSoldOut: OutcomeSoldOut, MeansTooLate: OutcomeTooLate,
+}
+
+// interned keeps one copy of each reason a target gives, so that a sale's
+// worth of attempts does not hold one string each; bounded, since the
+// reasons come from the system under test.
+var interned = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+func intern(r string) string {
+	if r == "" {
+		return ""
 	}
-	return OutcomeError, false
-}
-
-// statuses keeps one copy of each known status instead of one per attempt.
-var statuses = map[checkout.Outcome]string{
-	checkout.OutcomeConfirmed:   string(checkout.OutcomeConfirmed),
-	checkout.OutcomeDeclined:    string(checkout.OutcomeDeclined),
-	checkout.OutcomeSoldOut:     string(checkout.OutcomeSoldOut),
-	checkout.OutcomeInProgress:  string(checkout.OutcomeInProgress),
-	checkout.OutcomePending:     string(checkout.OutcomePending),
-	checkout.OutcomeTooLate:     string(checkout.OutcomeTooLate),
-	checkout.OutcomeUnavailable: string(checkout.OutcomeUnavailable),
-	checkout.OutcomeInvalid:     string(checkout.OutcomeInvalid),
-}
-
-func status(o checkout.Outcome) string {
-	if s, ok := statuses[o]; ok {
+	r = r[:min(len(r), 64)]
+	interned.Lock()
+	defer interned.Unlock()
+	if s, ok := interned.m[r]; ok {
 		return s
 	}
-	return string(o[:min(len(o), 64)])
-}
-
-// reasons keeps one copy of each reason the checkout gives, so that a
-// sale's worth of attempts does not hold one string each.
-var reasons = map[string]string{}
-
-func init() {
-	for _, r := range []string{
-		"breaker_open", "bulkhead_full", "timeout", "error", "deadline", "voided", "order_unconfirmed",
-		admission.RefusalWaitingRoom, admission.RefusalTokenInvalid, admission.RefusalTokenExpired,
-	} {
-		reasons[r] = r
+	if len(interned.m) < 256 {
+		interned.m[r] = r
 	}
-}
-
-func reason(r string) string {
-	if s, ok := reasons[r]; ok {
-		return s
-	}
-	return r[:min(len(r), 64)]
+	return r
 }
 
 func (r *run) finish(s *Shopper, outcome string, at time.Time) {

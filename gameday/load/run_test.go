@@ -10,40 +10,39 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/gameday-dev/gameday/checkout"
-	"github.com/gameday-dev/gameday/checkout/admission"
 )
 
 // fakeTarget is a Target whose answers a test scripts: our own logic is
-// under test, not the network's. Each checkout id's attempts are counted
-// from 0. It checks what every attempt must carry: a context deadline of
+// under test, not the network's. Each checkout id's requests are counted
+// from 0. It checks what every request must carry: a context deadline of
 // the shopper's deadline plus the grace.
 type fakeTarget struct {
 	tb     testing.TB
-	answer func(ctx context.Context, req checkout.Request, attempt int) (Answer, error)
+	answer func(ctx context.Context, c *Call, attempt int) (Answer, error)
 
 	mu       sync.Mutex
 	attempts map[string]int
-	reqs     map[string][]checkout.Request
+	reqs     map[string][]Call // copies, as sent
 	inFlight int
 	maxIn    int
 }
 
 var _ Target = (*fakeTarget)(nil)
 
-func newFake(tb testing.TB, answer func(ctx context.Context, req checkout.Request, attempt int) (Answer, error)) *fakeTarget {
-	return &fakeTarget{tb: tb, answer: answer, attempts: map[string]int{}, reqs: map[string][]checkout.Request{}}
+func newFake(tb testing.TB, answer func(ctx context.Context, c *Call, attempt int) (Answer, error)) *fakeTarget {
+	return &fakeTarget{tb: tb, answer: answer, attempts: map[string]int{}, reqs: map[string][]Call{}}
 }
 
-func (f *fakeTarget) Checkout(ctx context.Context, req checkout.Request) (Answer, error) {
-	if dl, ok := ctx.Deadline(); !ok || !dl.Equal(req.Deadline.Add(attemptGrace)) {
-		f.tb.Errorf("%s: attempt context deadline %v (%v), want %v", req.CheckoutID, dl, ok, req.Deadline.Add(attemptGrace))
+func (f *fakeTarget) Do(ctx context.Context, c *Call) (Answer, error) {
+	if dl, ok := ctx.Deadline(); !ok || !dl.Equal(c.Deadline.Add(attemptGrace)) {
+		f.tb.Errorf("%s: attempt context deadline %v (%v), want %v", c.CheckoutID, dl, ok, c.Deadline.Add(attemptGrace))
 	}
 	f.mu.Lock()
-	n := f.attempts[req.CheckoutID]
-	f.attempts[req.CheckoutID]++
-	f.reqs[req.CheckoutID] = append(f.reqs[req.CheckoutID], req)
+	n := f.attempts[c.CheckoutID]
+	f.attempts[c.CheckoutID]++
+	sent := *c
+	sent.Kept = append([]string(nil), c.Kept...)
+	f.reqs[c.CheckoutID] = append(f.reqs[c.CheckoutID], sent)
 	f.inFlight++
 	f.maxIn = max(f.maxIn, f.inFlight)
 	f.mu.Unlock()
@@ -52,15 +51,18 @@ func (f *fakeTarget) Checkout(ctx context.Context, req checkout.Request) (Answer
 		f.inFlight--
 		f.mu.Unlock()
 	}()
-	return f.answer(ctx, req, n)
+	return f.answer(ctx, c, n)
 }
 
-func answer(o checkout.Outcome) Answer {
-	return Answer{Code: checkout.StatusCode(o), Body: checkout.Response{Status: o}}
-}
+// codes are the statuses a checkout might give for each meaning (the
+// load does not read them; attempts record them).
+var codes = map[Meaning]int{MeansConfirmed: 200, MeansDeclined: 402, MeansSoldOut: 409, MeansTooLate: 410,
+	MeansUnavailable: 503, MeansRetryLater: 409, MeansError: 400, MeansNext: 201}
 
-func comeBack(o checkout.Outcome, after time.Duration) Answer {
-	a := answer(o)
+func answer(m Meaning) Answer { return Answer{Code: codes[m], Means: m} }
+
+func comeBack(m Meaning, after time.Duration) Answer {
+	a := answer(m)
 	a.RetryAfter = after
 	return a
 }
@@ -73,8 +75,8 @@ type step struct {
 }
 
 // scripted answers attempt k with steps[k], the last step repeating.
-func scripted(steps ...step) func(context.Context, checkout.Request, int) (Answer, error) {
-	return func(ctx context.Context, _ checkout.Request, attempt int) (Answer, error) {
+func scripted(steps ...step) func(context.Context, *Call, int) (Answer, error) {
+	return func(ctx context.Context, _ *Call, attempt int) (Answer, error) {
 		s := steps[min(attempt, len(steps)-1)]
 		if s.delay > 0 {
 			select {
@@ -96,7 +98,6 @@ func onePlan() Plan {
 		MaxRetries:  2,
 		RetryJitter: 0.5,
 		MaxShoppers: 1,
-		SKU:         "sku-1",
 		Seed:        1,
 		IDPrefix:    "t",
 	}
@@ -119,7 +120,7 @@ func collect() (func(*Shopper), func() map[int]int) {
 
 func TestShopperOutcomes(t *testing.T) {
 	const ra = 20 * time.Millisecond
-	c := checkout.OutcomeConfirmed
+	c := MeansConfirmed
 	tests := []struct {
 		name     string
 		steps    []step
@@ -129,31 +130,31 @@ func TestShopperOutcomes(t *testing.T) {
 	}{
 		// Final answers map one to one.
 		{"confirmed", []step{{ans: answer(c)}}, OutcomeConfirmed, 1, false},
-		{"declined", []step{{ans: answer(checkout.OutcomeDeclined)}}, OutcomeDeclined, 1, false},
-		{"sold out", []step{{ans: answer(checkout.OutcomeSoldOut)}}, OutcomeSoldOut, 1, false},
-		{"too late", []step{{ans: answer(checkout.OutcomeTooLate)}}, OutcomeTooLate, 1, false},
+		{"declined", []step{{ans: answer(MeansDeclined)}}, OutcomeDeclined, 1, false},
+		{"sold out", []step{{ans: answer(MeansSoldOut)}}, OutcomeSoldOut, 1, false},
+		{"too late", []step{{ans: answer(MeansTooLate)}}, OutcomeTooLate, 1, false},
 		// 400 and anything the contract does not have are errors, never
 		// retried.
-		{"invalid", []step{{ans: answer(checkout.OutcomeInvalid)}}, OutcomeError, 1, false},
+		{"invalid", []step{{ans: answer(MeansError)}}, OutcomeError, 1, false},
 		{"500", []step{{ans: Answer{Code: 500}}}, OutcomeError, 1, false},
 		{"200 that is not confirmed", []step{{ans: Answer{Code: 200}}}, OutcomeError, 1, false},
-		{"409 of no known status", []step{{ans: Answer{Code: 409, Body: checkout.Response{Status: "busy"}}}}, OutcomeError, 1, false},
+		{"an answer no rule understood", []step{{ans: Answer{Code: 409, Unmatched: true}}}, OutcomeError, 1, false},
 		// No answer before the deadline: error; after it: the shopper
 		// had left.
 		{"transport error", []step{{err: errors.New("connection reset")}}, OutcomeError, 1, false},
 		{"transport error after the deadline", []step{{err: errors.New("connection reset"), delay: 350 * time.Millisecond}}, OutcomeGaveUp, 1, false},
 		// Told to come back, it does, with the same checkout id.
-		{"unavailable then confirmed", []step{{ans: comeBack(checkout.OutcomeUnavailable, ra)}, {ans: answer(c)}}, OutcomeConfirmed, 2, false},
-		{"in progress then confirmed", []step{{ans: comeBack(checkout.OutcomeInProgress, ra)}, {ans: answer(c)}}, OutcomeConfirmed, 2, false},
-		{"unavailable then too late", []step{{ans: comeBack(checkout.OutcomeUnavailable, ra)}, {ans: answer(checkout.OutcomeTooLate)}}, OutcomeTooLate, 2, false},
+		{"unavailable then confirmed", []step{{ans: comeBack(MeansUnavailable, ra)}, {ans: answer(c)}}, OutcomeConfirmed, 2, false},
+		{"in progress then confirmed", []step{{ans: comeBack(MeansRetryLater, ra)}, {ans: answer(c)}}, OutcomeConfirmed, 2, false},
+		{"unavailable then too late", []step{{ans: comeBack(MeansUnavailable, ra)}, {ans: answer(MeansTooLate)}}, OutcomeTooLate, 2, false},
 		// Out of retries (2 after the first): unavailable.
-		{"always unavailable", []step{{ans: comeBack(checkout.OutcomeUnavailable, ra)}}, OutcomeUnavailable, 3, false},
+		{"always unavailable", []step{{ans: comeBack(MeansUnavailable, ra)}}, OutcomeUnavailable, 3, false},
 		// Not told when to come back: no retry.
-		{"unavailable without Retry-After", []step{{ans: answer(checkout.OutcomeUnavailable)}}, OutcomeUnavailable, 1, false},
+		{"unavailable without Retry-After", []step{{ans: answer(MeansUnavailable)}}, OutcomeUnavailable, 1, false},
 		// Told to come back after its deadline: it gives up at once.
-		{"Retry-After past the deadline", []step{{ans: comeBack(checkout.OutcomeUnavailable, time.Second)}}, OutcomeGaveUp, 1, false},
+		{"Retry-After past the deadline", []step{{ans: comeBack(MeansUnavailable, time.Second)}}, OutcomeGaveUp, 1, false},
 		// A degraded answer marks the shopper.
-		{"degraded", []step{{ans: Answer{Code: 200, Body: checkout.Response{Status: c, Guest: true, Degraded: true}}}}, OutcomeConfirmed, 1, true},
+		{"degraded", []step{{ans: Answer{Code: 200, Means: c, Degraded: true}}}, OutcomeConfirmed, 1, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,8 +182,10 @@ func TestShopperOutcomes(t *testing.T) {
 			if len(reqs) != tt.attempts {
 				t.Fatalf("target saw %d attempts, want %d", len(reqs), tt.attempts)
 			}
-			for _, r := range reqs {
-				if r != reqs[0] {
+			for k, r := range reqs {
+				// A retry is the same purchase: only its attempt number grows.
+				r.Attempt -= k
+				if fmt.Sprint(r) != fmt.Sprint(reqs[0]) {
 					t.Errorf("a retry changed the request: %+v, first %+v", r, reqs[0])
 				}
 			}
@@ -235,27 +238,26 @@ func TestExactlyOneOutcome(t *testing.T) {
 		MaxRetries:  3,
 		RetryJitter: 0.5,
 		MaxShoppers: 8,
-		SKU:         "sku-1",
 		Seed:        3,
 	}
 	choices := []step{
-		{ans: answer(checkout.OutcomeConfirmed)},
-		{ans: answer(checkout.OutcomeDeclined)},
-		{ans: answer(checkout.OutcomeSoldOut)},
-		{ans: answer(checkout.OutcomeTooLate)},
-		{ans: answer(checkout.OutcomeInvalid)},
-		{ans: comeBack(checkout.OutcomeUnavailable, 10*time.Millisecond)},
-		{ans: comeBack(checkout.OutcomeInProgress, 30*time.Millisecond)},
-		{ans: comeBack(checkout.OutcomeUnavailable, 200*time.Millisecond)},
-		{ans: answer(checkout.OutcomeUnavailable)},
+		{ans: answer(MeansConfirmed)},
+		{ans: answer(MeansDeclined)},
+		{ans: answer(MeansSoldOut)},
+		{ans: answer(MeansTooLate)},
+		{ans: answer(MeansError)},
+		{ans: comeBack(MeansUnavailable, 10*time.Millisecond)},
+		{ans: comeBack(MeansRetryLater, 30*time.Millisecond)},
+		{ans: comeBack(MeansUnavailable, 200*time.Millisecond)},
+		{ans: answer(MeansUnavailable)},
 		{err: errors.New("connection refused")},
-		{ans: answer(checkout.OutcomeConfirmed), delay: 40 * time.Millisecond},
+		{ans: answer(MeansConfirmed), delay: 40 * time.Millisecond},
 		{err: errors.New("reset"), delay: 200 * time.Millisecond},
 	}
 	var seq atomic.Uint64
-	f := newFake(t, func(ctx context.Context, req checkout.Request, attempt int) (Answer, error) {
+	f := newFake(t, func(ctx context.Context, c *Call, attempt int) (Answer, error) {
 		r := rand.New(rand.NewPCG(seq.Add(1), 9))
-		return scripted(choices[r.IntN(len(choices))])(ctx, req, 0)
+		return scripted(choices[r.IntN(len(choices))])(ctx, c, 0)
 	})
 	onResult, calls := collect()
 	rep, err := Run(context.Background(), plan, f, Options{OnResult: onResult})
@@ -300,10 +302,10 @@ func TestDropsWhenThePoolIsFull(t *testing.T) {
 	plan.MaxShoppers = 3
 	plan.Patience = 10 * time.Second
 	release := make(chan struct{})
-	f := newFake(t, func(ctx context.Context, req checkout.Request, _ int) (Answer, error) {
+	f := newFake(t, func(ctx context.Context, req *Call, _ int) (Answer, error) {
 		select {
 		case <-release:
-			return answer(checkout.OutcomeConfirmed), nil
+			return answer(MeansConfirmed), nil
 		case <-ctx.Done():
 			return Answer{}, ctx.Err()
 		}
@@ -347,13 +349,13 @@ func TestAbort(t *testing.T) {
 	plan.MaxShoppers = 4
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	f := newFake(t, func(ctx context.Context, req checkout.Request, _ int) (Answer, error) {
+	f := newFake(t, func(ctx context.Context, req *Call, _ int) (Answer, error) {
 		if req.CheckoutID == "t-20" {
 			cancel()
 			<-ctx.Done()
 			return Answer{}, ctx.Err()
 		}
-		return answer(checkout.OutcomeConfirmed), nil
+		return answer(MeansConfirmed), nil
 	})
 	onResult, calls := collect()
 	began := time.Now()
@@ -394,9 +396,9 @@ func TestAbortWhileWaitingToRetry(t *testing.T) {
 	plan := onePlan()
 	plan.Patience = time.Minute
 	ctx, cancel := context.WithCancel(context.Background())
-	f := newFake(t, func(context.Context, checkout.Request, int) (Answer, error) {
+	f := newFake(t, func(context.Context, *Call, int) (Answer, error) {
 		time.AfterFunc(20*time.Millisecond, cancel)
-		return comeBack(checkout.OutcomeUnavailable, 10*time.Second), nil
+		return comeBack(MeansUnavailable, 10*time.Second), nil
 	})
 	began := time.Now()
 	rep, err := Run(ctx, plan, f, Options{})
@@ -417,7 +419,7 @@ func TestRequestsAndClock(t *testing.T) {
 	plan := validPlan()
 	plan.Stages = []Stage{{Duration: 10 * time.Millisecond, Target: 1000}, {Duration: 50 * time.Millisecond, Target: 1000}}
 	shift := 1000 * time.Hour
-	f := newFake(t, scripted(step{ans: answer(checkout.OutcomeConfirmed)}))
+	f := newFake(t, scripted(step{ans: answer(MeansConfirmed)}))
 	rep, err := Run(context.Background(), plan, f, Options{Clock: func() time.Time { return time.Now().Add(shift) }})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -431,9 +433,9 @@ func TestRequestsAndClock(t *testing.T) {
 	}
 	for i, s := range rep.Shoppers {
 		c := choices[i]
-		want := checkout.Request{CheckoutID: c.ID, Shopper: c.Name, SKU: plan.SKU, Session: c.Session, Deadline: rep.Start.Add(s.Scheduled + plan.Patience)}
+		want := Call{CheckoutID: c.ID, Shopper: c.Name, Number: i, Session: c.Session, Deadline: rep.Start.Add(s.Scheduled + plan.Patience), Attempt: 1}
 		got := f.reqs[c.ID]
-		if len(got) != 1 || got[0] != want {
+		if len(got) != 1 || fmt.Sprint(got[0]) != fmt.Sprint(want) {
 			t.Fatalf("shopper %d sent %+v, want %+v", i, got, want)
 		}
 		if s.ID != c.ID || s.Name != c.Name || s.Session != c.Session {
@@ -450,11 +452,11 @@ func TestSameSeedSameRun(t *testing.T) {
 	const ra = 10 * time.Millisecond
 	run := func() (*Report, *fakeTarget) {
 		// Even-numbered attempts are told to come back, odd ones confirmed.
-		f := newFake(t, func(_ context.Context, _ checkout.Request, attempt int) (Answer, error) {
+		f := newFake(t, func(_ context.Context, _ *Call, attempt int) (Answer, error) {
 			if attempt%2 == 0 {
-				return comeBack(checkout.OutcomeUnavailable, ra), nil
+				return comeBack(MeansUnavailable, ra), nil
 			}
-			return answer(checkout.OutcomeConfirmed), nil
+			return answer(MeansConfirmed), nil
 		})
 		rep, err := Run(context.Background(), plan, f, Options{})
 		if err != nil {
@@ -488,10 +490,10 @@ func TestSameSeedSameRun(t *testing.T) {
 
 // relative drops the absolute time from requests, keeping the deadline as an
 // offset from the start, which is what a run's seed decides.
-func relative(reqs []checkout.Request, start time.Time) []string {
+func relative(reqs []Call, start time.Time) []string {
 	out := make([]string, len(reqs))
 	for i, r := range reqs {
-		out[i] = fmt.Sprintf("%s %s %s %s %v", r.CheckoutID, r.Shopper, r.SKU, r.Session, r.Deadline.Sub(start))
+		out[i] = fmt.Sprintf("%s %s %d %s %v %d %d", r.CheckoutID, r.Shopper, r.Number, r.Session, r.Deadline.Sub(start), r.Step, r.Attempt)
 	}
 	return out
 }
@@ -502,7 +504,7 @@ func TestLateness(t *testing.T) {
 	plan := validPlan()
 	plan.Stages = []Stage{{Duration: 10 * time.Millisecond, Target: 2000}, {Duration: 200 * time.Millisecond, Target: 2000}}
 	plan.MaxShoppers = 100
-	rep, err := Run(context.Background(), plan, newFake(t, scripted(step{ans: answer(checkout.OutcomeConfirmed)})), Options{})
+	rep, err := Run(context.Background(), plan, newFake(t, scripted(step{ans: answer(MeansConfirmed)})), Options{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -551,7 +553,7 @@ func TestPercentile(t *testing.T) {
 func TestRunRefusesABadPlan(t *testing.T) {
 	plan := onePlan()
 	plan.MaxShoppers = 0
-	f := newFake(t, scripted(step{ans: answer(checkout.OutcomeConfirmed)}))
+	f := newFake(t, scripted(step{ans: answer(MeansConfirmed)}))
 	var fe *FieldError
 	if _, err := Run(context.Background(), plan, f, Options{}); !errors.As(err, &fe) || fe.Field != "max_shoppers" {
 		t.Fatalf("Run: %v, want a max_shoppers field error", err)
@@ -564,25 +566,38 @@ func TestRunRefusesABadPlan(t *testing.T) {
 	}
 }
 
-// TestShopperPresentsItsToken: a shopper sends back the latest
-// waiting-room token it was given on every later attempt, and an answer
-// without one does not make it forget it; each attempt records the answer's
-// reason.
-func TestShopperPresentsItsToken(t *testing.T) {
+// keeper is a fakeTarget that keeps one value for each shopper, as a
+// waiting-room token is kept.
+type keeper struct{ *fakeTarget }
+
+func (keeper) Keeps() int { return 1 }
+
+// TestShopperKeepsValues: what a target keeps from an answer (a waiting-room
+// token) travels with the shopper to every later request, and an answer
+// without one does not make it forget it; each attempt records the
+// answer's reason.
+func TestShopperKeepsValues(t *testing.T) {
 	const ra = 20 * time.Millisecond
 	plan := onePlan()
 	plan.MaxRetries = 3
-	refused := func(reason, token string) Answer {
-		a := comeBack(checkout.OutcomeUnavailable, ra)
-		a.Body.Reason, a.Token = reason, token
-		return a
+	script := []struct {
+		reason, token string
+		means         Meaning
+	}{
+		{"waiting_room", "tok-1", MeansUnavailable},
+		{"breaker_open", "", MeansUnavailable}, // admitted, then refused further on: no token
+		{"waiting_room", "tok-2", MeansUnavailable},
+		{"", "", MeansConfirmed},
 	}
-	f := newFake(t, scripted(
-		step{ans: refused(admission.RefusalWaitingRoom, "tok-1")},
-		step{ans: refused("breaker_open", "")}, // admitted, then refused further on: no token
-		step{ans: refused(admission.RefusalWaitingRoom, "tok-2")},
-		step{ans: answer(checkout.OutcomeConfirmed)},
-	))
+	f := keeper{newFake(t, func(_ context.Context, c *Call, attempt int) (Answer, error) {
+		sc := script[min(attempt, len(script)-1)]
+		if sc.token != "" {
+			c.Kept[0] = sc.token
+		}
+		a := comeBack(sc.means, ra)
+		a.Reason = sc.reason
+		return a, nil
+	})}
 	rep, err := Run(context.Background(), plan, f, Options{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -593,31 +608,68 @@ func TestShopperPresentsItsToken(t *testing.T) {
 	}
 	reqs := f.reqs[s.ID]
 	wantTokens := []string{"", "tok-1", "tok-1", "tok-2"}
-	wantReasons := []string{admission.RefusalWaitingRoom, "breaker_open", admission.RefusalWaitingRoom, ""}
 	for k, r := range reqs {
-		if r.Token != wantTokens[k] {
-			t.Errorf("attempt %d sent token %q, want %q", k, r.Token, wantTokens[k])
+		if len(r.Kept) != 1 || r.Kept[0] != wantTokens[k] {
+			t.Errorf("attempt %d sent kept %q, want [%q]", k, r.Kept, wantTokens[k])
 		}
-		if s.Attempts[k].Reason != wantReasons[k] {
-			t.Errorf("attempt %d reason %q, want %q", k, s.Attempts[k].Reason, wantReasons[k])
-		}
-		r.Token = ""
-		if r != reqs[0] {
-			t.Errorf("attempt %d changed more than the token: %+v, first %+v", k, r, reqs[0])
+		if s.Attempts[k].Reason != script[k].reason || r.Attempt != k+1 {
+			t.Errorf("attempt %d: reason %q, attempt number %d; want %q and %d", k, s.Attempts[k].Reason, r.Attempt, script[k].reason, k+1)
 		}
 	}
 }
 
-func TestReason(t *testing.T) {
+// A purchase of two steps: "next" goes on to the following step at once,
+// its attempts counted afresh, and the retries budget is the purchase's.
+func TestStepsOfAPurchase(t *testing.T) {
+	plan := onePlan()
+	plan.MaxRetries = 2
+	f := newFake(t, func(_ context.Context, c *Call, attempt int) (Answer, error) {
+		switch {
+		case c.Step == 0:
+			return answer(MeansNext), nil
+		case c.Attempt == 1:
+			return comeBack(MeansUnavailable, 10*time.Millisecond), nil
+		}
+		return answer(MeansConfirmed), nil
+	})
+	rep, err := Run(context.Background(), plan, f, Options{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	s := rep.Shoppers[0]
+	if s.Outcome != OutcomeConfirmed || len(s.Attempts) != 3 {
+		t.Fatalf("%q after %+v", s.Outcome, s.Attempts)
+	}
+	var got []string
+	for _, r := range f.reqs[s.ID] {
+		got = append(got, fmt.Sprintf("%d/%d", r.Step, r.Attempt))
+	}
+	if fmt.Sprint(got) != "[0/1 1/1 1/2]" || s.Attempts[0].Status != "next" || s.Attempts[2].Step != 1 {
+		t.Errorf("requests %v, attempts %+v", got, s.Attempts)
+	}
+}
+
+// A target that says "next" for ever does not keep its shopper for ever.
+func TestEndlessStepsEndInError(t *testing.T) {
+	f := newFake(t, scripted(step{ans: answer(MeansNext)}))
+	rep, err := Run(context.Background(), onePlan(), f, Options{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if s := rep.Shoppers[0]; s.Outcome != OutcomeError || len(s.Attempts) != maxSteps {
+		t.Errorf("%q after %d requests, want error after %d", s.Outcome, len(s.Attempts), maxSteps)
+	}
+}
+
+func TestIntern(t *testing.T) {
 	long := strings.Repeat("x", 100)
 	for _, tt := range []struct{ in, want string }{
-		{"", ""}, // no reason
-		{admission.RefusalWaitingRoom, admission.RefusalWaitingRoom}, // a known reason
-		{"something_new", "something_new"},                           // unknown, short: kept
-		{long, long[:64]},                                            // unknown, long: cut
+		{"", ""},                         // no reason
+		{"waiting_room", "waiting_room"}, // a reason
+		{long, long[:64]},                // long: cut
 	} {
-		if got := reason(tt.in); got != tt.want {
-			t.Errorf("reason(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := intern(tt.in); got != tt.want {
+			t.Errorf("intern(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

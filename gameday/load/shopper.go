@@ -9,26 +9,29 @@ import (
 // The outcomes of a shopper: every shopper of a finished run has exactly
 // one. A shopper never reached because the run was aborted has none ("").
 const (
-	OutcomeConfirmed   = "confirmed"   // 200 confirmed: the shopper bought
-	OutcomeDeclined    = "declined"    // 402: the payment was declined
-	OutcomeSoldOut     = "sold_out"    // 409 sold_out
-	OutcomeTooLate     = "too_late"    // 410: the checkout saw the deadline pass
+	OutcomeConfirmed   = "confirmed"   // the shopper bought
+	OutcomeDeclined    = "declined"    // the payment was declined
+	OutcomeSoldOut     = "sold_out"    // nothing left
+	OutcomeTooLate     = "too_late"    // the system saw the shopper's deadline pass
 	OutcomeGaveUp      = "gave_up"     // the shopper left: its deadline passed, or would have before the next attempt, or the run was aborted
-	OutcomeUnavailable = "unavailable" // told to come back (503, 409 in_progress) with no retry left, or without a Retry-After
-	OutcomeError       = "error"       // 400, any other answer, or a transport error before the deadline
+	OutcomeUnavailable = "unavailable" // told to come back (unavailable, retry_later) with no retry left, or without a Retry-After
+	OutcomeError       = "error"       // an answer meaning error or not understood, or a transport error before the deadline
 	OutcomeDropped     = "dropped"     // no shopper of the pool was free when it arrived: never started
 )
 
-// Attempt is one request of a shopper to the checkout.
+// Attempt is one request of a shopper to the system under test.
 type Attempt struct {
 	At   time.Duration // when it was sent, from Report.Start
 	Took time.Duration // until the answer or the error
+	// Step is the purchase's step, from 0.
+	Step int
 	// Code is the HTTP status, 0 when there was no answer.
 	Code int
-	// Status is the answer's status field ("confirmed", "in_progress", ...).
+	// Status is what the answer meant (Meaning's name: "confirmed",
+	// "unavailable", "retry_later", "next", ...); "" without an answer.
 	Status string
-	// Reason is the answer's reason field: why it refused ("waiting_room",
-	// "breaker_open", "deadline", "token_invalid", ...); "" when none.
+	// Reason is why it refused, as the target read it ("waiting_room",
+	// "breaker_open", ...); "" when none.
 	Reason string
 	// RetryAfter is the wait the checkout asked for, before jitter.
 	RetryAfter time.Duration

@@ -3,40 +3,107 @@ package load
 import (
 	"context"
 	"time"
-
-	"github.com/gameday-dev/gameday/checkout"
 )
 
-// Target is the checkout under load: one call is one attempt. It must honour
-// ctx (Run gives each attempt the shopper's deadline plus a short grace, and
-// cancels it when the run is aborted) and be safe for concurrent use.
+// Target is the system under load: one call is one request of a shopper's
+// purchase. It must honour ctx (Run gives each request the shopper's
+// deadline plus a short grace, and cancels it when the run is aborted) and
+// be safe for concurrent use.
 //
-// An answer of any status is an Answer with a nil error; the error is for an
-// attempt that got no answer (connection refused or reset, timeout).
+// An answer of any status is an Answer with a nil error; the error is for
+// a request that got no answer (connection refused or reset, timeout).
 type Target interface {
-	Checkout(ctx context.Context, req checkout.Request) (Answer, error)
+	Do(ctx context.Context, c *Call) (Answer, error)
 }
 
-// Answer is the checkout's answer to one attempt.
+// Keeper is a Target that keeps values from answers for a shopper's later
+// requests (a waiting-room token, a reservation id): Keeps is how many, and
+// Run gives every shopper a Call.Kept of that length.
+type Keeper interface {
+	Keeps() int
+}
+
+// Call is one request of a shopper's purchase: what a Target needs to
+// make it.
+type Call struct {
+	// CheckoutID identifies the purchase: the same for every request of
+	// it, so that a retry is recognised (the idempotency key).
+	CheckoutID string
+	// Shopper is the shopper's id; Number its index in the plan.
+	Shopper string
+	Number  int
+	// Session is the shopper's session token; "" for a guest.
+	Session string
+	// Deadline is when the shopper leaves.
+	Deadline time.Time
+	// Step is the purchase's step, from 0; Attempt the attempt of this
+	// step, from 1.
+	Step, Attempt int
+	// Kept holds what the Target kept from this shopper's earlier answers
+	// (see Keeper); the Target may set its values.
+	Kept []string
+}
+
+// Meaning is what an answer means to the shopper. The zero value is an
+// error: an answer nobody understood.
+type Meaning uint8
+
+// The meanings of an answer.
+const (
+	MeansError       Meaning = iota // the purchase failed: the shopper stops
+	MeansConfirmed                  // bought
+	MeansDeclined                   // the payment was declined
+	MeansSoldOut                    // nothing left
+	MeansTooLate                    // refused at the shopper's deadline
+	MeansUnavailable                // refused: come back after Retry-After, if any
+	MeansRetryLater                 // in progress or pending: come back after Retry-After
+	MeansNext                       // this step is done: go on to the next
+)
+
+var meaningNames = [...]string{"error", "confirmed", "declined", "sold_out", "too_late", "unavailable", "retry_later", "next"}
+
+// String is the meaning's name as answer rules and attempts name it.
+func (m Meaning) String() string {
+	if int(m) < len(meaningNames) {
+		return meaningNames[m]
+	}
+	return "error"
+}
+
+// ParseMeaning reads a meaning's name.
+func ParseMeaning(s string) (Meaning, bool) {
+	for i, n := range meaningNames {
+		if n == s {
+			return Meaning(i), true
+		}
+	}
+	return MeansError, false
+}
+
+// MeaningNames lists every meaning's name, in order.
+func MeaningNames() []string { return append([]string(nil), meaningNames[:]...) }
+
+// Answer is what the Target made of one answer.
 type Answer struct {
-	Code int               // HTTP status
-	Body checkout.Response // the decoded body; zero when it was not JSON
-	// RetryAfter is the wait the checkout asked for (retry_after_ms, or the
-	// Retry-After header); 0 when it asked for none.
+	Code  int // the HTTP status; 0 without one
+	Means Meaning
+	// Reason is a short word saying why it refused ("waiting_room",
+	// "breaker_open"), when the target reads one; "" otherwise.
+	Reason string
+	// RetryAfter is the wait the system asked for before coming back; 0
+	// when it asked for none.
 	RetryAfter time.Duration
-	// Token is the waiting-room token the checkout gave (the
-	// Waiting-Room-Token header); "" when it gave none. The shopper sends
-	// the latest one it was given on every later attempt. Why the answer
-	// refused is Body.Reason.
-	Token string
+	// Degraded: the answer said it was served with a fallback.
+	Degraded bool
+	// Unmatched: no rule of the target understood the answer (Means is
+	// then MeansError).
+	Unmatched bool
 }
 
 // TargetFunc adapts a function to Target.
-type TargetFunc func(ctx context.Context, req checkout.Request) (Answer, error)
+type TargetFunc func(ctx context.Context, c *Call) (Answer, error)
 
 var _ Target = TargetFunc(nil)
 
-// Checkout calls f.
-func (f TargetFunc) Checkout(ctx context.Context, req checkout.Request) (Answer, error) {
-	return f(ctx, req)
-}
+// Do calls f.
+func (f TargetFunc) Do(ctx context.Context, c *Call) (Answer, error) { return f(ctx, c) }

@@ -213,7 +213,7 @@ func (m Model) plan(seed int64) load.Plan {
 	}
 	return load.Plan{
 		Stages: m.Stages, Patience: m.Patience, MaxRetries: m.MaxRetries, RetryJitter: m.RetryJitter,
-		MaxShoppers: maxShoppers, SKU: "predict", Seed: seed,
+		MaxShoppers: maxShoppers, Seed: seed,
 	}
 }
 

@@ -34,6 +34,9 @@ type page struct {
 	Ledger       []fact
 	Flash        []flashView
 	FlashNote    string
+	System       string
+	Unmatched    []unmatchedView
+	Host         string
 }
 
 // flashView is one flash-sale figure beside its predicted range.
@@ -53,7 +56,13 @@ type verdictView struct {
 // checkView is one row of the expectations or invariants table.
 type checkView struct {
 	Promise, Window, Observed string
-	Held                      bool
+	Held, NotChecked          bool
+	Needs                     string
+}
+
+// unmatchedView is one kind of answer no rule understood.
+type unmatchedView struct {
+	Step, Code, Count, ContentType, Sample string
 }
 
 type breakerView struct {
@@ -82,13 +91,19 @@ func verdictOf(v string) verdictView {
 }
 
 func checks(rs []runrecord.ExpectationResult) ([]checkView, string) {
-	held := 0
+	held, notChecked := 0, 0
 	out := make([]checkView, 0, len(rs))
 	for _, e := range rs {
 		if e.Held {
 			held++
 		}
-		out = append(out, checkView{Promise: e.Promise, Window: e.Window, Observed: e.Observed, Held: e.Held})
+		if e.NotChecked {
+			notChecked++
+		}
+		out = append(out, checkView{Promise: e.Promise, Window: e.Window, Observed: e.Observed, Held: e.Held, NotChecked: e.NotChecked, Needs: e.Needs})
+	}
+	if notChecked > 0 {
+		return out, fmt.Sprintf("%d of %d held, %d not checked", held, len(rs)-notChecked, notChecked)
 	}
 	return out, fmt.Sprintf("%d of %d held", held, len(rs))
 }
@@ -147,6 +162,10 @@ func newPage(r *runrecord.Record) page {
 	}
 	p.Expectations, p.ExpectHeld = checks(r.Expectations)
 	p.Invariants, p.InvHeld = checks(r.InvariantChecks)
+	p.System = r.System
+	for _, u := range r.Unmatched {
+		p.Unmatched = append(p.Unmatched, unmatchedView{Step: u.Step, Code: fmt.Sprint(u.Code), Count: fmt.Sprint(u.Count), ContentType: u.ContentType, Sample: u.Sample})
+	}
 
 	deps := make([]string, 0, len(r.Breakers))
 	for d := range r.Breakers {
@@ -242,7 +261,8 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 <dt>Scales</dt><dd>{{.Scales}}</dd>
 <dt>Started</dt><dd>{{.Started}}</dd>
 <dt>Finished</dt><dd>{{.Finished}}</dd>
-<dt>Environment</dt><dd>{{.R.Environment.Kind}}{{with .R.Environment.Redis}}; Redis: {{.}}{{end}}{{with .R.Environment.Toxiproxy}}; Toxiproxy: {{.}}{{end}}{{with .R.Environment.Checkout}}; checkout: {{.}}{{end}}
+{{with .System}}<dt>System</dt><dd>{{.}}</dd>
+{{end}}<dt>Environment</dt><dd>{{.R.Environment.Kind}}{{with .R.Environment.Redis}}; Redis: {{.}}{{end}}{{with .R.Environment.Toxiproxy}}; Toxiproxy: {{.}}{{end}}{{with .R.Environment.Checkout}}; checkout: {{.}}{{end}}
 {{- with .R.Environment.Notes}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}</dd>
 {{range .Load}}<dt>{{.Name}}</dt><dd>{{.Value}}</dd>
 {{end}}<dt>Outcomes</dt><dd>{{.Outcomes}}</dd>
@@ -283,10 +303,21 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 {{if .Invariants}}<table>
 <thead><tr><th scope="col">Invariant</th><th scope="col">Held</th><th scope="col">Observed</th></tr></thead>
 <tbody>
-{{range .Invariants}}<tr{{if not .Held}} class="broken-row"{{end}}><td>{{.Promise}}</td><td>{{if .Held}}<span class="held">✓ held</span>{{else}}<span class="broken">✗ broken</span>{{end}}</td><td>{{.Observed}}</td></tr>
+{{range .Invariants}}<tr{{if and (not .Held) (not .NotChecked)}} class="broken-row"{{end}}><td>{{.Promise}}</td><td>{{if .NotChecked}}<span class="muted">– not checked</span>{{else if .Held}}<span class="held">✓ held</span>{{else}}<span class="broken">✗ broken</span>{{end}}</td><td>{{if .NotChecked}}needs {{.Needs}}{{else}}{{.Observed}}{{end}}</td></tr>
 {{end}}</tbody>
 </table>{{else}}<p>No invariant was checked.</p>{{end}}
 </section>
+
+{{if .Unmatched}}<section aria-labelledby="h-unmatched">
+<h2 id="h-unmatched">Answers no rule understood</h2>
+<p>Each was counted as an error. Add a rule for it to the system file, or fix the service.</p>
+<table>
+<thead><tr><th scope="col">Step</th><th scope="col" class="num">Status</th><th scope="col" class="num">Count</th><th scope="col">Content type</th><th scope="col">Sample</th></tr></thead>
+<tbody>
+{{range .Unmatched}}<tr class="broken-row"><td>{{.Step}}</td><td class="num">{{.Code}}</td><td class="num">{{.Count}}</td><td>{{.ContentType}}</td><td><code>{{.Sample}}</code></td></tr>
+{{end}}</tbody>
+</table>
+</section>{{end}}
 
 {{if .Flash}}<section aria-labelledby="h-flash">
 <h2 id="h-flash">Flash-sale figures</h2>

@@ -59,7 +59,8 @@ type junitProblem struct {
 // JUnit renders the run as JUnit XML: one test suite named
 // "gameday.<scenario>" with a test case per expectation and per
 // invariant check (classname the scenario, name the promise; a broken
-// one is a failure whose message is what was observed). A run that could
+// one is a failure whose message is what was observed, one not checked
+// is skipped, with what it needs). A run that could
 // not be carried out adds a test case "run" in error, an inconclusive
 // one a skipped "run", each with the reason.
 func JUnit(w io.Writer, r *runrecord.Record) error {
@@ -95,7 +96,11 @@ func JUnit(w io.Writer, r *runrecord.Record) error {
 	}
 	add := func(kind string, e runrecord.ExpectationResult) {
 		c := junitCase{Name: e.Promise, Classname: r.Scenario, Time: "0"}
-		if !e.Held {
+		switch {
+		case e.NotChecked:
+			c.Skipped = &junitProblem{Message: "not checked: needs " + e.Needs}
+			s.Skipped++
+		case !e.Held:
 			text := "observed: " + e.Observed
 			if e.Window != "" {
 				text += "\nwindow: " + e.Window

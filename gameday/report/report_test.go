@@ -169,7 +169,7 @@ func TestJUnitContent(t *testing.T) {
 		// Five promises and seven invariants, all held.
 		{fixture: "pass", tests: 12},
 		// One promise and one invariant broken.
-		{fixture: "fail", tests: 13, failures: 2},
+		{fixture: "fail", tests: 13, failures: 2, skipped: 1},
 		// Nothing ran: only the "run" case, in error.
 		{fixture: "error", tests: 1, errors: 1, runCase: "error"},
 		// Aborted: "run" skipped; the broken promise and invariant are
@@ -216,6 +216,9 @@ func TestJUnitContent(t *testing.T) {
 				}
 				tc := s.Cases[i]
 				switch {
+				case e.NotChecked && (tc.Skipped == nil || tc.Failure != nil):
+					t.Errorf("%q not checked: want it skipped, got %+v", e.Promise, tc)
+				case e.NotChecked:
 				case e.Held && tc.Failure != nil:
 					t.Errorf("%q held but is a failure", e.Promise)
 				case !e.Held && (tc.Failure == nil || tc.Failure.Message != e.Observed):

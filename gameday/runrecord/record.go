@@ -53,9 +53,12 @@ type Record struct {
 	Verdict    string    `json:"verdict"`
 	// Reason explains an error or inconclusive verdict, and lists the
 	// broken promises of a failed one.
-	Reason       string                   `json:"reason,omitempty"`
-	Matrix       MatrixRef                `json:"matrix"`
-	Environment  Environment              `json:"environment"`
+	Reason      string      `json:"reason,omitempty"`
+	Matrix      MatrixRef   `json:"matrix"`
+	Environment Environment `json:"environment"`
+	// System is the name of the system under test, as its description
+	// names it ("reference-checkout" for gameday's own).
+	System       string                   `json:"system,omitempty"`
 	Load         LoadSummary              `json:"load"`
 	Outcomes     map[string]int           `json:"outcomes"`
 	Invariants   Invariants               `json:"invariants"`
@@ -77,6 +80,19 @@ type Record struct {
 	// Host is how the machine that ran the drill kept up: the evidence
 	// behind a verdict of inconclusive for a starved machine.
 	Host *Host `json:"host,omitempty"`
+	// Unmatched are the kinds of answers no rule of the system's
+	// description understood (each counted as an error): a sample of each.
+	Unmatched []Unmatched `json:"unmatched,omitempty"`
+}
+
+// Unmatched is one kind of answer no rule understood: its step and status,
+// how many came, and the first one's content type and body (its start).
+type Unmatched struct {
+	Step        string `json:"step"`
+	Code        int    `json:"code"`
+	Count       int    `json:"count"`
+	ContentType string `json:"content_type,omitempty"`
+	Sample      string `json:"sample"`
 }
 
 // Host is how well the machine running the drill kept up with it. The
@@ -185,14 +201,21 @@ type Invariants struct {
 	ChargesWithoutOrder int64 `json:"charges_without_order"`
 	OrdersWithoutCharge int64 `json:"orders_without_charge"`
 	ChargedAfterLeaving int64 `json:"charged_after_leaving"`
-	Dropped             int64 `json:"dropped"`
+	// OrdersToldFailed counts orders of shoppers the system told the
+	// purchase failed (unavailable, error, declined, sold out, too late).
+	OrdersToldFailed int64 `json:"orders_told_failed"`
+	// ConfirmedWithoutOrder counts shoppers told confirmed with no order.
+	ConfirmedWithoutOrder int64 `json:"confirmed_without_order"`
+	Dropped               int64 `json:"dropped"`
 }
 
+// ByName maps each invariant's name to its count.
 func (iv Invariants) ByName() map[string]int64 {
 	return map[string]int64{
 		"oversold": iv.Oversold, "lost_units": iv.LostUnits, "double_charges": iv.DoubleCharges,
 		"charges_without_order": iv.ChargesWithoutOrder, "orders_without_charge": iv.OrdersWithoutCharge,
-		"charged_after_leaving": iv.ChargedAfterLeaving, "dropped": iv.Dropped,
+		"charged_after_leaving": iv.ChargedAfterLeaving, "orders_told_failed": iv.OrdersToldFailed,
+		"confirmed_without_order": iv.ConfirmedWithoutOrder, "dropped": iv.Dropped,
 	}
 }
 
@@ -232,6 +255,11 @@ type ExpectationResult struct {
 	// Invariant names the invariant an invariant check is about (one of
 	// scenarios.InvariantNames); "" for an expectation.
 	Invariant string `json:"invariant,omitempty"`
+	// NotChecked: the system under test could not give the facts this
+	// promise needs (Needs says which), so it was not checked. It neither
+	// held nor failed, and never counts as passed.
+	NotChecked bool   `json:"not_checked,omitempty"`
+	Needs      string `json:"needs,omitempty"`
 }
 
 // LedgerSummary is the checkout's books after the run.

@@ -1,4 +1,4 @@
-package load
+package system_test
 
 import (
 	"os"

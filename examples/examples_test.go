@@ -1,0 +1,254 @@
+// The two example systems, drilled for real through their system files:
+// pyshop (Python, stock in Redis, orders in PostgreSQL) and ticketshop (a
+// two-step purchase, other codes, a breaker it does not expose). Each runs
+// against a real redis-server, a real PostgreSQL and the payment stand-in,
+// all on loopback, started here; the drills pass and fail for the reasons
+// their files give.
+package examples_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gameday-dev/gameday/checkout/payment"
+	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/testenv"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// gateway starts the payment stand-in as the shops' payment gateway.
+func gateway(t *testing.T) string {
+	t.Helper()
+	pay, err := payment.NewServer(payment.Config{MinLatency: 20 * time.Millisecond, MaxLatency: 60 * time.Millisecond, Seed: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(pay)
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// serve starts a shop and waits until it answers /healthz; it is stopped
+// when the test ends.
+func serve(t *testing.T, url string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	var log strings.Builder
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+		}
+		close(done)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s said:\n%s", filepath.Base(name), log.String())
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(url + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not answering at %s within 20s", name, url)
+		}
+	}
+}
+
+// pyshop starts the Python shop in mode, with its own Redis, PostgreSQL
+// and gateway, and returns its system file's variables.
+func pyshop(t *testing.T, mode string) map[string]string {
+	t.Helper()
+	if err := exec.Command("/usr/bin/python3", "-c", "import psycopg2, redis").Run(); err != nil {
+		t.Fatalf("Debian's python3 with psycopg2 and redis is needed; the README's test command installs them (%v)", err)
+	}
+	rs := testenv.Redis(t)
+	pg := testenv.PostgresServer(t)
+	v := map[string]string{
+		"PYSHOP_URL": "http://" + freeAddr(t), "PYSHOP_PG": pg.DSN,
+		"PG_ADDR": pg.Addr, "PG_PROXY": freeAddr(t),
+		"REDIS_ADDR": rs.Addr(), "REDIS_PROXY": freeAddr(t),
+		"GATEWAY_ADDR": gateway(t), "GATEWAY_PROXY": freeAddr(t),
+	}
+	serve(t, v["PYSHOP_URL"], "/usr/bin/python3", "pyshop/shop.py", "--listen", strings.TrimPrefix(v["PYSHOP_URL"], "http://"),
+		"--redis", "redis://"+v["REDIS_PROXY"], "--pg", "postgres://gameday@"+v["PG_PROXY"]+"/postgres?sslmode=disable",
+		"--gateway", "http://"+v["GATEWAY_PROXY"], "--mode", mode, "--init-db", pg.DSN)
+	return v
+}
+
+// ticketshop starts the Go ticket shop with its own Redis and gateway.
+func ticketshop(t *testing.T, breaker bool) map[string]string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ticketshop")
+	if out, err := exec.Command("go", "build", "-o", bin, "./ticketshop").CombinedOutput(); err != nil {
+		t.Fatalf("build ticketshop: %v\n%s", err, out)
+	}
+	rs := testenv.Redis(t)
+	v := map[string]string{
+		"TICKETSHOP_URL": "http://" + freeAddr(t), "REDIS_ADDR": rs.Addr(), "REDIS_PROXY": freeAddr(t),
+		"GATEWAY_ADDR": gateway(t), "GATEWAY_PROXY": freeAddr(t),
+	}
+	serve(t, v["TICKETSHOP_URL"], bin, "-listen", strings.TrimPrefix(v["TICKETSHOP_URL"], "http://"),
+		"-redis", v["REDIS_PROXY"], "-gateway", "http://"+v["GATEWAY_PROXY"], "-breaker="+strconv.FormatBool(breaker))
+	return v
+}
+
+// drill runs a scenario of an example against the system its file
+// describes, with the variables its harness chose.
+func drill(t *testing.T, systemFile, scenario string, vars map[string]string) *gameday.Record {
+	t.Helper()
+	sys, err := system.LoadFile(systemFile, vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.LoadFile(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, dir, err := gameday.Run(context.Background(), sc, gameday.Options{
+		System: sys, RunsDir: t.TempDir(), Journal: faults.OpenJournal(filepath.Join(t.TempDir(), "j.json")),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %s %s\n%s", sc.Name, rec.Verdict, rec.Reason, summary(rec))
+	testenv.KeepRun(t, dir)
+	return rec
+}
+
+func summary(r *gameday.Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  outcomes %v\n", r.Outcomes)
+	for _, e := range append(append([]gameday.ExpectationResult{}, r.Expectations...), r.InvariantChecks...) {
+		fmt.Fprintf(&b, "  %v %s — %s\n", e.Held, e.Promise, e.Observed)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	return b.String()
+}
+
+func invariant(r *gameday.Record, name string) gameday.ExpectationResult {
+	for _, c := range r.InvariantChecks {
+		if c.Invariant == name {
+			return c
+		}
+	}
+	return gameday.ExpectationResult{}
+}
+
+func TestPyshop(t *testing.T) {
+	// Safe, no fault: it keeps its promises, and every oracle is checked.
+	t.Run("baseline", func(t *testing.T) {
+		rec := drill(t, "pyshop/gameday.yaml", "pyshop/drills/baseline.yaml", pyshop(t, "safe"))
+		if rec.Verdict != gameday.VerdictPass {
+			t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
+		}
+		for _, c := range rec.InvariantChecks {
+			if c.NotChecked {
+				t.Errorf("%s not checked (needs %s)", c.Invariant, c.Needs)
+			}
+		}
+		if rec.Outcomes["confirmed"] == 0 || rec.System != "pyshop" {
+			t.Errorf("outcomes %v, system %q", rec.Outcomes, rec.System)
+		}
+	})
+	// Naive: the crowd oversells it, and the drill says so (exit 1).
+	t.Run("naive oversells", func(t *testing.T) {
+		rec := drill(t, "pyshop/gameday.yaml", "pyshop/drills/oversell.yaml", pyshop(t, "naive"))
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.Oversold == 0 || !strings.Contains(rec.Reason, "oversold") {
+			t.Fatalf("verdict %s (%s), oversold %d: want a failure for overselling", rec.Verdict, rec.Reason, rec.Invariants.Oversold)
+		}
+	})
+	// Safe, same crowd: nothing oversold.
+	t.Run("safe does not oversell", func(t *testing.T) {
+		rec := drill(t, "pyshop/gameday.yaml", "pyshop/drills/oversell.yaml", pyshop(t, "safe"))
+		if rec.Verdict != gameday.VerdictPass || rec.Invariants.Oversold != 0 {
+			t.Fatalf("verdict %s (%s), oversold %d", rec.Verdict, rec.Reason, rec.Invariants.Oversold)
+		}
+	})
+	// The PostgreSQL link reset mid-sale: safe mode answers 503 for
+	// purchases whose order was committed, and the drill catches it.
+	t.Run("postgres reset, safe", func(t *testing.T) {
+		rec := drill(t, "pyshop/gameday.yaml", "pyshop/drills/postgres-reset.yaml", pyshop(t, "safe"))
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.OrdersToldFailed == 0 || !strings.Contains(rec.Reason, "orders told failed") {
+			t.Fatalf("verdict %s (%s), orders told failed %d: want it caught", rec.Verdict, rec.Reason, rec.Invariants.OrdersToldFailed)
+		}
+	})
+	// Careful mode asks again before answering: nobody is told a
+	// committed purchase failed.
+	t.Run("postgres reset, careful", func(t *testing.T) {
+		rec := drill(t, "pyshop/gameday.yaml", "pyshop/drills/postgres-reset.yaml", pyshop(t, "careful"))
+		if c := invariant(rec, "orders_told_failed"); !c.Held || c.NotChecked {
+			t.Fatalf("careful mode: %+v (verdict %s: %s)", c, rec.Verdict, rec.Reason)
+		}
+		if rec.Verdict != gameday.VerdictPass {
+			t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
+		}
+	})
+}
+
+func TestTicketshop(t *testing.T) {
+	// Its breaker opens and closes, seen from outside only.
+	t.Run("breaker", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/gateway-slow.yaml", ticketshop(t, true))
+		if rec.Verdict != gameday.VerdictPass {
+			t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
+		}
+		if len(rec.Breakers) != 0 {
+			t.Errorf("breakers read from a shop that exposes none: %+v", rec.Breakers)
+		}
+	})
+	// Without one, every buyer waits for the gateway: the black-box
+	// promise fails, for that reason.
+	t.Run("no breaker", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/gateway-slow.yaml", ticketshop(t, false))
+		if rec.Verdict != gameday.VerdictFail || !strings.Contains(rec.Reason, "refusals in under 50ms") {
+			t.Fatalf("verdict %s: %s; want the fast refusals to fail", rec.Verdict, rec.Reason)
+		}
+	})
+}

@@ -1,0 +1,276 @@
+// Command ticketshop is a small ticket shop that is not gameday's shape,
+// for gameday to drill through examples/ticketshop/gameday.yaml: a purchase
+// takes two calls (hold a ticket, then pay for the hold), answers use their
+// own codes and a JSON error object, and the payment gateway is guarded by
+// a circuit breaker (sony/gobreaker) that it does not expose. Tickets,
+// holds and sales live in Redis.
+//
+//	POST /v1/holds {"event": E, "buyer": B, "ref": R}
+//	  201 {"hold": {"id": R}}            (again: the same hold)
+//	  409 {"error": {"code": "sold_out"}}
+//	  503 {"error": {"code": "busy"}}     Retry-After: 1
+//	POST /v1/holds/{id}/purchase {"event": E, "buyer": B}    (pays with key "R/GEN")
+//	  201 {"ticket": {"id": "T-R", "charge": C}}   (again: the same ticket)
+//	  422 {"error": {"code": "payment_declined"}}
+//	  404 {"error": {"code": "unknown_hold"}}
+//	  503 {"error": {"code": "payments_unavailable"}}  Retry-After: 1
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/sony/gobreaker/v2"
+)
+
+var (
+	// KEYS: left, holds, gens; ARGV: ref. The hold's generation (held, or
+	// already held), 0 sold out. A hold pays with the key "REF/GEN"; a
+	// payment given up on is voided and the hold moves to a new
+	// generation, so that a retry does not meet that void.
+	holdScript = redis.NewScript(`
+local g = redis.call('HGET', KEYS[2], ARGV[1])
+if g then return tonumber(g) end
+if tonumber(redis.call('GET', KEYS[1]) or '0') <= 0 then return 0 end
+redis.call('DECR', KEYS[1])
+g = redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
+redis.call('HSET', KEYS[2], ARGV[1], g)
+return g`)
+	// KEYS: holds, sold; ARGV: ref, ticket json. 1 sold, 0 no such hold.
+	sellScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 1 end
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return 1`)
+	// KEYS: holds, gens; ARGV: ref. The hold pays with a new key from now.
+	regenScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], redis.call('HINCRBY', KEYS[2], ARGV[1], 1))
+return 1`)
+	// KEYS: left, holds; ARGV: ref.
+	releaseScript = redis.NewScript(`
+if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then redis.call('INCR', KEYS[1]) end
+return 1`)
+)
+
+type shop struct {
+	breaker bool
+	rdb     *redis.Client
+	gateway string
+	hc      *http.Client
+	cb      *gobreaker.CircuitBreaker[charge]
+}
+
+type charge struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+var errDeclined = errors.New("declined")
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:8095", "address to serve on")
+	redisAddr := flag.String("redis", "127.0.0.1:6379", "Redis host:port (the proxy's)")
+	gateway := flag.String("gateway", "http://127.0.0.1:8081", "the payment gateway's base URL (the proxy's)")
+	withBreaker := flag.Bool("breaker", true, "guard the gateway with a circuit breaker (false: every buyer waits for the gateway's timeout)")
+	flag.Parse()
+	s := &shop{
+		breaker: *withBreaker,
+		rdb:     redis.NewClient(&redis.Options{Addr: *redisAddr, MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, DialTimeout: 500 * time.Millisecond}),
+		gateway: strings.TrimRight(*gateway, "/"),
+		hc:      &http.Client{Timeout: time.Second},
+	}
+	s.cb = gobreaker.NewCircuitBreaker[charge](gobreaker.Settings{
+		Name:        "gateway",
+		MaxRequests: 1,
+		Timeout:     2 * time.Second, // open for 2s, then one probe
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= 3 },
+		IsSuccessful: func(err error) bool {
+			return err == nil || errors.Is(err, errDeclined) || errors.Is(err, context.Canceled)
+		},
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/holds", s.hold)
+	mux.HandleFunc("POST /v1/holds/{id}/purchase", s.purchase)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Printf("ticketshop listening on %s", ln.Addr())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Fatal(err)
+	}
+}
+
+type request struct {
+	Event string `json:"event"`
+	Buyer string `json:"buyer"`
+	Ref   string `json:"ref"`
+}
+
+func fail(w http.ResponseWriter, code int, what string) {
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	reply(w, code, map[string]any{"error": map[string]string{"code": what}})
+}
+
+func reply(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func read(r *http.Request) (request, bool) {
+	var req request
+	err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 16<<10)).Decode(&req)
+	return req, err == nil && req.Event != "" && req.Buyer != ""
+}
+
+func (s *shop) hold(w http.ResponseWriter, r *http.Request) {
+	req, ok := read(r)
+	if !ok || req.Ref == "" {
+		fail(w, http.StatusBadRequest, "bad_request")
+		return
+	}
+	n, err := holdScript.Run(r.Context(), s.rdb, []string{"left:" + req.Event, "holds:" + req.Event, "gens:" + req.Event}, req.Ref).Int()
+	switch {
+	case err != nil:
+		fail(w, http.StatusServiceUnavailable, "busy")
+	case n == 0:
+		fail(w, http.StatusConflict, "sold_out")
+	default:
+		reply(w, http.StatusCreated, map[string]any{"hold": map[string]string{"id": req.Ref}})
+	}
+}
+
+func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
+	req, ok := read(r)
+	ref := r.PathValue("id")
+	if !ok || ref == "" {
+		fail(w, http.StatusBadRequest, "bad_request")
+		return
+	}
+	ctx := r.Context()
+	sold := "sold:" + req.Event
+	if t, err := s.rdb.HGet(ctx, sold, ref).Result(); err == nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"ticket":%s}`+"\n", t)
+		return
+	}
+	gen, err := s.rdb.HGet(ctx, "holds:"+req.Event, ref).Result()
+	if errors.Is(err, redis.Nil) {
+		fail(w, http.StatusNotFound, "unknown_hold")
+		return
+	}
+	if err != nil {
+		fail(w, http.StatusServiceUnavailable, "busy")
+		return
+	}
+	key := ref + "/" + gen
+	pay := func() (charge, error) { return s.pay(ctx, key, req.Buyer, req.Event) }
+	var ch charge
+	if s.breaker {
+		ch, err = s.cb.Execute(pay)
+	} else {
+		ch, err = pay()
+	}
+	switch {
+	case errors.Is(err, errDeclined):
+		_ = releaseScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"left:" + req.Event, "holds:" + req.Event}, ref).Err()
+		fail(w, http.StatusUnprocessableEntity, "payment_declined")
+		return
+	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+		// Refused by the breaker: nothing was sent, the hold stays for a
+		// retry.
+		fail(w, http.StatusServiceUnavailable, "payments_unavailable")
+		return
+	case err != nil:
+		// The gateway failed or did not answer in time: the charge may
+		// have gone through. Void it; the hold stays, and a retry pays
+		// with a new key.
+		go s.void(key)
+		_ = regenScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"holds:" + req.Event, "gens:" + req.Event}, ref).Err()
+		fail(w, http.StatusServiceUnavailable, "payments_unavailable")
+		return
+	}
+	ticket, _ := json.Marshal(map[string]string{"id": "T-" + ref, "charge": ch.ID})
+	n, err := sellScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"holds:" + req.Event, sold}, ref, string(ticket)).Int()
+	if err != nil || n == 0 {
+		fail(w, http.StatusServiceUnavailable, "busy")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	fmt.Fprintf(w, `{"ticket":%s}`+"\n", ticket)
+}
+
+// void gives back a charge whose outcome is unknown, until the gateway
+// confirms (a few tries, a few seconds apart).
+func (s *shop) void(key string) {
+	body, _ := json.Marshal(map[string]string{"key": key})
+	for try := 0; try < 10; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.gateway+"/charges/void", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := s.hc.Do(req)
+		cancel()
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				return
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	log.Printf("could not void %s", key)
+}
+
+func (s *shop) pay(ctx context.Context, key, buyer, event string) (charge, error) {
+	body, _ := json.Marshal(map[string]any{"key": key, "amount_cents": 4500, "shopper": buyer, "sku": event})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.gateway+"/charges", bytes.NewReader(body))
+	if err != nil {
+		return charge{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := s.hc.Do(req)
+	if err != nil {
+		return charge{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return charge{}, fmt.Errorf("gateway answered %s", resp.Status)
+	}
+	var ch charge
+	if err := json.NewDecoder(resp.Body).Decode(&ch); err != nil {
+		return charge{}, err
+	}
+	if ch.Status != "approved" {
+		return ch, errDeclined
+	}
+	return ch, nil
+}

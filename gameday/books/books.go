@@ -1,0 +1,176 @@
+// Package books reads a described system's books from its real stores and
+// runs its setup: SQL (Postgres through pgx, MySQL through
+// go-sql-driver/mysql), Redis (go-redis), HTTP with a JSON field (GJSON),
+// and a command. Each store is reached once before anything else is done,
+// so a store that cannot be reached stops a drill before any load is sent.
+// Nothing is written to a store except what the system's setup says.
+package books
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql" // database/sql driver "mysql"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gameday-dev/gameday/gameday/system"
+)
+
+// Reader asks a system's stores.
+type Reader struct {
+	sys    *system.System
+	vals   system.Values
+	sql    map[string]*sql.DB
+	redis  map[string]*redis.Client
+	http   map[string]string // base URLs
+	hc     *http.Client
+	closed bool
+}
+
+// Open connects to every store of sys and checks that each answers (a
+// ping, or for an http store a request to its base URL that gets any
+// answer), within timeout each. vals are the values setup and books
+// templates see: SKU, Stock, Run. The error names the store.
+func Open(ctx context.Context, sys *system.System, vals system.Values, timeout time.Duration) (_ *Reader, err error) {
+	r := &Reader{sys: sys, vals: vals, sql: map[string]*sql.DB{}, redis: map[string]*redis.Client{}, http: map[string]string{},
+		hc: &http.Client{Timeout: timeout}}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	for _, name := range slices.Sorted(maps.Keys(sys.Stores)) {
+		st := sys.Stores[name]
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		err := r.open(pctx, name, st)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("store %s (%s): %w", name, st.Kind(), err)
+		}
+	}
+	return r, nil
+}
+
+func (r *Reader) open(ctx context.Context, name string, st *system.Store) error {
+	switch st.Kind() {
+	case "postgres", "mysql":
+		driver, dsn := "pgx", st.Postgres
+		if st.Kind() == "mysql" {
+			driver, dsn = "mysql", st.MySQL
+		}
+		db, err := sql.Open(driver, dsn)
+		if err != nil {
+			return err
+		}
+		db.SetMaxOpenConns(4)
+		r.sql[name] = db
+		if err := db.PingContext(ctx); err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+	case "redis":
+		var opt *redis.Options
+		if strings.Contains(st.Redis, "://") {
+			o, err := redis.ParseURL(st.Redis)
+			if err != nil {
+				return err
+			}
+			opt = o
+		} else {
+			opt = &redis.Options{Addr: st.Redis}
+		}
+		// The books are read once a drill is over: no retries that could
+		// apply a setup write twice, and the caller's deadline honoured.
+		opt.MaxRetries = -1
+		opt.ContextTimeoutEnabled = true
+		c := redis.NewClient(opt)
+		r.redis[name] = c
+		if err := c.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+	case "http":
+		r.http[name] = st.HTTP
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, st.HTTP, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := r.hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("connect: %w", err)
+		}
+		resp.Body.Close()
+	default:
+		return errors.New("unknown kind of store")
+	}
+	return nil
+}
+
+// Close lets go of every store.
+func (r *Reader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	var errs []error
+	for _, db := range r.sql {
+		errs = append(errs, db.Close())
+	}
+	for _, c := range r.redis {
+		errs = append(errs, c.Close())
+	}
+	r.hc.CloseIdleConnections()
+	return errors.Join(errs...)
+}
+
+// Setup runs the system's setup actions in order; the first that fails
+// stops it, named by its index.
+func (r *Reader) Setup(ctx context.Context) error {
+	for i, a := range r.sys.Setup {
+		if err := r.act(ctx, a); err != nil {
+			return fmt.Errorf("setup[%d] (line %d): %w", i, r.sys.Line(fmt.Sprintf("setup[%d]", i)), err)
+		}
+	}
+	return nil
+}
+
+func (r *Reader) act(ctx context.Context, a *system.Action) error {
+	q := &a.Query
+	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
+	defer cancel()
+	rq := r.sys.Render(q, r.vals, r.http[q.Store])
+	switch q.Kind() {
+	case "sql":
+		_, err := r.sql[q.Store].ExecContext(ctx, rq.SQL, rq.Args...)
+		return err
+	case "redis":
+		return r.redis[q.Store].Do(ctx, rq.Redis...).Err()
+	case "http":
+		code, body, err := r.get(ctx, rq)
+		if err != nil {
+			return err
+		}
+		if (a.Expect != 0 && code != a.Expect) || (a.Expect == 0 && code/100 != 2) {
+			return fmt.Errorf("%s %s answered %d: %s", rq.Method, rq.URL, code, clip(body))
+		}
+		return nil
+	case "command":
+		_, err := run(ctx, rq.Command)
+		return err
+	}
+	return errors.New("unknown kind of action")
+}
+
+func clip(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}

@@ -1,0 +1,185 @@
+package books_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gameday-dev/gameday/gameday/books"
+	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/testenv"
+)
+
+// One system whose books live in every kind of store: a real PostgreSQL,
+// a real redis-server, an HTTP endpoint and a command. Setup writes only
+// what it says; each fact and row is read back as the oracles need it.
+func TestBooksFromEveryKindOfStore(t *testing.T) {
+	pg := testenv.PostgresServer(t)
+	rs := testenv.Redis(t)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/charges":
+			io.WriteString(w, `{"charges":[{"key":"r1-1/1","id":"ch_1","status":"captured","created_at":"2026-12-01T09:00:00Z"},
+				{"key":"r1-2/1","id":"ch_2","status":"refunded","created_at":1764579600123},{"key":"other","id":"ch_3","status":"failed"}]}`)
+		case "/settled":
+			io.WriteString(w, `{"open": 0}`)
+		default:
+			io.WriteString(w, "ok")
+		}
+	}))
+	defer api.Close()
+	script := filepath.Join(t.TempDir(), "orders.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho r1-1\necho r1-3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", pg.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE orders (cart text PRIMARY KEY, sku text, charge text, at timestamptz);
+		INSERT INTO orders VALUES ('r1-1', 'drop', 'ch_1', '2026-12-01T09:00:00Z'), ('r1-2', 'drop', NULL, NULL), ('x-9', 'other', 'ch_9', NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := system.Parse("books.yaml", []byte(fmt.Sprintf(`
+name: books
+base_url: http://127.0.0.1:1
+sku: drop
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+stores:
+  db: {postgres: "%s"}
+  kv: {redis: "%s"}
+  api: {http: "%s"}
+setup:
+  - {store: kv, redis: [SET, "stock:{{.SKU}}", "{{.Stock}}"]}
+  - {store: kv, redis: [HSET, "sold:{{.SKU}}", "r1-1", '{"charge":"ch_1"}', "r1-4", '{"charge":"ch_4"}']}
+  - {store: db, sql: "UPDATE orders SET sku = $1 WHERE cart = $2", args: ["{{.SKU}}", "x-9"]}
+  - {store: api, http: {method: POST, path: /reset, body: '{"run": {{json .Run}}}'}}
+books:
+  stock:
+    available: {store: kv, redis: [GET, "stock:{{.SKU}}"]}
+    sold: {store: db, sql: "SELECT count(*) FROM orders WHERE sku = $1", args: ["{{.SKU}}"]}
+    reserved: {command: [sh, -c, "echo 2"]}
+    initial: {store: api, http: {path: /settled}, json: open}
+  orders:
+    store: db
+    sql: "SELECT cart AS checkout_id, charge, at AS created_at FROM orders WHERE sku = $1 ORDER BY cart"
+    args: ["{{.SKU}}"]
+  charges:
+    store: api
+    http: {path: /charges}
+    items: charges
+    fields: {checkout_id: {json: key, regex: '^(.*)/[0-9]+$'}, id: id, status: status, created_at: created_at}
+  settled: {store: api, http: {path: /settled}, json: open}
+`, pg.DSN, rs.Addr(), api.URL)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r, err := books.Open(ctx, sys, system.Values{SKU: "drop", Stock: 25, Run: "r1"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q    *system.Query
+		want float64
+	}{
+		{sys.Books.Stock.Available, 25}, {sys.Books.Stock.Sold, 3}, {sys.Books.Stock.Reserved, 2}, {sys.Books.Stock.Initial, 0},
+	} {
+		if v, err := r.Value(ctx, c.q); err != nil || v != c.want {
+			t.Errorf("value: %v %v, want %v", v, err, c.want)
+		}
+	}
+	orders, err := r.Rows(ctx, sys.Books.Orders, []string{"checkout_id", "charge", "created_at"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(orders) != "[map[charge:ch_1 checkout_id:r1-1 created_at:2026-12-01T09:00:00Z] map[charge: checkout_id:r1-2 created_at:] map[charge:ch_9 checkout_id:x-9 created_at:]]" {
+		t.Errorf("orders %v", orders)
+	}
+	charges, err := r.Rows(ctx, &sys.Books.Charges.Query, []string{"checkout_id", "id", "status", "created_at"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charges) != 3 || charges[0]["checkout_id"] != "r1-1" || charges[1]["created_at"] != "1764579600123" || charges[2]["checkout_id"] != "" {
+		t.Errorf("charges %v", charges)
+	}
+	if ok, _, err := r.Settled(ctx, sys.Books.Settled); !ok || err != nil {
+		t.Errorf("settled: %v %v", ok, err)
+	}
+
+	// A Redis hash, and a command's lines, as rows.
+	hash := &system.Query{Store: "kv", Redis: []string{"HGETALL", "sold:drop"}, Fields: map[string]*system.Field{"charge": {JSON: "charge"}}, Timeout: system.Duration(time.Second)}
+	lines := &system.Query{Command: []string{script}, Timeout: system.Duration(time.Second)}
+	sys2, err := system.Parse("rows.yaml", []byte(fmt.Sprintf(`
+name: rows
+base_url: http://127.0.0.1:1
+sku: drop
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+stores: {kv: {redis: "%s"}}
+books:
+  orders: {store: kv, redis: [HGETALL, "sold:{{.SKU}}"], fields: {charge: charge}}
+  charges: {command: ["%s"]}
+`, rs.Addr(), script)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = hash, lines
+	r2, err := books.Open(ctx, sys2, system.Values{SKU: "drop"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	h, err := r2.Rows(ctx, sys2.Books.Orders, []string{"checkout_id", "charge"})
+	if err != nil || fmt.Sprint(h) != "[map[charge:ch_1 checkout_id:r1-1] map[charge:ch_4 checkout_id:r1-4]]" {
+		t.Errorf("hash rows %v, %v", h, err)
+	}
+	l, err := r2.Rows(ctx, &sys2.Books.Charges.Query, []string{"checkout_id", "status"})
+	if err != nil || fmt.Sprint(l) != "[map[checkout_id:r1-1] map[checkout_id:r1-3]]" {
+		t.Errorf("command rows %v, %v", l, err)
+	}
+}
+
+// A store that cannot be reached stops the drill before anything else:
+// the error names the store, and nothing was written anywhere.
+func TestUnreachableStoreIsRefusedFirst(t *testing.T) {
+	rs := testenv.Redis(t)
+	sys, err := system.Parse("x.yaml", []byte(fmt.Sprintf(`
+name: x
+base_url: http://127.0.0.1:1
+sku: drop
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+stores:
+  kv: {redis: "%s"}
+  db: {postgres: "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1"}
+setup:
+  - {store: kv, redis: [SET, "touched", "1"]}
+`, rs.Addr())), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = books.Open(context.Background(), sys, system.Values{}, 3*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "store db (postgres)") {
+		t.Fatalf("Open: %v, want the db store named", err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	defer c.Close()
+	if n, _ := c.Exists(context.Background(), "touched").Result(); n != 0 {
+		t.Error("setup ran although a store could not be reached")
+	}
+}

@@ -1,0 +1,449 @@
+package books
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/tidwall/gjson"
+
+	"github.com/gameday-dev/gameday/gameday/system"
+)
+
+// maxOutput bounds what one query may answer.
+const maxOutput = 16 << 20
+
+// Value reads one number (a boolean reads as 1 or 0) from q.
+func (r *Reader) Value(ctx context.Context, q *system.Query) (float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
+	defer cancel()
+	rq := r.sys.Render(q, r.vals, r.http[q.Store])
+	switch q.Kind() {
+	case "sql":
+		var v any
+		if err := r.sql[q.Store].QueryRowContext(ctx, rq.SQL, rq.Args...).Scan(&v); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				return 0, errors.New("the query returned no row")
+			}
+			return 0, err
+		}
+		return number(v)
+	case "redis":
+		v, err := r.redis[q.Store].Do(ctx, rq.Redis...).Result()
+		if errors.Is(err, redis.Nil) {
+			return 0, fmt.Errorf("%v: no such key", rq.Redis)
+		}
+		if err != nil {
+			return 0, err
+		}
+		return number(v)
+	case "http":
+		code, body, err := r.get(ctx, rq)
+		if err != nil {
+			return 0, err
+		}
+		if code/100 != 2 {
+			return 0, fmt.Errorf("%s %s answered %d: %s", rq.Method, rq.URL, code, clip(body))
+		}
+		return jsonNumber(body, q.JSON)
+	case "command":
+		out, err := run(ctx, rq.Command)
+		if err != nil {
+			return 0, err
+		}
+		if q.JSON == "" {
+			return number(strings.TrimSpace(string(out)))
+		}
+		return jsonNumber(out, q.JSON)
+	}
+	return 0, errors.New("unknown kind of query")
+}
+
+// Row is one row of a query, its columns as text.
+type Row map[string]string
+
+// Rows reads q's rows, with the columns cols (those not in a row are
+// empty). An SQL query names its columns itself; a JSON answer gives a list
+// at q.Items, each column read at its field's path (default: the field of
+// the same name); a Redis list or set gives one row per member, a hash one
+// per field (as checkout_id), its value read with the fields.
+func (r *Reader) Rows(ctx context.Context, q *system.Query, cols []string) ([]Row, error) {
+	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
+	defer cancel()
+	rq := r.sys.Render(q, r.vals, r.http[q.Store])
+	fields, err := compileFields(q, cols)
+	if err != nil {
+		return nil, err
+	}
+	switch q.Kind() {
+	case "sql":
+		return sqlRows(ctx, r.sql[q.Store], rq)
+	case "redis":
+		v, err := r.redis[q.Store].Do(ctx, rq.Redis...).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return redisRows(v, fields)
+	case "http":
+		code, body, err := r.get(ctx, rq)
+		if err != nil {
+			return nil, err
+		}
+		if code/100 != 2 {
+			return nil, fmt.Errorf("%s %s answered %d: %s", rq.Method, rq.URL, code, clip(body))
+		}
+		return jsonRows(body, q.Items, fields)
+	case "command":
+		out, err := run(ctx, rq.Command)
+		if err != nil {
+			return nil, err
+		}
+		if t := bytes.TrimSpace(out); len(t) > 0 && (t[0] == '[' || t[0] == '{') {
+			return jsonRows(out, q.Items, fields)
+		}
+		var rows []Row
+		for _, line := range strings.Split(string(out), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				rows = append(rows, Row{"checkout_id": line})
+			}
+		}
+		return rows, nil
+	}
+	return nil, errors.New("unknown kind of query")
+}
+
+type field struct {
+	col      string
+	path     string
+	re       *regexp.Regexp
+	declared bool // given in the query's fields
+}
+
+func compileFields(q *system.Query, cols []string) ([]field, error) {
+	var out []field
+	for _, c := range cols {
+		f := field{col: c, path: c}
+		if spec, ok := q.Fields[c]; ok && spec != nil {
+			f.path, f.declared = spec.JSON, true
+			if spec.Regex != "" {
+				re, err := regexp.Compile(spec.Regex)
+				if err != nil {
+					return nil, fmt.Errorf("fields.%s.regex: %w", c, err)
+				}
+				f.re = re
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// read takes field f out of one item (a JSON document, or plain text).
+func (f field) read(item []byte, raw string) string {
+	v := raw
+	if f.path != "" {
+		r := gjson.GetBytes(item, f.path)
+		if !r.Exists() || r.Type == gjson.Null {
+			return ""
+		}
+		v = r.String()
+	}
+	if f.re != nil {
+		m := f.re.FindStringSubmatch(v)
+		if len(m) < 2 {
+			return ""
+		}
+		v = m[1]
+	}
+	return v
+}
+
+func jsonRows(body []byte, items string, fields []field) ([]Row, error) {
+	list := gjson.ParseBytes(body)
+	if items != "" {
+		list = gjson.GetBytes(body, items)
+	}
+	if !list.IsArray() {
+		return nil, fmt.Errorf("want a JSON list at %q, got %s", items, clip([]byte(list.Raw)))
+	}
+	var rows []Row
+	for _, it := range list.Array() {
+		row := Row{}
+		for _, f := range fields {
+			row[f.col] = f.read([]byte(it.Raw), it.String())
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func redisRows(v any, fields []field) ([]Row, error) {
+	item := func(key, value string) Row {
+		row := Row{"checkout_id": key}
+		for _, f := range fields {
+			if f.col == "checkout_id" && !f.declared {
+				continue // the member or hash field itself
+			}
+			row[f.col] = f.read([]byte(value), value)
+		}
+		return row
+	}
+	var rows []Row
+	switch x := v.(type) {
+	case map[any]any: // a hash, RESP3
+		for k, val := range x {
+			rows = append(rows, item(fmt.Sprint(k), fmt.Sprint(val)))
+		}
+	case map[string]string:
+		for k, val := range x {
+			rows = append(rows, item(k, val))
+		}
+	case []any: // a list or set
+		for _, m := range x {
+			s := fmt.Sprint(m)
+			rows = append(rows, item(s, s))
+		}
+	default:
+		return nil, fmt.Errorf("want a list, set or hash from Redis, got %T", v)
+	}
+	slices.SortFunc(rows, func(a, b Row) int { return strings.Compare(a["checkout_id"], b["checkout_id"]) })
+	return rows, nil
+}
+
+func sqlRows(ctx context.Context, db *sql.DB, rq system.Rendered) ([]Row, error) {
+	rs, err := db.QueryContext(ctx, rq.SQL, rq.Args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out []Row
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := Row{}
+		for i, c := range cols {
+			row[strings.ToLower(c)] = text(vals[i])
+		}
+		out = append(out, row)
+	}
+	return out, rs.Err()
+}
+
+// text writes a database value as text: times in RFC 3339.
+func text(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case []byte:
+		return string(x)
+	case string:
+		return x
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return fmt.Sprint(v)
+}
+
+func number(v any) (float64, error) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), nil
+	case int32:
+		return float64(x), nil
+	case int:
+		return float64(x), nil
+	case float64:
+		return x, nil
+	case float32:
+		return float64(x), nil
+	case bool:
+		if x {
+			return 1, nil
+		}
+		return 0, nil
+	case []byte:
+		return number(string(x))
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "t":
+			return 1, nil
+		case "false", "f":
+			return 0, nil
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return 0, fmt.Errorf("want a number, got %q", clip([]byte(x)))
+		}
+		return f, nil
+	case nil:
+		return 0, errors.New("want a number, got NULL")
+	}
+	return 0, fmt.Errorf("want a number, got %T", v)
+}
+
+func jsonNumber(body []byte, path string) (float64, error) {
+	r := gjson.ParseBytes(body)
+	if path != "" {
+		r = gjson.GetBytes(body, path)
+	}
+	switch r.Type {
+	case gjson.Number:
+		return r.Num, nil
+	case gjson.True:
+		return 1, nil
+	case gjson.False:
+		return 0, nil
+	case gjson.String:
+		return number(r.Str)
+	}
+	return 0, fmt.Errorf("want a number or a boolean at %q, got %s", path, clip([]byte(r.Raw)))
+}
+
+func (r *Reader) get(ctx context.Context, rq system.Rendered) (int, []byte, error) {
+	var body io.Reader
+	if rq.Body != "" {
+		body = strings.NewReader(rq.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, rq.Method, rq.URL, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	for k, v := range rq.Headers {
+		req.Header[k] = v
+	}
+	if rq.Body != "" && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := r.hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOutput))
+	return resp.StatusCode, b, err
+}
+
+// run runs a command (no shell) within ctx and returns its output.
+func run(ctx context.Context, argv []string) ([]byte, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.WaitDelay = time.Second
+	var out, errOut limited
+	out.max, errOut.max = maxOutput, 4<<10
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: %w: %s", argv[0], err, clip(errOut.b.Bytes()))
+	}
+	return out.b.Bytes(), nil
+}
+
+// limited keeps at most max bytes written to it.
+type limited struct {
+	b   bytes.Buffer
+	max int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.max - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// Settled asks q whether the books are final: a boolean (true when
+// settled) or a number of things still open (0 when settled). detail says
+// what it answered.
+func (r *Reader) Settled(ctx context.Context, q *system.Query) (bool, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
+	defer cancel()
+	rq := r.sys.Render(q, r.vals, r.http[q.Store])
+	var v any
+	switch q.Kind() {
+	case "sql":
+		if err := r.sql[q.Store].QueryRowContext(ctx, rq.SQL, rq.Args...).Scan(&v); err != nil {
+			return false, "", err
+		}
+	case "redis":
+		x, err := r.redis[q.Store].Do(ctx, rq.Redis...).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return false, "", err
+		}
+		v = x
+	case "http", "command":
+		var body []byte
+		if q.Kind() == "http" {
+			code, b, err := r.get(ctx, rq)
+			if err != nil {
+				return false, "", err
+			}
+			if code/100 != 2 {
+				return false, "", fmt.Errorf("%s %s answered %d", rq.Method, rq.URL, code)
+			}
+			body = b
+		} else {
+			out, err := run(ctx, rq.Command)
+			if err != nil {
+				return false, "", err
+			}
+			body = out
+		}
+		res := gjson.ParseBytes(body)
+		if q.JSON != "" {
+			res = gjson.GetBytes(body, q.JSON)
+		}
+		switch res.Type {
+		case gjson.True, gjson.False:
+			v = res.Bool()
+		case gjson.Number:
+			v = res.Num
+		default:
+			v = strings.TrimSpace(res.String())
+		}
+	default:
+		return false, "", errors.New("unknown kind of query")
+	}
+	switch x := v.(type) {
+	case bool:
+		return x, strconv.FormatBool(x), nil
+	case string:
+		switch strings.ToLower(x) {
+		case "true", "t":
+			return true, x, nil
+		case "false", "f":
+			return false, x, nil
+		}
+	}
+	n, err := number(v)
+	if err != nil {
+		return false, "", err
+	}
+	return n == 0, strconv.FormatFloat(n, 'f', -1, 64) + " still open", nil
+}

@@ -1,0 +1,175 @@
+package env
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/health"
+)
+
+// handle is a dependency's process as its system file declares it. Every
+// action is bounded by the handle's timeout and none goes through a shell;
+// Start waits until the dependency answers at its ready URL.
+type handle struct {
+	dep     string
+	timeout time.Duration
+	ready   string
+	kill    func(ctx context.Context) error
+	start   func(ctx context.Context) error
+	pause   func(ctx context.Context) error
+	resume  func(ctx context.Context) error
+}
+
+var _ Process = (*handle)(nil)
+
+func (h *handle) do(what string, fn func(ctx context.Context) error) error {
+	if fn == nil {
+		return fmt.Errorf("%s %s: the system file gives no way to (add it to dependencies.%s.process): %w", what, h.dep, h.dep, ErrNoProcess)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
+	defer cancel()
+	if err := fn(ctx); err != nil {
+		return fmt.Errorf("%s %s: %w", what, h.dep, err)
+	}
+	return nil
+}
+
+func (h *handle) Kill() error   { return h.do("kill", h.kill) }
+func (h *handle) Pause() error  { return h.do("pause", h.pause) }
+func (h *handle) Resume() error { return h.do("resume", h.resume) }
+
+// Start starts the process again and waits until it answers at its ready
+// URL.
+func (h *handle) Start(ctx context.Context) error {
+	if h.start == nil {
+		return h.do("start", nil)
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	if err := h.start(ctx); err != nil {
+		return fmt.Errorf("start %s: %w", h.dep, err)
+	}
+	if h.ready == "" {
+		return nil
+	}
+	var last error
+	for {
+		cctx, ccancel := context.WithTimeout(ctx, time.Second)
+		_, last = health.Check(cctx, h.ready)
+		ccancel()
+		if last == nil {
+			return nil
+		}
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return fmt.Errorf("start %s: not ready at %s within %s: %v", h.dep, h.ready, h.timeout, last)
+		}
+	}
+}
+
+// newHandle makes the handle a system file declares for dep.
+func newHandle(ctx context.Context, dep string, p *system.Process) (*handle, error) {
+	h := &handle{dep: dep, timeout: p.Timeout.D(), ready: p.Ready}
+	switch {
+	case p.Systemd != "":
+		unit := p.Systemd
+		h.kill = func(ctx context.Context) error { return runArgv(ctx, "systemctl", "kill", "--signal=SIGKILL", unit) }
+		h.start = func(ctx context.Context) error { return runArgv(ctx, "systemctl", "start", unit) }
+		h.pause = func(ctx context.Context) error { return runArgv(ctx, "systemctl", "kill", "--signal=SIGSTOP", unit) }
+		h.resume = func(ctx context.Context) error { return runArgv(ctx, "systemctl", "kill", "--signal=SIGCONT", unit) }
+	case p.Command != nil:
+		c := p.Command
+		for _, x := range []struct {
+			argv []string
+			dst  *func(context.Context) error
+		}{{c.Kill, &h.kill}, {c.Start, &h.start}, {c.Pause, &h.pause}, {c.Resume, &h.resume}} {
+			if len(x.argv) > 0 {
+				argv := x.argv
+				*x.dst = func(ctx context.Context) error { return runArgv(ctx, argv[0], argv[1:]...) }
+			}
+		}
+	case p.PIDFile != "":
+		file, start := p.PIDFile, p.Start
+		signal := func(sig syscall.Signal) func(context.Context) error {
+			return func(context.Context) error {
+				pid, err := readPID(file)
+				if err != nil {
+					return err
+				}
+				if err := syscall.Kill(pid, sig); err != nil && !(sig == syscall.SIGKILL && errors.Is(err, syscall.ESRCH)) {
+					return fmt.Errorf("signal %d (%s): %w", pid, file, err)
+				}
+				return nil
+			}
+		}
+		h.kill, h.pause, h.resume = signal(syscall.SIGKILL), signal(syscall.SIGSTOP), signal(syscall.SIGCONT)
+		h.start = func(ctx context.Context) error { return startDetached(start) }
+	case p.Container != "":
+		cli, err := dockerClient()
+		if err != nil {
+			return nil, err
+		}
+		r, err := cli.ContainerInspect(ctx, p.Container, client.ContainerInspectOptions{})
+		if err != nil {
+			cli.Close()
+			return nil, fmt.Errorf("dependency %s: container %q: %w", dep, p.Container, err)
+		}
+		cp := &containerProc{cli: cli, id: r.Container.ID, name: p.Container}
+		h.kill = func(context.Context) error { return cp.Kill() }
+		h.start = func(ctx context.Context) error { return cp.startOnly(ctx) }
+		h.pause = func(context.Context) error { return cp.Pause() }
+		h.resume = func(context.Context) error { return cp.Resume() }
+	}
+	return h, nil
+}
+
+// runArgv runs a program (no shell) within ctx; its output, cut short,
+// goes into the error.
+func runArgv(ctx context.Context, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.WaitDelay = time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(out.String())
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, msg)
+	}
+	return nil
+}
+
+// startDetached starts a program that keeps running after the runner
+// (a process started again outlives the drill), in its own session.
+func startDetached(argv []string) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	go func() { _ = cmd.Wait() }()
+	return nil
+}
+
+func readPID(file string) (int, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		return 0, fmt.Errorf("%s: no pid in it", file)
+	}
+	return pid, nil
+}

@@ -1,0 +1,314 @@
+package system
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"net/textproto"
+	"slices"
+	"strings"
+
+	"github.com/gameday-dev/gameday/gameday/load"
+)
+
+// compiled is a system's templates and rules, ready to use.
+type compiled struct {
+	steps     []*cstep
+	keepNames []string           // by index in Values.Kept
+	queries   map[*Query]*cquery // setup and books
+}
+
+type cstep struct {
+	name     string
+	method   string
+	url      *tmpl // absolute
+	headers  []cheader
+	body     *tmpl // nil: no body
+	keep     []ckeep
+	rules    []crule
+	retry    []*extractor
+	reason   *extractor
+	degraded *matcher
+}
+
+type cheader struct {
+	name string // canonical
+	val  *tmpl
+}
+
+type ckeep struct {
+	index int
+	x     *extractor
+}
+
+type crule struct {
+	m     *matcher
+	means load.Meaning
+}
+
+type cquery struct {
+	sql     *tmpl
+	args    []*tmpl
+	redis   []*tmpl
+	path    *tmpl
+	body    *tmpl
+	headers []cheader
+	command []*tmpl
+}
+
+// compile compiles every template and rule, recording a located error for
+// each that does not compile.
+func (v *validator) compile() *compiled {
+	s := v.s
+	c := &compiled{queries: map[*Query]*cquery{}}
+	kept := map[string]int{}
+	steps := s.Purchase.Steps
+	if len(steps) == 0 {
+		v.add("purchase.steps", "required: at least one request")
+	}
+	if len(steps) > 16 {
+		v.add("purchase.steps", "%d steps: at most 16", len(steps))
+	}
+	names := map[string]int{}
+	for i, st := range steps {
+		p := fmt.Sprintf("purchase.steps[%d]", i)
+		if st == nil {
+			v.add(p, "empty: want url and answers")
+			continue
+		}
+		if !nameRE.MatchString(st.Name) || len(st.Name) > 64 {
+			v.add(p+".name", "%q: want lower-case words joined by '-'", st.Name)
+		}
+		if j, dup := names[st.Name]; dup {
+			v.add(p+".name", "%q is also step %d's name", st.Name, j)
+		}
+		names[st.Name] = i
+		// Kept names are known from the step that keeps them on, this one
+		// included: a later attempt of the same step may send them back.
+		for _, name := range slices.Sorted(maps.Keys(st.Keep)) {
+			if _, ok := kept[name]; !ok {
+				kept[name] = len(c.keepNames)
+				c.keepNames = append(c.keepNames, name)
+			}
+		}
+		sc := scope{shopper: true, kept: kept}
+		cs := &cstep{name: st.Name, method: st.Method}
+		if !validMethod(st.Method) {
+			v.add(p+".method", "%q: want GET, POST, PUT, PATCH or DELETE", st.Method)
+		}
+		if st.URL == "" {
+			v.add(p+".url", "required: a path (/checkout) or an http(s) URL, a template")
+		} else {
+			u := st.URL
+			if !strings.Contains(u, "://") {
+				u = strings.TrimRight(s.BaseURL, "/") + "/" + strings.TrimLeft(u, "/")
+			}
+			cs.url = v.template(p+".url", u, sc)
+		}
+		for _, name := range slices.Sorted(maps.Keys(st.Headers)) {
+			if !validHeaderName(name) {
+				v.add(p+".headers."+name, "not a header name")
+				continue
+			}
+			cs.headers = append(cs.headers, cheader{name: http.CanonicalHeaderKey(name), val: v.template(p+".headers."+name, st.Headers[name], sc)})
+		}
+		if st.Body != "" {
+			cs.body = v.template(p+".body", st.Body, sc)
+		}
+		for _, name := range slices.Sorted(maps.Keys(st.Keep)) {
+			e := st.Keep[name]
+			if e == nil {
+				v.add(p+".keep."+name, "want header or json")
+				continue
+			}
+			x, err := compileExtract(e, false)
+			if err != nil {
+				v.add(p+".keep."+name, "%v", err)
+				continue
+			}
+			cs.keep = append(cs.keep, ckeep{index: kept[name], x: x})
+		}
+		if len(st.Answers) == 0 {
+			v.add(p+".answers", "required: rules that read an answer into an outcome (%s)", strings.Join(load.MeaningNames(), ", "))
+		}
+		for j, r := range st.Answers {
+			rp := fmt.Sprintf("%s.answers[%d]", p, j)
+			if r == nil {
+				v.add(rp, "empty: want conditions and an outcome")
+				continue
+			}
+			means, ok := meaningOf(r.Outcome)
+			switch {
+			case r.Outcome == "":
+				v.add(rp+".outcome", "required: one of %s", strings.Join(load.MeaningNames(), ", "))
+			case !ok:
+				v.add(rp+".outcome", "%q: want one of %s", r.Outcome, strings.Join(load.MeaningNames(), ", "))
+			case means == load.MeansNext && i == len(steps)-1:
+				v.add(rp+".outcome", "next: this is the last step (a purchase ends confirmed, declined, sold_out, too_late or error)")
+			}
+			m, err := compileMatch(&r.Match)
+			if err != nil {
+				v.add(rp, "%v", err)
+				continue
+			}
+			cs.rules = append(cs.rules, crule{m: m, means: means})
+		}
+		for j, e := range st.RetryAfter {
+			if e == nil {
+				v.add(fmt.Sprintf("%s.retry_after[%d]", p, j), "want header or json")
+				continue
+			}
+			x, err := compileExtract(e, true)
+			if err != nil {
+				v.add(fmt.Sprintf("%s.retry_after[%d]", p, j), "%v", err)
+				continue
+			}
+			cs.retry = append(cs.retry, x)
+		}
+		if st.Reason != nil {
+			x, err := compileExtract(st.Reason, false)
+			if err != nil {
+				v.add(p+".reason", "%v", err)
+			}
+			cs.reason = x
+		}
+		if st.Degraded != nil {
+			m, err := compileMatch(st.Degraded)
+			if err != nil {
+				v.add(p+".degraded", "%v", err)
+			}
+			cs.degraded = m
+		}
+		c.steps = append(c.steps, cs)
+	}
+	for i, a := range s.Setup {
+		if a != nil {
+			v.compileQuery(c, fmt.Sprintf("setup[%d]", i), &a.Query)
+		}
+	}
+	b := &s.Books
+	if st := b.Stock; st != nil {
+		for name, q := range map[string]*Query{"available": st.Available, "initial": st.Initial, "reserved": st.Reserved, "sold": st.Sold} {
+			if q != nil {
+				v.compileQuery(c, "books.stock."+name, q)
+			}
+		}
+	}
+	if b.Orders != nil {
+		v.compileQuery(c, "books.orders", b.Orders)
+	}
+	if b.Charges != nil {
+		v.compileQuery(c, "books.charges", &b.Charges.Query)
+	}
+	if b.Settled != nil {
+		v.compileQuery(c, "books.settled", b.Settled)
+	}
+	return c
+}
+
+func (v *validator) compileQuery(c *compiled, p string, q *Query) {
+	sc := scope{}
+	cq := &cquery{}
+	if q.SQL != "" {
+		cq.sql = v.template(p+".sql", q.SQL, sc)
+	}
+	for i, a := range q.Args {
+		cq.args = append(cq.args, v.template(fmt.Sprintf("%s.args[%d]", p, i), a, sc))
+	}
+	for i, w := range q.Redis {
+		cq.redis = append(cq.redis, v.template(fmt.Sprintf("%s.redis[%d]", p, i), w, sc))
+	}
+	if h := q.HTTP; h != nil {
+		cq.path = v.template(p+".http.path", h.Path, sc)
+		if h.Body != "" {
+			cq.body = v.template(p+".http.body", h.Body, sc)
+		}
+		for _, name := range slices.Sorted(maps.Keys(h.Headers)) {
+			cq.headers = append(cq.headers, cheader{name: http.CanonicalHeaderKey(name), val: v.template(p+".http.headers."+name, h.Headers[name], sc)})
+		}
+	}
+	for i, w := range q.Command {
+		cq.command = append(cq.command, v.template(fmt.Sprintf("%s.command[%d]", p, i), w, sc))
+	}
+	c.queries[q] = cq
+}
+
+func (v *validator) template(p, src string, sc scope) *tmpl {
+	t, err := compileTemplate(src, sc)
+	if err != nil {
+		v.add(p, "%v", err)
+		return &tmpl{}
+	}
+	return t
+}
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	return strings.IndexFunc(s, func(r rune) bool {
+		return r > 127 || r <= ' ' || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r)
+	}) < 0 && textproto.CanonicalMIMEHeaderKey(s) != ""
+}
+
+// Rendered is a query with its templates filled in.
+type Rendered struct {
+	SQL     string
+	Args    []any
+	Redis   []any
+	Method  string
+	URL     string // the store's URL joined with the path
+	Body    string
+	Headers http.Header
+	Command []string
+}
+
+// Render fills in q's templates (q must be one of s's setup actions or
+// books queries) for the store base URL base (http queries).
+func (s *System) Render(q *Query, v Values, base string) Rendered {
+	cq := s.compiled.queries[q]
+	r := Rendered{}
+	if cq == nil {
+		return r
+	}
+	if cq.sql != nil {
+		r.SQL = cq.sql.string(&v)
+	}
+	for _, a := range cq.args {
+		r.Args = append(r.Args, a.string(&v))
+	}
+	for _, w := range cq.redis {
+		r.Redis = append(r.Redis, w.string(&v))
+	}
+	if q.HTTP != nil {
+		r.Method = q.HTTP.Method
+		path := cq.path.string(&v)
+		if strings.Contains(path, "://") {
+			r.URL = path
+		} else {
+			r.URL = strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
+		}
+		if cq.body != nil {
+			r.Body = cq.body.string(&v)
+		}
+		r.Headers = http.Header{}
+		for _, h := range cq.headers {
+			if val := h.val.string(&v); val != "" {
+				r.Headers.Set(h.name, val)
+			}
+		}
+	}
+	for _, w := range cq.command {
+		r.Command = append(r.Command, w.string(&v))
+	}
+	return r
+}
+
+// StepNames lists the purchase's steps, in order.
+func (s *System) StepNames() []string {
+	out := make([]string, len(s.compiled.steps))
+	for i, st := range s.compiled.steps {
+		out[i] = st.name
+	}
+	return out
+}

@@ -1,0 +1,183 @@
+package system
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+)
+
+// maxAnswer bounds the body read from one answer, maxKept a value kept
+// from one (a longer one is not kept: the shopper would carry it on every
+// later request).
+const (
+	maxAnswer = 64 << 10
+	maxKept   = 4 << 10
+)
+
+// Flow is a system's purchase as a load.Target: for each call it renders
+// the step's request, sends it, and reads the answer with the step's
+// rules. It keeps a sample of every kind of answer no rule understood.
+type Flow struct {
+	c   *compiled
+	sku string
+	run string
+	hc  *http.Client
+	now func() time.Time
+
+	mu        sync.Mutex
+	unmatched map[unmatchedKey]*Unmatched
+}
+
+var (
+	_ load.Target = (*Flow)(nil)
+	_ load.Keeper = (*Flow)(nil)
+)
+
+// Unmatched is one kind of answer no rule of a step understood: its step
+// and status, how many came, and the first one's content type and body
+// (its first 512 bytes), as run.json keeps it.
+type Unmatched = runrecord.Unmatched
+
+type unmatchedKey struct {
+	step string
+	code int
+}
+
+// maxUnmatchedKinds bounds the kinds of unmatched answers kept.
+const maxUnmatchedKinds = 32
+
+// Flow returns the purchase as a load.Target that sends with hc (nil:
+// load.NewClient()). run is the run's id prefix ({{.Run}}).
+func (s *System) Flow(hc *http.Client, run string) *Flow {
+	if hc == nil {
+		hc = load.NewClient()
+	}
+	return &Flow{c: s.compiled, sku: s.SKU, run: run, hc: hc, now: time.Now, unmatched: map[unmatchedKey]*Unmatched{}}
+}
+
+// Keeps is how many values a shopper keeps (see load.Keeper).
+func (f *Flow) Keeps() int { return len(f.c.keepNames) }
+
+// buffers hold answers while they are read; nothing read from one outlives
+// Do but copies.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// Do sends call's step and reads its answer.
+func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
+	if call.Step < 0 || call.Step >= len(f.c.steps) {
+		return load.Answer{}, fmt.Errorf("no step %d (the purchase has %d)", call.Step, len(f.c.steps))
+	}
+	st := f.c.steps[call.Step]
+	v := Values{CheckoutID: call.CheckoutID, Shopper: call.Shopper, Number: call.Number, Session: call.Session,
+		Step: st.name, Attempt: call.Attempt, Deadline: call.Deadline, Kept: call.Kept, SKU: f.sku, Run: f.run}
+	var scratch [256]byte
+	u := string(st.url.render(scratch[:0], &v))
+	var body io.Reader
+	if st.body != nil {
+		// The body is the request's own: the transport may still be
+		// reading it after Do returns (an answer that came before the
+		// whole body went).
+		body = bytes.NewReader(st.body.render(make([]byte, 0, 256), &v))
+	}
+	req, err := http.NewRequestWithContext(ctx, st.method, u, body)
+	if err != nil {
+		return load.Answer{}, fmt.Errorf("%s: %w", st.name, err)
+	}
+	for _, h := range st.headers {
+		val := h.val.render(scratch[:0], &v)
+		if len(val) > 0 {
+			req.Header[h.name] = []string{string(val)}
+		}
+	}
+	resp, err := f.hc.Do(req)
+	if err != nil {
+		return load.Answer{}, fmt.Errorf("%s: %w", st.name, err)
+	}
+	defer resp.Body.Close()
+	buf := buffers.Get().(*bytes.Buffer)
+	defer buffers.Put(buf)
+	buf.Reset()
+	ans := load.Answer{Code: resp.StatusCode}
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer)); err != nil {
+		return ans, fmt.Errorf("%s: read the answer: %w", st.name, err)
+	}
+	b := buf.Bytes()
+	for _, k := range st.keep {
+		if val, ok := k.x.text(resp.Header, b); ok && len(val) <= maxKept && k.index < len(call.Kept) {
+			call.Kept[k.index] = val
+		}
+	}
+	matched := false
+	for i := range st.rules {
+		if st.rules[i].m.match(resp.StatusCode, resp.Header, b) {
+			ans.Means, matched = st.rules[i].means, true
+			break
+		}
+	}
+	if !matched {
+		ans.Means, ans.Unmatched = load.MeansError, true
+		f.sample(st.name, resp, b)
+	}
+	for _, x := range st.retry {
+		if w := x.wait(resp.Header, b, f.now); w > 0 {
+			ans.RetryAfter = w
+			break
+		}
+	}
+	if st.reason != nil {
+		ans.Reason, _ = st.reason.text(resp.Header, b)
+	}
+	if st.degraded != nil {
+		ans.Degraded = st.degraded.match(resp.StatusCode, resp.Header, b)
+	}
+	return ans, nil
+}
+
+func (f *Flow) sample(step string, resp *http.Response, body []byte) {
+	k := unmatchedKey{step, resp.StatusCode}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if u, ok := f.unmatched[k]; ok {
+		u.Count++
+		return
+	}
+	if len(f.unmatched) >= maxUnmatchedKinds {
+		return
+	}
+	s := body[:min(len(body), 512)]
+	f.unmatched[k] = &Unmatched{Step: step, Code: resp.StatusCode, Count: 1,
+		ContentType: resp.Header.Get("Content-Type"), Sample: string(bytes.ToValidUTF8(s, []byte(string(utf8.RuneError))))}
+}
+
+// Unmatched lists the kinds of answers no rule understood, most frequent
+// first.
+func (f *Flow) Unmatched() []Unmatched {
+	f.mu.Lock()
+	out := make([]Unmatched, 0, len(f.unmatched))
+	for _, u := range f.unmatched {
+		out = append(out, *u)
+	}
+	f.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		if out[i].Step != out[j].Step {
+			return out[i].Step < out[j].Step
+		}
+		return out[i].Code < out[j].Code
+	})
+	return out
+}
+
+// CloseIdleConnections closes the client's idle keep-alive connections.
+func (f *Flow) CloseIdleConnections() { f.hc.CloseIdleConnections() }

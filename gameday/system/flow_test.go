@@ -1,0 +1,254 @@
+package system_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/gameday/system"
+)
+
+func parse(t *testing.T, src string, vars map[string]string) *system.System {
+	t.Helper()
+	s, err := system.Parse("test.yaml", []byte(src), vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func reference(t *testing.T, url string) *system.System {
+	t.Helper()
+	s, err := system.Reference(map[string]string{"CHECKOUT_URL": url, "TOXIPROXY": "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The reference checkout's description reads every answer the checkout
+// gives (docs/checkout.md) as it means it, with the wait it asks for and
+// why it refused.
+func TestReferenceReadsTheCheckoutsAnswers(t *testing.T) {
+	cases := []struct {
+		code             int
+		body, retryAfter string
+		means            load.Meaning
+		reason           string
+		wait             time.Duration
+		degraded         bool
+	}{
+		{200, `{"status":"confirmed","order":{"checkout_id":"co-1"}}`, "", load.MeansConfirmed, "", 0, false},
+		{200, `{"status":"confirmed","guest":true,"degraded":true,"degraded_reasons":["session_store_unavailable"]}`, "", load.MeansConfirmed, "", 0, true},
+		{402, `{"status":"declined"}`, "", load.MeansDeclined, "", 0, false},
+		{409, `{"status":"sold_out","reason":"voided"}`, "", load.MeansSoldOut, "voided", 0, false},
+		{409, `{"status":"in_progress","retry_after_ms":1000}`, "1", load.MeansRetryLater, "", time.Second, false},
+		{202, `{"status":"pending","reason":"order_unconfirmed","retry_after_ms":250}`, "1", load.MeansRetryLater, "order_unconfirmed", 250 * time.Millisecond, false},
+		{410, `{"status":"too_late","reason":"deadline"}`, "", load.MeansTooLate, "deadline", 0, false},
+		{503, `{"status":"unavailable","dependency":"payment","reason":"breaker_open","retry_after_ms":20}`, "1", load.MeansUnavailable, "breaker_open", 20 * time.Millisecond, false},
+		{503, `not json`, "2", load.MeansUnavailable, "", 2 * time.Second, false},
+		{400, `{"status":"invalid","reason":"token_invalid"}`, "", load.MeansError, "token_invalid", 0, false},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.code, " ", c.body), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if c.retryAfter != "" {
+					w.Header().Set("Retry-After", c.retryAfter)
+				}
+				w.WriteHeader(c.code)
+				io.WriteString(w, c.body)
+			}))
+			defer srv.Close()
+			f := reference(t, srv.URL).Flow(nil, "t")
+			call := &load.Call{CheckoutID: "co-1", Shopper: "s-1", Attempt: 1, Deadline: time.Now().Add(time.Minute), Kept: make([]string, f.Keeps())}
+			a, err := f.Do(context.Background(), call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Means != c.means || a.Reason != c.reason || a.RetryAfter != c.wait || a.Degraded != c.degraded || a.Code != c.code || a.Unmatched {
+				t.Errorf("answer %+v, want %v reason %q wait %v degraded %v", a, c.means, c.reason, c.wait, c.degraded)
+			}
+		})
+	}
+}
+
+// The request the reference description sends is the one the checkout
+// decodes strictly: its fields, the deadline in RFC 3339, and the
+// waiting-room token in a header once one was given, never in the body.
+func TestReferenceRequest(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []map[string]any
+	var tokens []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dec := json.NewDecoder(r.Body)
+		var body map[string]any
+		if err := dec.Decode(&body); err != nil || r.URL.Path != "/checkout" || r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: %v", r.Method, r.URL.Path, err)
+		}
+		mu.Lock()
+		bodies = append(bodies, body)
+		tokens = append(tokens, strings.Join(r.Header.Values("Waiting-Room-Token"), ","))
+		n := len(bodies)
+		mu.Unlock()
+		if n == 1 {
+			w.Header().Set("Waiting-Room-Token", "k1.abc.mac")
+		}
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(503)
+		io.WriteString(w, `{"status":"unavailable","reason":"waiting_room"}`)
+	}))
+	defer srv.Close()
+	f := reference(t, srv.URL).Flow(nil, "t")
+	dl := time.Date(2026, 12, 1, 9, 30, 0, 123e6, time.UTC)
+	call := &load.Call{CheckoutID: "co-7", Shopper: "s-7", Session: "sess-7", Attempt: 1, Deadline: dl, Kept: make([]string, f.Keeps())}
+	for range 3 {
+		if _, err := f.Do(context.Background(), call); err != nil {
+			t.Fatal(err)
+		}
+		call.Attempt++
+	}
+	want := map[string]any{"checkout_id": "co-7", "shopper": "s-7", "sku": "sku-1", "session": "sess-7", "deadline": "2026-12-01T09:30:00.123Z"}
+	if fmt.Sprint(bodies[0]) != fmt.Sprint(want) || fmt.Sprint(bodies[2]) != fmt.Sprint(want) {
+		t.Errorf("bodies %v, want each %v", bodies, want)
+	}
+	if strings.Join(tokens, "|") != "|k1.abc.mac|k1.abc.mac" {
+		t.Errorf("tokens sent %q, want none, then the one given, kept", tokens)
+	}
+}
+
+// A purchase of two calls with a value carried over, answers with other
+// codes and a JSON error object, and an answer no rule understood: kept
+// as a sample, counted, and an error.
+func TestTwoStepFlowAndUnmatchedAnswers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/holds":
+			w.WriteHeader(201)
+			io.WriteString(w, `{"hold":{"id":"h/42 x"}}`)
+		case r.URL.Path == "/holds/h%2F42+x/pay" || r.URL.RawPath == "/holds/h%2F42+x/pay":
+			w.WriteHeader(201)
+			io.WriteString(w, `{"ticket":"T1"}`)
+		default:
+			w.WriteHeader(418)
+			io.WriteString(w, "I'm a teapot: "+r.URL.String())
+		}
+	}))
+	defer srv.Close()
+	s := parse(t, `
+name: two-step
+base_url: `+srv.URL+`
+sku: gala
+purchase:
+  steps:
+    - name: hold
+      url: /holds
+      keep: {hold: {json: hold.id}}
+      answers: [{status: 201, outcome: next}, {status: 409, json: {error.code: sold_out}, outcome: sold_out}]
+    - name: pay
+      url: '/holds/{{urlquery .Kept.hold}}/pay'
+      answers: [{status: 201, outcome: confirmed}, {status: 422, outcome: declined}]
+`, nil)
+	f := s.Flow(nil, "t")
+	call := &load.Call{CheckoutID: "co-1", Shopper: "s-1", Attempt: 1, Deadline: time.Now().Add(time.Minute), Kept: make([]string, f.Keeps())}
+	a, err := f.Do(context.Background(), call)
+	if err != nil || a.Means != load.MeansNext || call.Kept[0] != "h/42 x" {
+		t.Fatalf("hold: %+v %v, kept %q", a, err, call.Kept)
+	}
+	call.Step = 1
+	if a, err := f.Do(context.Background(), call); err != nil || a.Means != load.MeansConfirmed {
+		t.Fatalf("pay: %+v %v", a, err)
+	}
+	call.Kept[0] = "gone"
+	for range 3 {
+		if a, err := f.Do(context.Background(), call); err != nil || a.Means != load.MeansError || !a.Unmatched {
+			t.Fatalf("teapot: %+v %v", a, err)
+		}
+	}
+	u := f.Unmatched()
+	if len(u) != 1 || u[0].Step != "pay" || u[0].Code != 418 || u[0].Count != 3 || !strings.Contains(u[0].Sample, "teapot") {
+		t.Errorf("unmatched %+v", u)
+	}
+}
+
+// No answer is an error, and the request's context bounds the wait.
+func TestFlowTransportErrors(t *testing.T) {
+	t.Run("refused", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		srv.Close()
+		f := reference(t, srv.URL).Flow(nil, "t")
+		if _, err := f.Do(context.Background(), &load.Call{CheckoutID: "co-1", Kept: make([]string, f.Keeps())}); err == nil {
+			t.Fatal("no error from a closed server")
+		}
+	})
+	t.Run("deadline", func(t *testing.T) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		began := time.Now()
+		f := reference(t, srv.URL).Flow(nil, "t")
+		_, err := f.Do(ctx, &load.Call{CheckoutID: "co-1", Kept: make([]string, f.Keeps())})
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Do: %v, want a deadline error", err)
+		}
+		if took := time.Since(began); took > time.Second {
+			t.Errorf("gave up after %v", took)
+		}
+	})
+}
+
+// A sale through a Flow: the first request of every checkout id is told to
+// come back in 20 ms, the second is confirmed; every shopper confirms on
+// its second attempt with the same id.
+func TestRunOverHTTP(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			CheckoutID string `json:"checkout_id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		mu.Lock()
+		n := seen[req.CheckoutID]
+		seen[req.CheckoutID]++
+		mu.Unlock()
+		if n == 0 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(503)
+			io.WriteString(w, `{"status":"unavailable","retry_after_ms":20}`)
+			return
+		}
+		io.WriteString(w, `{"status":"confirmed"}`)
+	}))
+	defer srv.Close()
+	plan := load.Plan{Stages: []load.Stage{{Duration: 10 * time.Millisecond, Target: 1000}, {Duration: 100 * time.Millisecond, Target: 1000}},
+		Patience: 2 * time.Second, MaxRetries: 2, MaxShoppers: 200, Seed: 1, IDPrefix: "run1"}
+	rep, err := load.Run(context.Background(), plan, reference(t, srv.URL).Flow(nil, "run1"), load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range rep.Shoppers {
+		if s.Outcome != load.OutcomeConfirmed || len(s.Attempts) != 2 || s.Attempts[0].Code != 503 || s.Attempts[0].RetryAfter != 20*time.Millisecond || seen[s.ID] != 2 {
+			t.Fatalf("shopper %d: %q after %+v", i, s.Outcome, s.Attempts)
+		}
+	}
+	if !strings.HasPrefix(rep.Shoppers[0].ID, "run1-") || rep.Started != 105 {
+		t.Errorf("ids %q..., started %d", rep.Shoppers[0].ID, rep.Started)
+	}
+}

@@ -1,0 +1,571 @@
+package system
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/internal/fileerr"
+	"github.com/gameday-dev/gameday/internal/strictyaml"
+)
+
+// MaxSize is the largest system file accepted, in bytes.
+const MaxSize = 1 << 20
+
+// Error is one problem with a system file, located by file, line and
+// field path.
+type Error = fileerr.Error
+
+// LoadFile reads, parses and validates the system file at path (at most
+// MaxSize bytes). vars are the variables ${NAME} may name before the
+// process environment is asked (an environment gameday starts gives the
+// addresses it chose); see Parse.
+func LoadFile(path string, vars map[string]string) (*System, error) {
+	data, err := strictyaml.ReadFile(path, MaxSize)
+	if err != nil {
+		return nil, fmt.Errorf("load system: %w", err)
+	}
+	return Parse(path, data, vars)
+}
+
+// Parse reads one system from data, names file in its errors, fills in
+// the defaults, validates the whole file and compiles its templates and
+// rules. It is as strict as a scenario: one YAML document holding a
+// mapping, no anchors, aliases or merge keys, no unknown or repeated keys,
+// durations as strings. In string values ${NAME} is replaced by vars[NAME],
+// else the environment variable NAME (${NAME:-default} gives a default); a
+// name set nowhere is an error. Every error is an *Error naming the file,
+// line and field, several joined with errors.Join, and nothing is
+// contacted.
+func Parse(file string, data []byte, vars map[string]string) (*System, error) {
+	if len(data) > MaxSize {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB); a system file is a short file", MaxSize)}
+	}
+	root, err := strictyaml.ParseMapping(file, data, "one system", "system fields (name: ..., purchase: ...)")
+	if err != nil {
+		return nil, err
+	}
+	var errs []*Error
+	expandVars(file, root, "", vars, &errs)
+	if len(errs) > 0 {
+		return nil, fileerr.Join(errs)
+	}
+	d := strictyaml.NewDecoder(file)
+	d.AnyBools = true // json: {degraded: true}
+	d.Lines[""] = root.Line
+	s := &System{}
+	d.Decode(root, reflect.ValueOf(s).Elem(), "")
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	s.File = file
+	s.lines = d.Lines
+	s.setDefaults()
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandVars replaces ${NAME} in every scalar value (never in keys).
+func expandVars(file string, n *yaml.Node, path string, vars map[string]string, errs *[]*Error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if !strings.Contains(n.Value, "${") {
+			return
+		}
+		n.Value = varRE.ReplaceAllStringFunc(n.Value, func(m string) string {
+			sub := varRE.FindStringSubmatch(m)
+			if v, ok := vars[sub[1]]; ok {
+				return v
+			}
+			if v, ok := os.LookupEnv(sub[1]); ok && v != "" {
+				return v
+			}
+			if sub[2] != "" {
+				return sub[3]
+			}
+			*errs = append(*errs, &Error{File: file, Line: n.Line, Field: path, Msg: fmt.Sprintf("${%s} is not set (set it in the environment, or write ${%s:-default})", sub[1], sub[1])})
+			return m
+		})
+		if n.Tag == "!!int" || n.Tag == "!!float" || n.Tag == "!!bool" {
+			n.Tag = "" // let the decoder re-resolve what it reads
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			expandVars(file, n.Content[i+1], strictyaml.JoinPath(path, n.Content[i].Value), vars, errs)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			expandVars(file, c, path+"["+strconv.Itoa(i)+"]", vars, errs)
+		}
+	}
+}
+
+// Defaults.
+const (
+	DefaultProcessTimeout = 30 * time.Second
+	DefaultQueryTimeout   = 10 * time.Second
+	DefaultSettleWithin   = 30 * time.Second
+)
+
+func (s *System) setDefaults() {
+	for i, st := range s.Purchase.Steps {
+		if st == nil {
+			continue
+		}
+		if st.Name == "" {
+			st.Name = "step-" + strconv.Itoa(i+1)
+		}
+		if st.Method == "" {
+			st.Method = http.MethodPost
+		}
+		if len(st.RetryAfter) == 0 {
+			st.RetryAfter = []*Extract{{Header: "Retry-After"}}
+		}
+	}
+	for name, d := range s.Dependencies {
+		if d == nil {
+			continue
+		}
+		if d.Proxy == "" {
+			d.Proxy = name
+		}
+		if p := d.Process; p != nil {
+			if p.Timeout == 0 {
+				p.Timeout = Duration(DefaultProcessTimeout)
+			}
+			if p.Ready == "" && d.Upstream != "" {
+				p.Ready = "tcp://" + d.Upstream
+			}
+		}
+	}
+	if s.Books.SettleWithin == 0 {
+		s.Books.SettleWithin = Duration(DefaultSettleWithin)
+	}
+	if c := s.Books.Charges; c != nil {
+		if c.Statuses == nil {
+			c.Statuses = map[string][]string{}
+		}
+		for _, st := range []string{"approved", "declined", "voided"} {
+			if _, ok := c.Statuses[st]; !ok {
+				c.Statuses[st] = []string{st}
+			}
+		}
+	}
+}
+
+// validator collects the problems of a system, each located by its field.
+type validator struct {
+	s    *System
+	errs []*Error
+}
+
+func (v *validator) add(field, format string, args ...any) {
+	line, ok := v.s.lines[field]
+	for p := field; !ok && p != ""; {
+		p = parentPath(p)
+		line, ok = v.s.lines[p]
+	}
+	v.errs = append(v.errs, &Error{File: v.s.File, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func parentPath(p string) string {
+	if i := strings.LastIndexAny(p, ".["); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var depRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// Line returns the line a field path was read from; 0 when unknown.
+func (s *System) Line(field string) int { return s.lines[field] }
+
+func (s *System) validate() error {
+	v := &validator{s: s}
+	switch {
+	case s.Name == "":
+		v.add("name", "required: lower-case words joined by '-', such as acme-checkout")
+	case len(s.Name) > 64 || !nameRE.MatchString(s.Name):
+		v.add("name", "%s: want lower-case words joined by '-' (at most 64 characters)", strictyaml.Quote(s.Name))
+	}
+	v.httpURL("base_url", s.BaseURL, true)
+	switch {
+	case s.SKU == "":
+		v.add("sku", "required: the product on sale, as the system names it ({{.SKU}} in templates)")
+	case len(s.SKU) > 128:
+		v.add("sku", "at most 128 characters")
+	}
+	if s.Toxiproxy != "" {
+		if err := checkAddrOrURL(s.Toxiproxy); err != nil {
+			v.add("toxiproxy", "%s: %v", strictyaml.Quote(s.Toxiproxy), err)
+		}
+	}
+	v.httpURL("prometheus", s.Prometheus, false)
+	v.httpURL("admin", s.Admin, false)
+	v.dependencies()
+	v.stores()
+	for i, a := range s.Setup {
+		p := fmt.Sprintf("setup[%d]", i)
+		if a == nil {
+			v.add(p, "empty: want one of sql, redis, http, command")
+			continue
+		}
+		v.query(p, &a.Query, queryAction)
+		if a.Expect != 0 && (a.HTTP == nil || a.Expect < 100 || a.Expect > 599) {
+			v.add(p+".expect", "%d: an HTTP status, for an http action only", a.Expect)
+		}
+	}
+	v.books()
+	v.breakers()
+	var c *compiled
+	if len(v.errs) == 0 {
+		c = v.compile()
+	}
+	if len(v.errs) > 0 {
+		return fileerr.Join(v.errs)
+	}
+	s.compiled = c
+	return nil
+}
+
+func (v *validator) httpURL(field, raw string, required bool) {
+	if raw == "" {
+		if required {
+			v.add(field, "required: an http(s) URL")
+		}
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.add(field, "%s: want an http(s) URL such as http://127.0.0.1:8080", strictyaml.Quote(raw))
+	}
+}
+
+func checkAddrOrURL(s string) error {
+	if strings.Contains(s, "://") {
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("want host:port or an http URL")
+		}
+		return nil
+	}
+	return checkHostPort(s)
+}
+
+func checkHostPort(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("want host:port")
+	}
+	if host == "" {
+		return fmt.Errorf("want host:port, with a host")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+		return fmt.Errorf("want host:port, with a port from 1 to 65535")
+	}
+	return nil
+}
+
+func (v *validator) dependencies() {
+	own := v.s.Toxiproxy == ""
+	proxies := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(v.s.Dependencies)) {
+		d := v.s.Dependencies[name]
+		p := "dependencies." + name
+		if !depRE.MatchString(name) || len(name) > 64 {
+			v.add(p, "%s: a dependency's name is lower-case letters, digits, '-' and '_' (at most 64)", strictyaml.Quote(name))
+		}
+		if d == nil {
+			v.add(p, "empty: want listen and upstream, or proxy")
+			continue
+		}
+		if other, dup := proxies[d.Proxy]; dup {
+			v.add(p+".proxy", "%q is also %s's proxy: each dependency needs its own", d.Proxy, other)
+		}
+		proxies[d.Proxy] = name
+		for _, f := range []struct{ field, val string }{{"listen", d.Listen}, {"upstream", d.Upstream}} {
+			switch {
+			case f.val == "" && own:
+				v.add(p+"."+f.field, "required: gameday starts its own Toxiproxy (no toxiproxy: given), which creates this proxy")
+			case f.val != "":
+				if err := checkHostPort(f.val); err != nil {
+					v.add(p+"."+f.field, "%s: %v", strictyaml.Quote(f.val), err)
+				}
+			}
+		}
+		if (d.Listen == "") != (d.Upstream == "") && !own {
+			v.add(p, "listen and upstream go together (both, to create the proxy if it is missing; neither, to use it as it is)")
+		}
+		if pr := d.Process; pr != nil {
+			v.process(p+".process", pr)
+		}
+	}
+}
+
+func (v *validator) process(p string, pr *Process) {
+	n := 0
+	for _, set := range []bool{pr.Container != "", pr.Systemd != "", pr.Command != nil, pr.PIDFile != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		v.add(p, "want exactly one of container, systemd, command, pid_file (got %d)", n)
+	}
+	if pr.PIDFile != "" && len(pr.Start) == 0 {
+		v.add(p+".start", "required with pid_file: the program that starts the process again")
+	}
+	if pr.PIDFile == "" && len(pr.Start) > 0 {
+		v.add(p+".start", "only with pid_file (a command handle has command.start)")
+	}
+	if c := pr.Command; c != nil && len(c.Kill)+len(c.Start)+len(c.Pause)+len(c.Resume) == 0 {
+		v.add(p+".command", "give at least one of kill, start, pause, resume")
+	}
+	if pr.Ready != "" {
+		if u, err := url.Parse(pr.Ready); err != nil || !slices.Contains([]string{"http", "https", "tcp", "redis"}, u.Scheme) || u.Host == "" {
+			v.add(p+".ready", "%s: want an http, https, tcp or redis URL", strictyaml.Quote(pr.Ready))
+		}
+	}
+}
+
+func (v *validator) stores() {
+	for _, name := range slices.Sorted(maps.Keys(v.s.Stores)) {
+		st := v.s.Stores[name]
+		p := "stores." + name
+		if st == nil {
+			v.add(p, "empty: want one of postgres, mysql, redis, http")
+			continue
+		}
+		if st.kind() == "" {
+			v.add(p, "want exactly one of postgres, mysql, redis, http")
+			continue
+		}
+		switch st.kind() {
+		case "redis":
+			if strings.Contains(st.Redis, "://") {
+				if u, err := url.Parse(st.Redis); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+					v.add(p+".redis", "%s: want host:port or a redis:// URL", strictyaml.Quote(st.Redis))
+				}
+			} else if err := checkHostPort(st.Redis); err != nil {
+				v.add(p+".redis", "%s: %v", strictyaml.Quote(st.Redis), err)
+			}
+		case "http":
+			v.httpURL(p+".http", st.HTTP, true)
+		}
+	}
+}
+
+// kind names the store's kind; "" unless exactly one is given.
+func (st *Store) kind() string {
+	kinds := []struct {
+		name string
+		set  bool
+	}{{"postgres", st.Postgres != ""}, {"mysql", st.MySQL != ""}, {"redis", st.Redis != ""}, {"http", st.HTTP != ""}}
+	found := ""
+	for _, k := range kinds {
+		if k.set {
+			if found != "" {
+				return ""
+			}
+			found = k.name
+		}
+	}
+	return found
+}
+
+// Kind names the store's kind: postgres, mysql, redis or http.
+func (st *Store) Kind() string { return st.kind() }
+
+// queryUse says what a query is for: it decides the shapes allowed.
+type queryUse uint8
+
+const (
+	queryAction queryUse = iota // setup: a statement or command
+	queryValue                  // one number or boolean
+	queryRows                   // a list of rows
+)
+
+// Kind names the query's kind: sql, redis, http or command; "" unless
+// exactly one is given.
+func (q *Query) Kind() string {
+	found := ""
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{{"sql", q.SQL != ""}, {"redis", len(q.Redis) > 0}, {"http", q.HTTP != nil}, {"command", len(q.Command) > 0}} {
+		if k.set {
+			if found != "" {
+				return ""
+			}
+			found = k.name
+		}
+	}
+	return found
+}
+
+func (v *validator) query(p string, q *Query, use queryUse) {
+	kind := q.Kind()
+	if kind == "" {
+		v.add(p, "want exactly one of sql, redis, http, command")
+		return
+	}
+	if kind == "command" {
+		if q.Store != "" {
+			v.add(p+".store", "a command needs no store")
+		}
+	} else {
+		st, ok := v.s.Stores[q.Store]
+		switch {
+		case q.Store == "":
+			v.add(p+".store", "required: the store to ask (stores: %s)", storeNames(v.s.Stores))
+		case !ok || st == nil:
+			v.add(p+".store", "%q: no such store (stores: %s)", q.Store, storeNames(v.s.Stores))
+		default:
+			want := map[string][]string{"sql": {"postgres", "mysql"}, "redis": {"redis"}, "http": {"http"}}[kind]
+			if !slices.Contains(want, st.kind()) {
+				v.add(p+"."+kind, "store %q is %s, which cannot answer %s", q.Store, st.kind(), kind)
+			}
+		}
+	}
+	if len(q.Args) > 0 && kind != "sql" {
+		v.add(p+".args", "only for sql")
+	}
+	if h := q.HTTP; h != nil {
+		if h.Method == "" {
+			h.Method = http.MethodGet
+			if use == queryAction && h.Body != "" {
+				h.Method = http.MethodPost
+			}
+		}
+		if !validMethod(h.Method) {
+			v.add(p+".http.method", "%s: want GET, POST, PUT, PATCH or DELETE", strictyaml.Quote(h.Method))
+		}
+	}
+	if q.Timeout == 0 {
+		q.Timeout = Duration(DefaultQueryTimeout)
+	}
+	switch use {
+	case queryAction:
+		if q.JSON != "" || q.Items != "" || len(q.Fields) > 0 {
+			v.add(p, "a setup action reads nothing: json, items and fields are for books")
+		}
+	case queryValue:
+		if q.Items != "" || len(q.Fields) > 0 {
+			v.add(p, "one value is read here: items and fields are for orders and charges")
+		}
+		if q.JSON != "" && kind != "http" && kind != "command" {
+			v.add(p+".json", "only for http and command (sql and redis answer the value itself)")
+		}
+	case queryRows:
+		if q.JSON != "" {
+			v.add(p+".json", "rows are read with items (the list) and fields, not json")
+		}
+		if q.Items != "" && kind != "http" && kind != "command" {
+			v.add(p+".items", "only for http and command (sql answers rows, redis a list or hash)")
+		}
+		for col, f := range q.Fields {
+			if f == nil || (f.JSON == "" && f.Regex == "") {
+				v.add(p+".fields."+col, "want a GJSON path, or {json: PATH, regex: RE}")
+				continue
+			}
+			if f.Regex != "" {
+				re, err := regexp.Compile(f.Regex)
+				if err != nil {
+					v.add(p+".fields."+col+".regex", "%v", err)
+				} else if re.NumSubexp() < 1 {
+					v.add(p+".fields."+col+".regex", "%s: needs a group (...) holding the value", strictyaml.Quote(f.Regex))
+				}
+			}
+		}
+		if kind == "sql" && len(q.Fields) > 0 {
+			v.add(p+".fields", "sql names its columns itself (SELECT cart_id AS checkout_id ...)")
+		}
+	}
+}
+
+func validMethod(m string) bool {
+	return slices.Contains([]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}, m)
+}
+
+func storeNames(m map[string]*Store) string {
+	if len(m) == 0 {
+		return "none declared"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}
+
+func (v *validator) books() {
+	b := &v.s.Books
+	if st := b.Stock; st != nil {
+		for _, f := range []struct {
+			name string
+			q    *Query
+		}{{"available", st.Available}, {"initial", st.Initial}, {"reserved", st.Reserved}, {"sold", st.Sold}} {
+			if f.q != nil {
+				v.query("books.stock."+f.name, f.q, queryValue)
+			}
+		}
+		if st.Available == nil && (st.Initial != nil || st.Reserved != nil || st.Sold != nil) {
+			v.add("books.stock.available", "required with the other stock facts: the units still for sale")
+		}
+	}
+	if b.Orders != nil {
+		v.query("books.orders", b.Orders, queryRows)
+	}
+	if c := b.Charges; c != nil {
+		v.query("books.charges", &c.Query, queryRows)
+		for st := range c.Statuses {
+			if !slices.Contains([]string{"approved", "declined", "voided"}, st) {
+				v.add("books.charges.statuses."+st, "unknown status (known: approved, declined, voided)")
+			}
+		}
+	}
+	if b.Settled != nil {
+		v.query("books.settled", b.Settled, queryValue)
+	}
+}
+
+func (v *validator) breakers() {
+	b := v.s.Breakers
+	if b == nil {
+		return
+	}
+	switch {
+	case (b.Metric == nil) == (b.PromQL == nil):
+		v.add("breakers", "want exactly one of metric, promql")
+	case b.Metric != nil:
+		v.httpURL("breakers.metric.url", b.Metric.URL, true)
+	case b.PromQL != nil:
+		if b.PromQL.Query == "" {
+			v.add("breakers.promql.query", "required: a PromQL query whose series give each breaker's state")
+		}
+		if b.PromQL.Label == "" {
+			v.add("breakers.promql.label", "required: the label that names the breaker")
+		}
+		if v.s.Prometheus == "" {
+			v.add("breakers.promql", "needs prometheus: the Prometheus server to ask")
+		}
+	}
+}
+
+func sortStrings(s []string) []string { slices.Sort(s); return s }
+
+// meaningOf reads a rule's outcome.
+func meaningOf(s string) (load.Meaning, bool) { return load.ParseMeaning(s) }

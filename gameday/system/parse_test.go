@@ -1,0 +1,155 @@
+package system
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gameday-dev/gameday/internal/fileerr"
+)
+
+func tiny(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Each case changes testdata/tiny.yaml in one place and names the line,
+// field and message the error must carry. Nothing is contacted.
+func TestBadSystemFiles(t *testing.T) {
+	cases := []struct {
+		name     string
+		old, new string // replace old by new in tiny.yaml
+		line     int
+		field    string
+		msg      string
+	}{
+		// A misspelt key is an error, not silently ignored.
+		{"unknown key", "sku: sku-1", "skew: sku-1", 3, "skew", "unknown field (known: admin, base_url,"},
+		// Deeper down, with the path.
+		{"unknown step key", "      body:", "      bodi:", 7, "purchase.steps[0].bodi", "unknown field"},
+		// The outcome vocabulary is closed.
+		{"unknown outcome", "outcome: confirmed}", "outcome: bought}", 9, "purchase.steps[0].answers[0].outcome", `"bought": want one of error, confirmed`},
+		// A status that is no status.
+		{"bad status", "{status: 201,", "{status: 2000,", 9, "purchase.steps[0].answers[0].status", "want a status from 100 to 599"},
+		// Templates: a field that does not exist, with the ones that do.
+		{"unknown template field", "{{json .CheckoutID}}", "{{json .CartID}}", 7, "purchase.steps[0].body", ".CartID: no such value (known: .Attempt, .CheckoutID,"},
+		// Templates: no logic.
+		{"template logic", "{{json .CheckoutID}}", "{{if .Session}}x{{end}}", 7, "purchase.steps[0].body", "only {{.Field}}"},
+		// A kept value nobody keeps.
+		{"kept unknown", "{{json .CheckoutID}}", "{{.Kept.token}}", 7, "purchase.steps[0].body", `no step so far keeps "token"`},
+		// next in the last step goes nowhere.
+		{"next at the end", "outcome: unavailable}", "outcome: next}", 10, "purchase.steps[0].answers[1].outcome", "this is the last step"},
+		// A dependency needs listen and upstream when gameday runs Toxiproxy.
+		{"no upstream", "    upstream: 127.0.0.1:5432\n", "", 12, "dependencies.db.upstream", "required: gameday starts its own Toxiproxy"},
+		// A book query names a store that is not there.
+		{"unknown store", "{store: kv, redis:", "{store: cache, redis:", 19, "books.stock.available.store", `"cache": no such store (stores: kv)`},
+		// An SQL query on a Redis store.
+		{"wrong kind", `redis: [GET, "stock:{{.SKU}}"]}`, `sql: "SELECT 1"}`, 19, "books.stock.available.sql", `store "kv" is redis, which cannot answer sql`},
+		// A variable that is not set.
+		{"unset variable", "http://127.0.0.1:9999", "${GAMEDAY_TEST_UNSET_URL}", 2, "base_url", "${GAMEDAY_TEST_UNSET_URL} is not set"},
+		// Durations are strings with a unit.
+		{"bare duration", "books:\n", "books:\n  settle_within: 5\n", 18, "books.settle_within", `5 is a bare number, not a duration (write "5s")`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := tiny(t)
+			if !strings.Contains(src, c.old) {
+				t.Fatalf("tiny.yaml has no %q", c.old)
+			}
+			_, err := Parse("tiny.yaml", []byte(strings.Replace(src, c.old, c.new, 1)), nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, e := range fileerr.All(err) {
+				if e.Line == c.line && e.Field == c.field && strings.Contains(e.Msg, c.msg) && e.File == "tiny.yaml" {
+					return
+				}
+			}
+			t.Errorf("got %v\nwant line %d, field %s, message with %q", err, c.line, c.field, c.msg)
+		})
+	}
+}
+
+func TestTinyParses(t *testing.T) {
+	s, err := Parse("tiny.yaml", []byte(tiny(t)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.Purchase.Steps[0]
+	if st.Name != "step-1" || st.Method != "POST" || s.Dependencies["db"].Proxy != "db" || len(st.RetryAfter) != 1 {
+		t.Errorf("defaults: %+v, dependency %+v", st, s.Dependencies["db"])
+	}
+	if s.Books.SettleWithin.D() != DefaultSettleWithin || s.Books.Stock.Available.Timeout.D() != DefaultQueryTimeout {
+		t.Errorf("books defaults: %+v", s.Books)
+	}
+}
+
+// The reference checkout's description and the starter file are valid as
+// shipped; the starter's examples are all there is to edit.
+func TestShippedSystemsParse(t *testing.T) {
+	ref, err := Reference(map[string]string{"CHECKOUT_URL": "http://127.0.0.1:8080", "PAYMENT_URL": "http://127.0.0.1:8081", "TOXIPROXY": "127.0.0.1:8474"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Books.Charges == nil || ref.Admin == "" || len(ref.Dependencies) != 3 {
+		t.Errorf("reference: %+v", ref)
+	}
+	noPay, err := Reference(map[string]string{"CHECKOUT_URL": "http://127.0.0.1:8080", "TOXIPROXY": "127.0.0.1:8474"})
+	if err != nil || noPay.Books.Charges != nil {
+		t.Errorf("reference without a provider: charges %+v, %v", noPay.Books.Charges, err)
+	}
+	if _, err := Parse("starter.yaml", Starter(), nil); err != nil {
+		t.Errorf("starter: %v", err)
+	}
+	for _, f := range []string{"../../examples/pyshop/gameday.yaml", "../../examples/ticketshop/gameday.yaml"} {
+		if _, err := LoadFile(f, nil); err != nil {
+			t.Errorf("%s: %v", filepath.Base(filepath.Dir(f)), err)
+		}
+	}
+}
+
+// A file that cannot be read is not an *Error; one too large is.
+func TestLoadFileErrors(t *testing.T) {
+	if _, err := LoadFile(filepath.Join(t.TempDir(), "none.yaml"), nil); err == nil || errors.As(err, new(*Error)) {
+		t.Errorf("missing file: %v", err)
+	}
+	big := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(big, make([]byte, MaxSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var fe *Error
+	if _, err := LoadFile(big, nil); !errors.As(err, &fe) || !strings.Contains(fe.Msg, "larger than") {
+		t.Errorf("big file: %v", err)
+	}
+}
+
+// FuzzParse: no input crashes the parser, and what it accepts it accepts
+// again.
+func FuzzParse(f *testing.F) {
+	src, err := os.ReadFile("testdata/tiny.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(src)
+	f.Add(Starter())
+	f.Add([]byte("name: [\n"))
+	f.Add([]byte("a: &x 1\nb: *x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("fuzz.yaml", data, map[string]string{})
+		if err != nil {
+			if len(fileerr.All(err)) == 0 {
+				t.Fatalf("error without a location: %v", err)
+			}
+			return
+		}
+		if s.Name == "" || len(s.Purchase.Steps) == 0 {
+			t.Fatalf("accepted without a name or steps: %+v", s)
+		}
+	})
+}

@@ -1,0 +1,359 @@
+// Package system is the description of a system under test: the contract
+// between gameday's runner and a checkout it did not write. A system file
+// (gameday.yaml) says how to make a purchase (one or more HTTP calls built
+// from templates), how to read each answer into a shopper's outcome, which
+// dependencies sit behind Toxiproxy and how to act on their processes, how
+// to set up a drill and read the books after it from the real stores (SQL,
+// Redis, HTTP, a command), and where the breakers and metrics can be read.
+//
+// The runner depends on this description only. The reference checkout is
+// one described system (Reference); a team's Rails app on Postgres or Node
+// service on MySQL is another. docs/systems.md is the user's guide.
+package system
+
+import "github.com/gameday-dev/gameday/internal/strictyaml"
+
+// System is one described system under test. [Parse] fills in the
+// defaults named in the field comments and validates the whole file
+// before anything acts on it.
+type System struct {
+	// Name identifies the system in reports; lower-case words joined by
+	// '-'. Required.
+	Name string `yaml:"name"`
+	// Description is free text for the reader of the file.
+	Description string `yaml:"description"`
+	// BaseURL is where the checkout answers (http or https). A step's url
+	// is relative to it unless absolute. Required.
+	BaseURL string `yaml:"base_url"`
+	// SKU is the product on sale: {{.SKU}} in templates. Required.
+	SKU string `yaml:"sku"`
+	// Purchase is how a shopper buys. Required.
+	Purchase Purchase `yaml:"purchase"`
+
+	// Toxiproxy is the API address (host:port or an http URL) of a
+	// Toxiproxy that already runs in front of the dependencies; "" means
+	// gameday starts one of its own for the drill, which then creates the
+	// proxies (each dependency needs listen and upstream).
+	Toxiproxy string `yaml:"toxiproxy"`
+	// Dependencies are what faults act on, by the user's names: each a
+	// TCP address behind a Toxiproxy proxy, and optionally a process.
+	Dependencies map[string]*Dependency `yaml:"dependencies"`
+
+	// Stores are the places the books are read from (and, when Setup asks
+	// for it, written to), by name.
+	Stores map[string]*Store `yaml:"stores"`
+	// Setup runs in order before each drill, after every store was
+	// reached: only what is listed here is ever written to a store.
+	Setup []*Action `yaml:"setup"`
+	// Books are the facts the oracles read: stock, orders, charges, and
+	// when the books are final. Each is optional; an oracle whose facts are
+	// missing is reported "not checked", never "passed".
+	Books Books `yaml:"books"`
+
+	// Breakers, when set, says where the breakers' states can be read
+	// (white-box). Without it, promise what users see instead: fast
+	// refusals (black-box; docs/systems.md).
+	Breakers *Breakers `yaml:"breakers"`
+	// Prometheus is the base URL of a Prometheus server, for PromQL
+	// promises and halt conditions and breakers.promql.
+	Prometheus string `yaml:"prometheus"`
+	// Admin is the base URL of a service that speaks gameday's admin
+	// protocol (the reference checkout does): GET /admin/breakers (breaker
+	// transitions with exact times) and GET /admin/admission (the most
+	// checkouts in progress at once). Optional.
+	Admin string `yaml:"admin"`
+
+	// File is where the system was read from ("reference" for the
+	// built-in one). Not part of the YAML.
+	File string `yaml:"-"`
+
+	// lines maps field paths to the line they were read from.
+	lines map[string]int
+	// compiled holds the templates and matchers, made by Parse.
+	compiled *compiled
+}
+
+// Purchase is how a shopper buys: one request, or several in order, each
+// step's answer read by its rules.
+type Purchase struct {
+	// Steps are the requests of one purchase, in order. At least one; a
+	// step's rule with outcome "next" goes on to the following step.
+	Steps []*Step `yaml:"steps"`
+}
+
+// Step is one request of a purchase and how to read its answer.
+type Step struct {
+	// Name names the step in reports and in the idempotency key; default
+	// "step-N" (from 1). Lower-case words joined by '-'.
+	Name string `yaml:"name"`
+	// Method is the HTTP method; default POST.
+	Method string `yaml:"method"`
+	// URL is a template: a path relative to base_url ("/checkout"), or an
+	// absolute http(s) URL. Required.
+	URL string `yaml:"url"`
+	// Headers are templates; a header whose value renders empty is not
+	// sent (a token not yet given, say).
+	Headers map[string]string `yaml:"headers"`
+	// Body is a template; "" sends no body.
+	Body string `yaml:"body"`
+	// Keep names values to keep from this step's answers for the rest of
+	// the shopper's purchase: later steps, and later attempts of this one
+	// ({{.Kept.NAME}}). A value is kept from any answer that has it.
+	Keep map[string]*Extract `yaml:"keep"`
+	// Answers read an answer into an outcome: the first rule that matches
+	// wins; an answer no rule matches is an error, and the report shows a
+	// sample of it. Required.
+	Answers []*Rule `yaml:"answers"`
+	// RetryAfter is where the wait before coming back is read, first found
+	// first; default the Retry-After header (seconds or an HTTP date).
+	RetryAfter []*Extract `yaml:"retry_after"`
+	// Reason, when set, reads a short word saying why an answer refused
+	// (the reference checkout's "reason" field), for the attempts file and
+	// the flash-sale figures.
+	Reason *Extract `yaml:"reason"`
+	// Degraded, when set, marks an answer as degraded (served, but with a
+	// fallback), for "degraded" promises.
+	Degraded *Match `yaml:"degraded"`
+}
+
+// Extract reads one value from an answer: a header, or a field of a JSON
+// body (a GJSON path: "order.id", "errors.0.code"; see
+// https://github.com/tidwall/gjson/blob/master/SYNTAX.md). Exactly one.
+type Extract struct {
+	Header string `yaml:"header"`
+	JSON   string `yaml:"json"`
+	// Unit is how a number read for retry_after counts: "ms" (default for
+	// json) or "s" (default for a header).
+	Unit string `yaml:"unit"`
+}
+
+// Match is a condition on an answer. Every condition given must hold; a
+// Match with none matches every answer.
+type Match struct {
+	// Status is the HTTP status: 201, a class "4xx", or a list of them.
+	Status *StatusSet `yaml:"status"`
+	// JSON maps GJSON paths to the value wanted there (a string, number or
+	// boolean, compared as JSON would), all of them.
+	JSON map[string]any `yaml:"json"`
+	// BodyContains is a substring of the body.
+	BodyContains string `yaml:"body_contains"`
+	// BodyMatches is a regular expression (RE2) the body matches.
+	BodyMatches string `yaml:"body_matches"`
+	// Header maps header names to a regular expression (RE2) the header's
+	// value matches; a missing header matches nothing.
+	Header map[string]string `yaml:"header"`
+}
+
+// Rule is a Match and the outcome it means.
+type Rule struct {
+	Match
+	// Outcome is what the answer means to the shopper: confirmed,
+	// declined, sold_out, too_late (final); unavailable (refused: come back
+	// after Retry-After while retries and patience last); retry_later (the
+	// same purchase is in progress or pending: come back likewise); error
+	// (final); or next (go on to the next step). Required.
+	Outcome string `yaml:"outcome"`
+}
+
+// Dependency is a dependency of the system, by the user's name.
+type Dependency struct {
+	// Proxy is the proxy's name on Toxiproxy; default the dependency's
+	// name.
+	Proxy string `yaml:"proxy"`
+	// Listen is the address the system under test connects to (the proxy
+	// listens there), Upstream the real server's. Both are required when
+	// gameday runs its own Toxiproxy; with an existing one, a proxy that
+	// does not exist yet is created from them, and one that exists is used
+	// as it is.
+	Listen   string `yaml:"listen"`
+	Upstream string `yaml:"upstream"`
+	// Process, when set, is how process faults (kill, pause, restart) act
+	// on the dependency.
+	Process *Process `yaml:"process"`
+}
+
+// Process is a handle on a dependency's process: exactly one of
+// Container, Systemd, Command and PIDFile. Every action is bounded by
+// Timeout, and none goes through a shell.
+type Process struct {
+	// Container is a Docker container's name or id.
+	Container string `yaml:"container"`
+	// Systemd is a systemd unit: kill is "systemctl kill -s SIGKILL",
+	// start "systemctl start", pause and resume SIGSTOP and SIGCONT.
+	Systemd string `yaml:"systemd"`
+	// Command gives a program (argv, no shell) for each action; an action
+	// without one cannot be drilled.
+	Command *Commands `yaml:"command"`
+	// PIDFile is a file holding the process's pid: kill, pause and resume
+	// send SIGKILL, SIGSTOP and SIGCONT; Start, required with it, starts
+	// the process again.
+	PIDFile string   `yaml:"pid_file"`
+	Start   []string `yaml:"start"`
+	// Ready is a URL ("gameday health" speaks http, https, tcp and redis)
+	// that answers once a restarted process is back; default
+	// tcp://UPSTREAM.
+	Ready string `yaml:"ready"`
+	// Timeout bounds each action and the wait for Ready; default 30s.
+	Timeout Duration `yaml:"timeout"`
+}
+
+// Commands are the programs of a command process handle.
+type Commands struct {
+	Kill   []string `yaml:"kill"`
+	Start  []string `yaml:"start"`
+	Pause  []string `yaml:"pause"`
+	Resume []string `yaml:"resume"`
+}
+
+// Store is a place the books live: exactly one of its fields.
+type Store struct {
+	// Postgres is a connection string (URL or key=value), opened with pgx.
+	Postgres string `yaml:"postgres"`
+	// MySQL is a go-sql-driver/mysql DSN (user:pass@tcp(host:port)/db).
+	MySQL string `yaml:"mysql"`
+	// Redis is host:port or a redis:// URL (with password and database).
+	Redis string `yaml:"redis"`
+	// HTTP is a base URL.
+	HTTP string `yaml:"http"`
+}
+
+// Action is one setup step: a statement or command run before the load.
+type Action struct {
+	Query
+	// Expect is the HTTP status an http action must answer; default any
+	// 2xx.
+	Expect int `yaml:"expect"`
+}
+
+// Query asks a store a question (or, in setup, tells it something): one
+// of SQL, Redis, HTTP and Command. Templates may use {{.SKU}},
+// {{.Stock}} (the scenario's stock) and {{.Run}} (the run's id prefix).
+type Query struct {
+	// Store names the store; required except for Command.
+	Store string `yaml:"store"`
+	// SQL is a statement, with Args bound as its parameters ($1 for
+	// Postgres, ? for MySQL).
+	SQL  string   `yaml:"sql"`
+	Args []string `yaml:"args"`
+	// Redis is a command, one word per element: [GET, "stock:{{.SKU}}"].
+	Redis []string `yaml:"redis"`
+	// HTTP asks an http store.
+	HTTP *HTTPQuery `yaml:"http"`
+	// Command runs a program (argv, no shell) and reads its output.
+	Command []string `yaml:"command"`
+	// JSON, for a single value read from an HTTP answer or a command's
+	// output, is the GJSON path to it; "" takes the whole output.
+	JSON string `yaml:"json"`
+	// Items, for rows read from JSON, is the GJSON path to the list.
+	Items string `yaml:"items"`
+	// Fields, for rows, maps a column to the GJSON path of its value in
+	// each item (or in each Redis hash value); a column without one is
+	// read from the item's field of the same name.
+	Fields map[string]*Field `yaml:"fields"`
+	// Timeout bounds the query; default 10s.
+	Timeout Duration `yaml:"timeout"`
+}
+
+// HTTPQuery is a request to an http store.
+type HTTPQuery struct {
+	Method string `yaml:"method"` // default GET
+	Path   string `yaml:"path"`   // template, relative to the store's URL
+	Body   string `yaml:"body"`   // template
+	// Headers are templates, as a step's.
+	Headers map[string]string `yaml:"headers"`
+}
+
+// Field is where a column's value is read from: a GJSON path, and
+// optionally a regular expression whose first group is the value
+// ("^(.*)/[0-9]+$" takes "co-7" out of "co-7/1").
+type Field struct {
+	JSON  string `yaml:"json"`
+	Regex string `yaml:"regex"`
+}
+
+// Books are the facts the oracles read after a drill.
+type Books struct {
+	// Stock is the units for sale of the SKU.
+	Stock *Stock `yaml:"stock"`
+	// Orders lists the orders: one row each, with the column checkout_id
+	// (the id the runner sent: {{.CheckoutID}}) and optionally charge (the
+	// charge it was paid with, as charges' id) and units (default 1).
+	Orders *Query `yaml:"orders"`
+	// Charges lists the charges the provider holds: one row each, with
+	// checkout_id, status, and optionally id, created_at (RFC 3339, or Unix
+	// seconds or milliseconds) and amount.
+	Charges *Charges `yaml:"charges"`
+	// Settled reads whether the books are final: true, or the number 0
+	// (nothing left to settle: holds, voids, refunds). The runner asks
+	// every 200ms until it is, for at most SettleWithin, then reads the
+	// books (and says so if they never settled). Without it the books are
+	// read SettleAfter after the load ends.
+	Settled *Query `yaml:"settled"`
+	// SettleWithin bounds the wait for Settled; default 30s.
+	SettleWithin Duration `yaml:"settle_within"`
+	// SettleAfter is a fixed wait before the books are read, for a system
+	// that settles in the background and cannot say when it is done;
+	// default 0.
+	SettleAfter Duration `yaml:"settle_after"`
+}
+
+// Stock reads the units of the SKU. Each is a number.
+type Stock struct {
+	// Available is the units still for sale. Read before the load and
+	// after the books settle.
+	Available *Query `yaml:"available"`
+	// Initial is the units the sale started with; default Available read
+	// before the load (after Setup).
+	Initial *Query `yaml:"initial"`
+	// Reserved is the units held by purchases not yet finished; default 0.
+	Reserved *Query `yaml:"reserved"`
+	// Sold is the units sold; default the units of this run's orders.
+	Sold *Query `yaml:"sold"`
+}
+
+// Charges is the charges query and how to read their statuses.
+type Charges struct {
+	Query
+	// Statuses maps each of approved, declined and voided to the words the
+	// provider uses for it; default each to itself. An approved charge
+	// moved money; a status not listed is counted as neither.
+	Statuses map[string][]string `yaml:"statuses"`
+}
+
+// Breakers says where the breakers' states can be read: one of Metric and
+// PromQL (the admin protocol, when the system has Admin, is read without
+// this).
+type Breakers struct {
+	// Metric reads a gauge from a Prometheus text exposition.
+	Metric *Metric `yaml:"metric"`
+	// PromQL reads a query from the Prometheus server (System.Prometheus).
+	PromQL *PromQL `yaml:"promql"`
+}
+
+// Metric is a gauge of breaker state in a Prometheus exposition.
+type Metric struct {
+	// URL of the exposition, such as http://127.0.0.1:8080/metrics.
+	URL string `yaml:"url"`
+	// Name of the gauge; default "gameday_breaker_state".
+	Name string `yaml:"name"`
+	// Label whose value names the breaker; default "dependency".
+	Label string `yaml:"label"`
+	// The gauge's value for each state; default 0 closed, 1 half-open, 2
+	// open (gobreaker's numbering).
+	Closed   *float64 `yaml:"closed"`
+	HalfOpen *float64 `yaml:"half_open"`
+	Open     *float64 `yaml:"open"`
+}
+
+// PromQL is a query whose series give each breaker's state.
+type PromQL struct {
+	Query    string   `yaml:"query"`
+	Label    string   `yaml:"label"`
+	Closed   *float64 `yaml:"closed"`
+	HalfOpen *float64 `yaml:"half_open"`
+	Open     *float64 `yaml:"open"`
+}
+
+// Duration is a time.Duration written as a string ("250ms"), never a
+// bare number.
+type Duration = strictyaml.Duration

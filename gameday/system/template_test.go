@@ -1,0 +1,58 @@
+package system
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTemplateRender(t *testing.T) {
+	v := &Values{CheckoutID: "co-1", Shopper: "s <1>", Number: 7, Session: "", Step: "pay", Attempt: 2,
+		Deadline: time.Date(2026, 12, 1, 9, 0, 0, 5e6, time.UTC), Kept: []string{`a"b&c`}, SKU: "sku 1", Stock: 40, Run: "r1"}
+	sc := scope{shopper: true, kept: map[string]int{"tok": 0}}
+	for _, c := range []struct{ src, want string }{
+		{"plain", "plain"},
+		{"{{.CheckoutID}}/{{.Attempt}}", "co-1/2"},
+		{"{{.IdempotencyKey}}", "co-1:pay"},
+		{`{"s":{{json .Shopper}}}`, `{"s":"s \u003c1\u003e"}`},
+		{`{{json .Session}}`, `""`},
+		{`{{json .ShopperNumber}}`, `"7"`},
+		{"{{.Deadline}} {{.DeadlineUnixMS}}", "2026-12-01T09:00:00.005Z 1796115600005"},
+		{"{{json .Kept.tok}}", `"a\"b\u0026c"`},
+		{"/p/{{urlquery .SKU}}?t={{urlquery .Deadline}}", "/p/sku+1?t=2026-12-01T09%3A00%3A00.005Z"},
+		{"{{.Stock}} {{.Run}}{{/* note */}}", "40 r1"},
+	} {
+		tm, err := compileTemplate(c.src, sc)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		if got := tm.string(v); got != c.want {
+			t.Errorf("%s = %q, want %q", c.src, got, c.want)
+		}
+	}
+	for _, c := range []struct{ src, want string }{
+		{"{{.CheckoutID}}", "only a purchase step has it"}, // books see SKU, Stock, Run
+		{"{{.Kept.tok}}", "kept values exist only in a purchase's steps"},
+		{"{{range .SKU}}{{end}}", "only {{.Field}}"},
+		{"{{printf \"%s\" .SKU}}", "not defined"},
+		{"{{.SKU", "template:"},
+	} {
+		if _, err := compileTemplate(c.src, scope{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error with %q", c.src, err, c.want)
+		}
+	}
+}
+
+// {{json .X}} writes what encoding/json writes for the string.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", `q"uote`, "back\\slash", "\x00\x1f", "<&>", "\u2028\u2029", "\xff\xfe", "é ü 中"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+	})
+}

@@ -1,0 +1,89 @@
+// Package health asks a server whether it answers: an HTTP endpoint, a TCP
+// port, or a Redis server. It is the "gameday health" command, and how the
+// runner knows that a restarted dependency is back.
+package health
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Check asks the server named by raw, within ctx: GET an http(s) URL and
+// want a 2xx; connect to tcp://host:port; or send PING to
+// redis://host:port and want PONG (a Redis still loading its data answers
+// LOADING, which is not ready). It returns what the server answered.
+func Check(ctx context.Context, raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	switch u.Scheme {
+	case "http", "https":
+		return checkHTTP(ctx, raw)
+	case "tcp":
+		return checkTCP(ctx, u.Host)
+	case "redis":
+		return checkRedis(ctx, u.Host)
+	}
+	return "", fmt.Errorf("%q: %w", raw, ErrScheme)
+}
+
+// ErrScheme is the error for a URL whose scheme Check does not speak.
+var ErrScheme = fmt.Errorf("want an http, https, tcp or redis URL")
+
+func checkHTTP(ctx context.Context, raw string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return "", fmt.Errorf("answered %s", resp.Status)
+	}
+	return resp.Status, nil
+}
+
+func checkTCP(ctx context.Context, hostport string) (string, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", hostport)
+	if err != nil {
+		return "", err
+	}
+	c.Close()
+	return "connected", nil
+}
+
+func checkRedis(ctx context.Context, hostport string) (string, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", hostport)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	if _, err := io.WriteString(c, "PING\r\n"); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(io.LimitReader(c, 512)).ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimSpace(line)
+	if line != "+PONG" {
+		return "", fmt.Errorf("answered %q to PING", line)
+	}
+	return "PONG", nil
+}
