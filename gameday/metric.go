@@ -49,8 +49,7 @@ func (m *metricSampler) run(ctx context.Context, queries []string, halt *scenari
 			if halt == nil || q != halt.Query {
 				continue
 			}
-			if err == nil && !within(v, halt.Below, halt.Above) {
-				// The halt condition is the metric outside its bounds.
+			if err == nil && halts(v, halt) {
 				if holding < 0 {
 					holding = at
 				}
@@ -79,6 +78,12 @@ func (m *metricSampler) one(q string) (float64, error) {
 		return 0, fmt.Errorf("%q gave %d series; want one value", q, len(vec))
 	}
 	return vec[0].value, nil
+}
+
+// halts reports whether a halt condition holds: the metric above its
+// above, or below its below.
+func halts(v float64, h *scenarios.MetricBound) bool {
+	return (h.Above != nil && v > *h.Above) || (h.Below != nil && v < *h.Below)
 }
 
 // within reports whether v is below below and above above (each when set).

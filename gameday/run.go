@@ -586,7 +586,8 @@ func (d *drill) drive(ctx context.Context) {
 }
 
 // startMetrics samples the scenario's PromQL expressions every second
-// until ctx ends; done waits for the sampler. Without any, it returns nil.
+// until ctx ends or done is called (which waits for the sampler). Without
+// any, it returns nil.
 func (d *drill) startMetrics(ctx context.Context, start time.Time, onHalt func(string)) (*metricSampler, func()) {
 	var queries []string
 	for _, e := range d.sc.Expect {
@@ -604,10 +605,11 @@ func (d *drill) startMetrics(ctx context.Context, start time.Time, onHalt func(s
 		return nil, func() {}
 	}
 	m := newMetricSampler(d.sys.Prometheus, start)
+	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); m.run(ctx, queries, halt, haltFor, onHalt) }()
-	return m, wg.Wait
+	return m, func() { cancel(); wg.Wait() }
 }
 
 // flash records the run's flash-sale figures beside their prediction.

@@ -384,7 +384,7 @@ type Abort struct {
 	// condition (then Metric is required).
 	ErrorRatio float64 `yaml:"error_ratio"`
 	// Metric: a PromQL expression (the system's prometheus server),
-	// sampled every second, is above Above (and/or below Below) — a halt
+	// sampled every second, is above Above or below Below — a halt
 	// condition on what the system's own metrics say.
 	Metric *MetricBound `yaml:"metric"`
 	// For is how long the condition must hold; > 0. Refusals are expected

@@ -622,11 +622,16 @@ func (v *validator) abort() {
 	case a.ErrorRatio != 0 && !(a.ErrorRatio > 0 && a.ErrorRatio <= 1):
 		v.add("abort.error_ratio", "want a share above 0 and at most 1, got %g", a.ErrorRatio)
 	}
-	if a.Metric != nil {
-		if a.Metric.Window != "" {
+	if m := a.Metric; m != nil {
+		if m.Window != "" {
 			v.add("abort.metric.window", "a halt condition has no window: it is watched the whole run")
 		}
-		v.metric("abort.metric", a.Metric)
+		if strings.TrimSpace(m.Query) == "" {
+			v.add("abort.metric.query", "required: a PromQL expression with one value")
+		}
+		if m.Below == nil && m.Above == nil {
+			v.add("abort.metric", "give above, below or both: the drill stops when the metric goes above or below them")
+		}
 	}
 	if a.For <= 0 {
 		v.add("abort.for", "required, above 0: how long the condition must hold")

@@ -183,3 +183,49 @@ setup:
 		t.Error("setup ran although a store could not be reached")
 	}
 }
+
+// The same books in MySQL's protocol (a real MariaDB): setup writes with
+// go-sql-driver/mysql's ? placeholders, and rows and values come back as
+// text, times in RFC 3339.
+func TestBooksFromMySQL(t *testing.T) {
+	my := testenv.MySQLServer(t)
+	sys, err := system.Parse("my.yaml", []byte(fmt.Sprintf(`
+name: my
+base_url: http://127.0.0.1:1
+sku: drop
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+stores:
+  db: {mysql: "%s"}
+setup:
+  - {store: db, sql: "CREATE TABLE IF NOT EXISTS stock (sku varchar(20) PRIMARY KEY, available int)"}
+  - {store: db, sql: "CREATE TABLE IF NOT EXISTS orders (cart varchar(40) PRIMARY KEY, sku varchar(20), at datetime)"}
+  - {store: db, sql: "REPLACE INTO stock VALUES (?, ?)", args: ["{{.SKU}}", "{{.Stock}}"]}
+  - {store: db, sql: "INSERT INTO orders VALUES (?, ?, '2026-12-01 09:00:00'), ('x-1', 'other', NULL)", args: ["{{.Run}}-1", "{{.SKU}}"]}
+books:
+  stock: {available: {store: db, sql: "SELECT available FROM stock WHERE sku = ?", args: ["{{.SKU}}"]}}
+  orders: {store: db, sql: "SELECT cart AS checkout_id, at AS created_at FROM orders ORDER BY cart"}
+  settled: {store: db, sql: "SELECT count(*) FROM orders WHERE at IS NULL AND sku = ?", args: ["{{.SKU}}"]}
+`, my.DSN)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r, err := books.Open(ctx, sys, system.Values{SKU: "drop", Stock: 12, Run: "r9"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.Value(ctx, sys.Books.Stock.Available); err != nil || v != 12 {
+		t.Errorf("available: %v %v", v, err)
+	}
+	rows, err := r.Rows(ctx, sys.Books.Orders, []string{"checkout_id", "created_at"})
+	if err != nil || fmt.Sprint(rows) != "[map[checkout_id:r9-1 created_at:2026-12-01T09:00:00Z] map[checkout_id:x-1 created_at:]]" {
+		t.Errorf("orders: %v %v", rows, err)
+	}
+	if ok, _, err := r.Settled(ctx, sys.Books.Settled); !ok || err != nil {
+		t.Errorf("settled: %v %v", ok, err)
+	}
+}

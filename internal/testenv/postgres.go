@@ -45,7 +45,7 @@ func PostgresServer(tb testing.TB) *Postgres {
 	}
 	run := func(name string, args ...string) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(bin, name), args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		cmd.Dir = dir
 		return cmd
 	}
@@ -59,24 +59,8 @@ func PostgresServer(tb testing.TB) *Postgres {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := run("postgres", "-D", data, "-k", dir, "-p", strconv.Itoa(port), "-h", "127.0.0.1",
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200")
-	var log bytes.Buffer
-	srv.Stdout, srv.Stderr = &log, &log
-	if err := srv.Start(); err != nil {
-		tb.Fatalf("start postgres: %v", err)
-	}
-	done := make(chan struct{})
-	go func() { _ = srv.Wait(); close(done) }()
-	tb.Cleanup(func() {
-		_ = syscall.Kill(srv.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
+	done, log := serve(tb, run("postgres", "-D", data, "-k", dir, "-p", strconv.Itoa(port), "-h", "127.0.0.1",
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"))
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -7,8 +7,12 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -82,4 +86,33 @@ func SetEnabled(tb testing.TB, c *toxi.Client, proxy string, enabled bool) {
 	if err := c.SetEnabled(context.Background(), proxy, enabled); err != nil {
 		tb.Fatalf("set proxy %s enabled=%v: %v", proxy, enabled, err)
 	}
+}
+
+// serve starts a server process for a test: in its own process group, its
+// output kept for the test's messages, and stopped when the test ends
+// (SIGTERM, then after 10s SIGKILL to the whole group). done is closed when
+// it exits.
+func serve(tb testing.TB, cmd *exec.Cmd) (done <-chan struct{}, output *bytes.Buffer) {
+	tb.Helper()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %s: %v", filepath.Base(cmd.Path), err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	tb.Cleanup(func() {
+		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+	})
+	return exited, out
 }
