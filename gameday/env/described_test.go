@@ -1,0 +1,97 @@
+package env
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/testenv"
+)
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func describe(t *testing.T, toxiproxy, deps string) *system.System {
+	t.Helper()
+	s, err := system.Parse("d.yaml", []byte(fmt.Sprintf(`
+name: d
+base_url: http://127.0.0.1:1
+sku: s
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+toxiproxy: %q
+dependencies:
+%s`, toxiproxy, deps)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// On a Toxiproxy the user runs, a proxy that exists is used by name, one
+// that is missing is made from listen and upstream (and left for the
+// service), and one that goes elsewhere, or that cannot be made, is refused
+// before the drill, naming the dependency.
+func TestDescribedOnAnExistingToxiproxy(t *testing.T) {
+	c := testenv.Toxiproxy(t)
+	rs := testenv.Redis(t)
+	testenv.Proxy(t, c, "db-proxy", rs.Addr())
+	ctx := context.Background()
+
+	d, err := StartDescribed(ctx, describe(t, c.Addr(), "  db: {proxy: db-proxy}\n  cache: {listen: "+freeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := d.ProxyName("db"); !ok || n != "db-proxy" {
+		t.Errorf("db's proxy: %q %v", n, ok)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := c.Proxies(ctx)
+	if err != nil || ps["cache"].Upstream != rs.Addr() {
+		t.Errorf("the cache proxy should have been made and left: %+v %v", ps, err)
+	}
+
+	for _, bad := range []struct{ deps, want string }{
+		{"  db: {proxy: db-proxy, listen: " + freeAddr(t) + ", upstream: 127.0.0.1:9}\n", `proxy "db-proxy" goes to ` + rs.Addr() + `, not to upstream 127.0.0.1:9`},
+		{"  queue: {proxy: kafka}\n", `has no proxy "kafka", and the system file gives no listen and upstream`},
+	} {
+		if _, err := StartDescribed(ctx, describe(t, c.Addr(), bad.deps), nil); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want %q", strings.TrimSpace(bad.deps), err, bad.want)
+		}
+	}
+}
+
+// Without a Toxiproxy named, one is started for the drill and every proxy
+// made at its listen address; all of it goes when the drill ends.
+func TestDescribedOwnToxiproxy(t *testing.T) {
+	rs := testenv.Redis(t)
+	d, err := StartDescribed(context.Background(), describe(t, "", "  cache: {listen: "+freeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.OwnToxiproxy() {
+		t.Error("no Toxiproxy of its own")
+	}
+	ps, err := d.Toxiproxy().Proxies(context.Background())
+	if err != nil || ps["cache"].Upstream != rs.Addr() {
+		t.Fatalf("proxies %+v %v", ps, err)
+	}
+	api := d.Toxiproxy().Addr()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Toxiproxy().Proxies(context.Background()); err == nil {
+		t.Errorf("the drill's Toxiproxy at %s still answers after Close", api)
+	}
+}
