@@ -231,6 +231,13 @@ func TestPyshop(t *testing.T) {
 		if rec.Verdict != gameday.VerdictPass {
 			t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
 		}
+		// Every pending purchase was settled by its resolver: no unit
+		// left held, no charge left without an order.
+		for _, n := range rec.Notes {
+			if strings.Contains(n, "did not settle") {
+				t.Errorf("note: %s", n)
+			}
+		}
 	})
 }
 

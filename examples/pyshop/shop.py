@@ -21,8 +21,11 @@ Modes (--mode):
            that a drill can prove its oversell check fires.
   careful  safe, and when writing the order fails it asks the database again
            whether the order is there before answering (a lost reply to a
-           committed INSERT is not a failed purchase): bought, or voided
-           and refused, or, when it cannot tell, pending.
+           committed INSERT is not a failed purchase): bought, or, when it
+           cannot tell, pending. A pending purchase (or one whose payment
+           call failed) is settled within seconds by a resolver thread: the
+           order found is sold, else the charge is voided and the unit
+           given back. A retry of the same cart completes it first.
 """
 
 import argparse
@@ -30,6 +33,7 @@ import contextlib
 import json
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -83,6 +87,14 @@ class Shop:
         # None is made before the first request (the database may not be
         # reachable yet).
         self.idle = queue.LifoQueue(maxsize=16)
+        # careful mode: carts whose outcome is not known yet (cart -> sku,
+        # since), settled by the resolver; a purchase and the resolver work
+        # on one cart at a time (striped locks, a bounded number).
+        self.pending = {}
+        self.pending_mu = threading.Lock()
+        self.stripes = [threading.Lock() for _ in range(64)]
+        if self.mode == "careful":
+            threading.Thread(target=self.resolve_forever, daemon=True).start()
 
     @contextlib.contextmanager
     def tx(self):
@@ -131,14 +143,69 @@ class Shop:
         except (urllib.error.URLError, TimeoutError, OSError, ValueError) as e:
             raise Unavailable("payment_unavailable") from e
 
+    def stripe(self, cart):
+        return self.stripes[hash(cart) % len(self.stripes)]
+
     def buy(self, cart, customer, sku):
+        if self.mode != "careful":
+            return self.purchase(cart, customer, sku)
+        with self.stripe(cart):
+            code, body = self.purchase(cart, customer, sku)
+            if code == 201:
+                self.settled(cart)
+            return code, body
+
+    def unsettled(self, cart, sku):
+        with self.pending_mu:
+            self.pending.setdefault(cart, (sku, time.monotonic()))
+
+    def settled(self, cart):
+        with self.pending_mu:
+            self.pending.pop(cart, None)
+
+    # A pending cart is settled once no statement sent for it can still be
+    # running (statement_timeout is 1s) and its shopper had a chance to ask
+    # again (Retry-After: 1).
+    SETTLE_AFTER = 2.0
+
+    def resolve_forever(self):
+        while True:
+            time.sleep(0.25)
+            now = time.monotonic()
+            with self.pending_mu:
+                due = [(c, sku) for c, (sku, since) in self.pending.items() if now - since >= self.SETTLE_AFTER]
+            for cart, sku in due:
+                with self.stripe(cart):
+                    with self.pending_mu:
+                        if cart not in self.pending:
+                            continue
+                    self.resolve(cart, sku)
+
+    def resolve(self, cart, sku):
+        """Sell the order found, else void the charge and give the unit
+        back; when neither store answers, try again on the next round."""
+        holds = "holds:" + sku
+        try:
+            if self.order_of(cart):
+                self.sold(holds, cart)
+                self.settled(cart)
+                return
+        except psycopg2.Error:
+            return
+        if self.void(cart):
+            self.give_back("stock:" + sku, holds, cart)
+            self.settled(cart)
+
+    def purchase(self, cart, customer, sku):
         try:
             done = self.order_of(cart)
         except psycopg2.Error as e:
             raise Unavailable("db_unavailable") from e
-        if done:
-            return 201, {"order": cart, "charge": done}
         stock, holds = "stock:" + sku, "holds:" + sku
+        if done:
+            if self.mode != "naive":
+                self.sold(holds, cart)  # the first answer may have been lost before it was
+            return 201, {"order": cart, "charge": done}
         try:
             if self.mode == "naive":
                 if int(self.redis.get(stock) or 0) <= 0:
@@ -152,7 +219,10 @@ class Shop:
         except Unavailable:
             # The charge may have gone through: a retry of the same cart
             # finds it again (the gateway's key is the cart). The unit stays
-            # held for that retry.
+            # held for that retry; in careful mode the resolver settles the
+            # cart if no retry does.
+            if self.mode == "careful":
+                self.unsettled(cart, sku)
             raise
         if ch.get("status") != "approved":
             self.give_back(stock, holds, cart)
@@ -164,17 +234,18 @@ class Shop:
         except psycopg2.Error as e:
             if self.mode == "careful":
                 # The INSERT may have been committed and only its reply
-                # lost: ask again before telling the shopper anything, give
-                # the money and the unit back if the order is not there,
-                # and when the database cannot say, say so: pending.
+                # lost: ask again before telling the shopper anything. Not
+                # found is not proof (the INSERT may still be running on the
+                # connection that broke), so the purchase is pending until
+                # the resolver or a retry settles it.
                 try:
                     if self.order_of(cart):
                         self.sold(holds, cart)
                         return 201, {"order": cart, "charge": ch["id"]}
-                    if self.void(cart):
-                        self.give_back(stock, holds, cart)
                 except psycopg2.Error:
-                    return 202, {"status": "pending", "retry_in": 1}
+                    pass
+                self.unsettled(cart, sku)
+                return 202, {"status": "pending", "retry_in": 1}
             raise Unavailable("db_unavailable") from e
         if self.mode == "naive":
             try:
