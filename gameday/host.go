@@ -35,6 +35,8 @@ type hostMonitor struct {
 	psi0    int64             // its "some total" (µs) at start
 	psiLast int64
 	psiAt   time.Time
+	io      bool  // /proc/pressure/io was readable at start
+	io0     int64 // its "some total" (µs) at start
 }
 
 type hostBucketStats struct {
@@ -55,6 +57,9 @@ const (
 
 func newHostMonitor(start time.Time) *hostMonitor {
 	m := &hostMonitor{start: start, now: time.Now}
+	if v, ok := readPressure("/proc/pressure/io"); ok {
+		m.io, m.io0 = true, v
+	}
 	if v, ok := readCPUPressure(); ok {
 		m.psi, m.psi0, m.psiLast, m.psiAt = true, v, v, start
 	}
@@ -169,7 +174,14 @@ func (m *hostMonitor) record() *runrecord.Host {
 	m.trimWorst(10)
 	h.Stalls = slices.Clone(m.worst)
 	psi, stallUS, at := m.psi, m.psiLast-m.psi0, m.psiAt
+	io, io0 := m.io, m.io0
 	m.mu.Unlock()
+	if io1, ok := readPressure("/proc/pressure/io"); ok && io {
+		if wall := m.now().Sub(m.start); wall > 0 {
+			pct := math.Round(float64(io1-io0)/float64(wall/time.Microsecond)*1000) / 10
+			h.IOPressurePct = &pct
+		}
+	}
 	slices.Sort(s)
 	if len(s) > 0 {
 		h.StallP99MS = msf(s[min(len(s)-1, int(math.Ceil(0.99*float64(len(s))))-1)])
@@ -186,8 +198,11 @@ func msf(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
 
 // readCPUPressure reads the "some total" of /proc/pressure/cpu: the
 // microseconds in which at least one runnable task waited for a CPU.
-func readCPUPressure() (int64, bool) {
-	b, err := os.ReadFile("/proc/pressure/cpu")
+func readCPUPressure() (int64, bool) { return readPressure("/proc/pressure/cpu") }
+
+// readPressure reads the "some total" of a pressure file (µs).
+func readPressure(file string) (int64, bool) {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return 0, false
 	}
@@ -292,6 +307,9 @@ func hostEvidence(h *runrecord.Host) string {
 	s := fmt.Sprintf("the runner's 10 ms timer stalled up to %.0f ms, p99 %.0f ms", h.StallMaxMS, h.StallP99MS)
 	if h.CPUPressurePct != nil {
 		s += fmt.Sprintf("; CPU pressure %.0f%% of the run", *h.CPUPressurePct)
+	}
+	if h.IOPressurePct != nil {
+		s += fmt.Sprintf(", I/O pressure %.0f%%", *h.IOPressurePct)
 	}
 	return s + fmt.Sprintf("; load average %.2f on %d CPUs", h.Load1, h.CPUs)
 }

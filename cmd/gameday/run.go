@@ -275,6 +275,9 @@ func printSummary(w io.Writer, r *gameday.Record) {
 		if h.CPUPressurePct != nil {
 			fmt.Fprintf(w, ", CPU pressure %.0f%%", *h.CPUPressurePct)
 		}
+		if h.IOPressurePct != nil {
+			fmt.Fprintf(w, ", I/O pressure %.0f%%", *h.IOPressurePct)
+		}
 		fmt.Fprintf(w, ", load %.2f on %d CPUs\n", h.Load1, h.CPUs)
 	}
 	for _, n := range r.Notes {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/redisserver"
 	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/internal/owner"
 )
 
 // LocalOptions configure a local environment.
@@ -22,8 +23,12 @@ type LocalOptions struct {
 	// Binary is the gameday executable started as the payment stand-in and
 	// the checkout; "" means this process's own executable.
 	Binary string
-	// Dir receives the children's logs and Redis's data; required.
+	// Dir receives the children's logs; required.
 	Dir string
+	// DataDir receives Redis's append-only file and the payment stand-in's
+	// books. "" picks a fresh directory in memory (/dev/shm) where the
+	// machine has one, else Dir; see dataDir.
+	DataDir string
 	// PaymentArgs and CheckoutArgs are extra flags for "gameday serve
 	// payment" and "gameday serve checkout" (addresses are set here).
 	PaymentArgs, CheckoutArgs []string
@@ -62,10 +67,22 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 		}
 	}()
 
+	data := o.DataDir
+	if data == "" {
+		d, remove, err := dataDir(o.Dir)
+		if err != nil {
+			return nil, err
+		}
+		// Added first, so it runs last: after every process that writes
+		// there has stopped.
+		l.closers = append(l.closers, remove)
+		data = d
+	}
+
 	var addrs = map[string]string{}
 	if _, ferr := redisserver.Find(""); ferr == nil && !o.EmbeddedRedis {
 		for _, dep := range []string{Inventory, Sessions} {
-			dir := filepath.Join(o.Dir, "redis-"+dep)
+			dir := filepath.Join(data, "redis-"+dep)
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, err
 			}
@@ -107,10 +124,10 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	l.client = toxi.NewClient(l.toxi.APIAddr())
 	l.info.Toxiproxy = "embedded " + l.toxi.APIAddr()
 
-	// The stand-in keeps its books in the run directory, so that a payment
-	// kill or restart fault brings it back with every charge it answered,
-	// as a real provider's books survive its crash; Start reuses these args.
-	payArgs := append([]string{"serve", "payment", "-data", filepath.Join(o.Dir, "payment-data")}, o.PaymentArgs...)
+	// The stand-in keeps its books on file, so that a payment kill or
+	// restart fault brings it back with every charge it answered, as a
+	// real provider's books survive its crash; Start reuses these args.
+	payArgs := append([]string{"serve", "payment", "-data", filepath.Join(data, "payment-data")}, o.PaymentArgs...)
 	l.payment = &child{name: "payment", bin: o.Binary, args: payArgs, log: filepath.Join(o.Dir, "payment.log")}
 	if err := l.payment.start(ctx, "127.0.0.1:0"); err != nil {
 		return nil, err
@@ -282,4 +299,60 @@ func redisVersion() (string, error) {
 		}
 	}
 	return strings.TrimSpace(out), nil
+}
+
+// memoryRoot is where dataDir looks for memory first.
+var memoryRoot = "/dev/shm"
+
+const dataPrefix = "gameday-local-"
+
+// dataDir makes the directory where the local environment keeps Redis's
+// append-only file and the payment stand-in's books, and returns how to
+// remove it. It is in memory (/dev/shm) where the machine has it: what is
+// written there survives a killed process, which is what the process
+// drills test (Redis still writes its append-only file before it answers),
+// and a disk that stalls on a sync (another program's writes, an SD card)
+// is not measured as a slow checkout (docs/runner.md#the-local-environment).
+// Without it the directory is fallback (the run directory), kept after the
+// run. The directory names its runner; one left by a runner that was
+// killed is removed the next time.
+func dataDir(fallback string) (string, func() error, error) {
+	if st, err := os.Stat(memoryRoot); err != nil || !st.IsDir() {
+		return fallback, func() error { return nil }, nil
+	}
+	removeDeadData(memoryRoot)
+	dir, err := os.MkdirTemp(memoryRoot, dataPrefix)
+	if err != nil {
+		return fallback, func() error { return nil }, nil
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(owner.Self().String()), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("local environment data in %s: %w", dir, err)
+	}
+	return dir, func() error { return os.RemoveAll(dir) }, nil
+}
+
+// removeDeadData removes the data directories of runners on this machine
+// that are gone (at most 1000 looked at).
+func removeDeadData(root string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for i, e := range entries {
+		if i >= 1000 {
+			return
+		}
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), dataPrefix) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		b, err := os.ReadFile(filepath.Join(dir, "owner"))
+		if err != nil {
+			continue
+		}
+		if o, ok := owner.Parse(strings.TrimSpace(string(b))); ok && o.Here() && !o.Alive() {
+			_ = os.RemoveAll(dir)
+		}
+	}
 }

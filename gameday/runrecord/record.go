@@ -110,6 +110,10 @@ type Host struct {
 	// runnable task of the machine waited for a CPU (Linux's pressure stall
 	// information, /proc/pressure/cpu "some"); nil where it is not reported.
 	CPUPressurePct *float64 `json:"cpu_pressure_pct,omitempty"`
+	// IOPressurePct is the same for I/O (/proc/pressure/io, "some"): time
+	// in which a task waited for the disk. A checkout whose stores sync
+	// every write to a disk that stalls is measured slower than it is.
+	IOPressurePct *float64 `json:"io_pressure_pct,omitempty"`
 	// Load1 is the one-minute load average at the end of the run.
 	Load1 float64 `json:"load1"`
 	// Stalls lists the worst stalls (at most ten, worst first) with when
