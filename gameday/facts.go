@@ -3,8 +3,11 @@ package gameday
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/books"
@@ -40,14 +43,21 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		if err != nil {
 			return nil, fmt.Errorf("read books.orders: %w", err)
 		}
+		if err := someHaveIDs(rows); err != nil {
+			return nil, fmt.Errorf("read books.orders: %w", err)
+		}
 		f.ordersKnown = true
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
 				continue
 			}
 			o := order{checkoutID: row["checkout_id"], charge: row["charge"], units: 1}
-			if u, err := strconv.ParseInt(row["units"], 10, 64); err == nil {
-				o.units = u
+			if u := row["units"]; u != "" {
+				n, ok := wholeNumber(u)
+				if !ok {
+					return nil, fmt.Errorf("read books.orders: order %s: units %q is not a whole number of at least 1", o.checkoutID, u)
+				}
+				o.units = n
 			}
 			f.orderCharges = f.orderCharges || o.charge != ""
 			f.orders = append(f.orders, o)
@@ -58,6 +68,9 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		if err != nil {
 			return nil, fmt.Errorf("read books.charges: %w", err)
 		}
+		if err := someHaveIDs(rows); err != nil {
+			return nil, fmt.Errorf("read books.charges: %w", err)
+		}
 		words := map[string]string{}
 		for canon, ws := range c.Statuses {
 			for _, w := range ws {
@@ -65,18 +78,70 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			}
 		}
 		f.chargesKnown = true
+		untimed := 0
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
 				continue
 			}
-			ch := charge{checkoutID: row["checkout_id"], id: row["id"], status: words[row["status"]]}
-			if t, ok := parseTime(row["created_at"]); ok {
-				ch.at, f.chargeTimes = t, true
+			// A status no word maps is a charge the oracles cannot judge:
+			// the run stops rather than pass without it.
+			st, ok := words[row["status"]]
+			if !ok {
+				return nil, fmt.Errorf("read books.charges: the charge of %s has status %q, which books.charges.statuses does not list (%s)", row["checkout_id"], row["status"], statusWords(c.Statuses))
+			}
+			ch := charge{checkoutID: row["checkout_id"], id: row["id"], status: st}
+			if at := row["created_at"]; at != "" {
+				t, ok := parseTime(at)
+				if !ok {
+					return nil, fmt.Errorf("read books.charges: the charge of %s: created_at %q: want RFC 3339, \"2006-01-02 15:04:05\" (UTC) or Unix seconds or milliseconds", row["checkout_id"], at)
+				}
+				ch.at = t
+			} else if st == "approved" {
+				untimed++
 			}
 			f.charges = append(f.charges, ch)
 		}
+		if untimed > 0 {
+			f.notes = append(f.notes, fmt.Sprintf("%d approved charges have no created_at: charged_after_leaving counts only those of shoppers who gave up or were refused at their deadline, not a charge made after a shopper left on a refusal", untimed))
+		}
 	}
 	return f, nil
+}
+
+// someHaveIDs refuses rows none of which carries a checkout id: the
+// query's columns or fields do not name it, and every oracle would pass
+// on nothing. (Rows without one beside rows with one are other traffic.)
+func someHaveIDs(rows []books.Row) error {
+	for _, row := range rows {
+		if row["checkout_id"] != "" {
+			return nil
+		}
+	}
+	if len(rows) > 0 {
+		return fmt.Errorf("%d rows, none with a checkout_id: name the column checkout_id (SELECT cart AS checkout_id) or map it in fields", len(rows))
+	}
+	return nil
+}
+
+// wholeNumber reads a count such as units: "2", or "2.00" from a decimal
+// column; at least 1.
+func wholeNumber(s string) (int64, bool) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, n >= 1
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f < 1 || f > 1e15 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+func statusWords(m map[string][]string) string {
+	var out []string
+	for _, canon := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, canon+": "+strings.Join(m[canon], ", "))
+	}
+	return strings.Join(out, "; ")
 }
 
 // settleBooks waits until the system says its books are final (its

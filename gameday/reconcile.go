@@ -14,7 +14,8 @@ type facts struct {
 	orders                                              []order
 	ordersKnown, orderCharges                           bool // orders read; they name their charge
 	charges                                             []charge
-	chargesKnown, chargeTimes                           bool // charges read; they carry created_at
+	chargesKnown                                        bool
+	notes                                               []string // what the run should know of how they were read
 }
 
 // order is one order of this run.
@@ -238,14 +239,18 @@ func reconcile(f *facts, shoppers []shopperView, dropped int) (Invariants, map[s
 // the books of earlier runs too, which are not this run's to reconcile.
 func ofRun(id, prefix string) bool { return strings.HasPrefix(id, prefix+"-") }
 
-// parseTime reads created_at: RFC 3339, or Unix seconds or milliseconds.
+// parseTime reads created_at: RFC 3339, an SQL timestamp ("2006-01-02
+// 15:04:05", fractions and a zone optional; none is UTC), or Unix seconds
+// or milliseconds.
 func parseTime(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, false
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, true
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 {
 		if f > 1e11 { // milliseconds

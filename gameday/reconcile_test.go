@@ -20,7 +20,7 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 				ordersKnown: true, orderCharges: true,
 				charges: []charge{{checkoutID: "a", id: "ch_a", status: "approved", at: t0}, {checkoutID: "b", id: "ch_b", status: "approved", at: t0},
 					{checkoutID: "c", id: "ch_c", status: "declined", at: t0}},
-				chargesKnown: true, chargeTimes: true,
+				chargesKnown: true,
 			}, []shopperView{
 				{checkoutID: "a", outcome: "confirmed", leftAt: t0.Add(time.Minute), told: "confirmed"},
 				{checkoutID: "b", outcome: "confirmed", leftAt: t0.Add(time.Minute), told: "confirmed"},

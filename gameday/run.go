@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,6 +241,10 @@ func (d *drill) setup(ctx context.Context) error {
 		if d.o.Compose != nil || d.o.Containers != nil {
 			return fmt.Errorf("system %s is described (%s): gameday drills it as it runs, so the environment is its own (not compose or containers)", sys.Name, sys.File)
 		}
+		// Refused before anything is started or created on its Toxiproxy.
+		if err := CheckScenario(d.sc, sys); err != nil {
+			return err
+		}
 		d.progress("gameday: %s: drilling %s (%s)", d.sc.Name, sys.Name, sys.File)
 		e, err := env.StartDescribed(ctx, sys, d.o.Proxies)
 		if err != nil {
@@ -304,17 +310,8 @@ func (d *drill) setup(ctx context.Context) error {
 	if err := d.checkTargets(); err != nil {
 		return err
 	}
-	if d.sys.Prometheus == "" {
-		for i, e := range d.sc.Expect {
-			if e.Metric != nil {
-				return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(fmt.Sprintf("expect[%d].metric", i)), Field: fmt.Sprintf("expect[%d].metric", i),
-					Msg: fmt.Sprintf("a PromQL promise needs a Prometheus server: %s names none (prometheus:)", d.sys.File)}
-			}
-		}
-		if a := d.sc.Abort; a != nil && a.Metric != nil {
-			return &scenarios.Error{File: d.sc.File, Line: d.sc.Line("abort.metric"), Field: "abort.metric",
-				Msg: fmt.Sprintf("a PromQL halt condition needs a Prometheus server: %s names none (prometheus:)", d.sys.File)}
-		}
+	if err := errors.Join(needsPrometheus(d.sc, d.sys)...); err != nil {
+		return err
 	}
 	if strings.HasPrefix(d.rec.Environment.Redis, "embedded") {
 		for _, f := range d.sc.Faults {
@@ -351,6 +348,50 @@ func (d *drill) setup(ctx context.Context) error {
 	return nil
 }
 
+// CheckScenario checks a scenario against the described system it drills,
+// with nothing contacted (gameday validate does it too): every fault's
+// target is one of the system's dependencies, a process fault's declares a
+// process handle, and PromQL promises and halts have a Prometheus server.
+// The errors name the scenario's file, line and field.
+func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
+	var errs []error
+	deps := strings.Join(slices.Sorted(maps.Keys(sys.Dependencies)), ", ")
+	for i, f := range sc.Faults {
+		field := fmt.Sprintf("faults[%d].target", i)
+		dep, ok := sys.Dependencies[f.Target]
+		switch {
+		case !ok:
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("%q is not a dependency of %s (%s: %s)", f.Target, sys.Name, sys.File, deps)})
+		case f.Process != "" && dep.Process == nil:
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("a process fault on %s needs a process to act on: %s declares none (dependencies.%s.process)", f.Target, sys.File, f.Target)})
+		}
+	}
+	return errors.Join(append(errs, needsPrometheus(sc, sys)...)...)
+}
+
+// needsPrometheus refuses PromQL promises and halts on a system that names
+// no Prometheus server.
+func needsPrometheus(sc *scenarios.Scenario, sys *system.System) []error {
+	if sys.Prometheus != "" {
+		return nil
+	}
+	var errs []error
+	for i, e := range sc.Expect {
+		if e.Metric != nil {
+			field := fmt.Sprintf("expect[%d].metric", i)
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("a PromQL promise needs a Prometheus server: %s names none (prometheus:)", sys.File)})
+		}
+	}
+	if a := sc.Abort; a != nil && a.Metric != nil {
+		errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line("abort.metric"), Field: "abort.metric",
+			Msg: fmt.Sprintf("a PromQL halt condition needs a Prometheus server: %s names none (prometheus:)", sys.File)})
+	}
+	return errs
+}
+
 // checkTargets refuses a fault on a dependency the system does not have,
 // or that it cannot act on as the fault asks.
 func (d *drill) checkTargets() error {
@@ -370,13 +411,8 @@ func (d *drill) checkTargets() error {
 			return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field,
 				Msg: fmt.Sprintf("no Toxiproxy proxy is known in front of %s (name it: environment.proxies, -proxy %s=NAME)", f.Target, f.Target)}
 		}
-		var deps []string
-		for dep := range d.sys.Dependencies {
-			deps = append(deps, dep)
-		}
-		sort.Strings(deps)
 		return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field,
-			Msg: fmt.Sprintf("%q is not a dependency of %s (%s: %s)", f.Target, d.sys.Name, d.sys.File, strings.Join(deps, ", "))}
+			Msg: fmt.Sprintf("%q is not a dependency of %s (%s: %s)", f.Target, d.sys.Name, d.sys.File, strings.Join(slices.Sorted(maps.Keys(d.sys.Dependencies)), ", "))}
 	}
 	return nil
 }
@@ -658,21 +694,32 @@ func (d *drill) settleLimit() time.Duration {
 // them. When they do not settle in time they are read as they are, and
 // the run says so.
 func (d *drill) settle() (*facts, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d.sys.Books.SettleWithin.D()+time.Minute)
-	defer cancel()
+	b := d.sys.Books
+	// The wait has its own bound (settle_within or settle_after, and one
+	// query's time); the reads after it are bounded by their timeouts.
+	ctx, cancel := context.WithTimeout(context.Background(), max(b.SettleWithin.D(), b.SettleAfter.D())+queryTimeout(b.Settled))
 	note, err := settleBooks(ctx, d.books, d.sys, 0)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
 	if note != "" {
 		d.rec.Notes = append(d.rec.Notes, note)
 	}
-	f, err := readFacts(ctx, d.books, d.sys, d.prefix)
+	f, err := readFacts(context.Background(), d.books, d.sys, d.prefix)
 	if err != nil {
 		return nil, err
 	}
+	d.rec.Notes = append(d.rec.Notes, f.notes...)
 	f.availableBefore = d.before
 	return f, nil
+}
+
+func queryTimeout(q *system.Query) time.Duration {
+	if q == nil {
+		return time.Second
+	}
+	return q.Timeout.D() + time.Second
 }
 
 func steadyStateFailed(es []ExpectationResult) bool {

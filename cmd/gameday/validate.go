@@ -7,6 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -24,7 +25,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func validateCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate", stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: gameday validate [--system FILE]... FILE|NAME...\n\nChecks scenario files and catalogue scenarios, and system files (--system);\nexit 2 if any is invalid. Nothing is contacted.")
+		fmt.Fprintln(stderr, "Usage: gameday validate [--system FILE]... FILE|NAME...\n\nChecks scenario files and catalogue scenarios, and system files (--system);\na scenario is checked against the system it drills (the one --system, or\nits own system: file). Exit 2 if any is invalid. Nothing is contacted.")
 	}
 	var systems listFlag
 	fs.Var(&systems, "system", "a system file to check (repeatable); its ${NAME}s must be set")
@@ -38,6 +39,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) error {
 		return usagef("validate: name a scenario file or catalogue name (see gameday list), or a system file with --system")
 	}
 	bad := 0
+	var only *system.System // the one --system: the scenarios drill it, as with run --system
 	for _, file := range systems {
 		sys, err := system.LoadFile(file, nil)
 		if err != nil {
@@ -45,10 +47,16 @@ func validateCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr, err)
 			continue
 		}
+		if len(systems) == 1 {
+			only = sys
+		}
 		fmt.Fprintf(stdout, "ok  %s (%s): %d steps, %d dependencies, %d stores\n", sys.Name, sys.File, len(sys.Purchase.Steps), len(sys.Dependencies), len(sys.Stores))
 	}
 	for _, arg := range fs.Args() {
 		s, err := scenarios.Lookup(arg)
+		if err == nil {
+			err = checkAgainstSystem(s, only)
+		}
 		if err != nil {
 			bad++
 			fmt.Fprintln(stderr, err)
@@ -60,6 +68,22 @@ func validateCmd(args []string, stdout, stderr io.Writer) error {
 		return usagef("validate: %d of %d files invalid", bad, fs.NArg()+len(systems))
 	}
 	return nil
+}
+
+// checkAgainstSystem checks a scenario against the described system it
+// would drill: sys (given with --system), else its own system: file.
+func checkAgainstSystem(sc *scenarios.Scenario, sys *system.System) error {
+	if sys == nil && sc.System != "" {
+		s, err := system.LoadFile(sc.SystemPath(), nil)
+		if err != nil {
+			return err
+		}
+		sys = s
+	}
+	if sys == nil {
+		return nil
+	}
+	return gameday.CheckScenario(sc, sys)
 }
 
 // listCmd is "gameday list": the built-in scenarios, with the matrix row

@@ -18,6 +18,8 @@ func TestValidateCmd(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	writeFile(t, good, "name: mine\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 5s, target: 2}]\n")
 	writeFile(t, bad, "name: mine\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 5, target: 2}]\n  patince: 3s\n")
+	wrongTarget := filepath.Join(dir, "wrong-target.yaml")
+	writeFile(t, wrongTarget, "name: wrong\nsystem: "+abs(t, "../../examples/pyshop/gameday.yaml")+"\nmatrix: {dependency: mysql, failure: down}\nfaults:\n  - {name: f1, target: mysql, at: 1s, for: 1s, toxic: {type: timeout}}\n  - {name: f2, target: redis, at: 1s, for: 1s, process: kill}\nstock: 5\nload:\n  stages: [{duration: 5s, target: 2}]\n")
 	badSys := filepath.Join(dir, "gameday.yaml")
 	writeFile(t, badSys, "name: shop\nbase_url: http://127.0.0.1:8080\nsku: s\npurchase:\n  steps:\n    - url: /buy\n      answers: [{status: 201, outcome: bought}]\n")
 
@@ -49,6 +51,20 @@ func TestValidateCmd(t *testing.T) {
 			stdout:    []string{"ok  pyshop (../../examples/pyshop/gameday.yaml): 1 steps, 3 dependencies, 3 stores"},
 			stderrHas: []string{badSys + `:7: purchase.steps[0].answers[0].outcome: "bought": want one of`},
 			errHas:    "1 of 2 files invalid"},
+		// A scenario is checked against the system it drills, its own
+		// (system:) or the one --system: the pyshop drills pass; a fault on
+		// a dependency pyshop does not have, or a process fault on one with
+		// no handle, is refused at the fault's line.
+		{name: "against its system", args: []string{"../../examples/pyshop/drills/postgres-reset.yaml", wrongTarget},
+			usage: true, stdout: []string{"ok  pyshop-postgres-reset (../../examples/pyshop/drills/postgres-reset.yaml)"},
+			stderrHas: []string{
+				wrongTarget + `:5: faults[0].target: "mysql" is not a dependency of pyshop (` + abs(t, "../../examples/pyshop/gameday.yaml") + ": gateway, postgres, redis)",
+				wrongTarget + ":6: faults[1].target: a process fault on redis needs a process to act on",
+			},
+			errHas: "1 of 2 files invalid"},
+		{name: "against --system", args: []string{"--system", "../../examples/ticketshop/gameday.yaml", "../../examples/pyshop/drills/postgres-reset.yaml"},
+			usage: true, stdout: []string{"ok  ticketshop (../../examples/ticketshop/gameday.yaml): 2 steps, 2 dependencies, 2 stores"},
+			stderrHas: []string{`faults[0].target: "postgres" is not a dependency of ticketshop`}},
 		// A name not in the catalogue lists the names that are.
 		{name: "unknown name", args: []string{"payment-slow"}, usage: true,
 			stderrHas: []string{`"payment-slow"`, "payment-latency, payment-timeouts"}, errHas: "1 of 1"},
@@ -140,4 +156,13 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func abs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

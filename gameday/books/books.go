@@ -41,7 +41,9 @@ type Reader struct {
 // templates see: SKU, Stock, Run. The error names the store.
 func Open(ctx context.Context, sys *system.System, vals system.Values, timeout time.Duration) (_ *Reader, err error) {
 	r := &Reader{sys: sys, vals: vals, sql: map[string]*sql.DB{}, redis: map[string]*redis.Client{}, http: map[string]string{},
-		hc: &http.Client{Timeout: timeout}}
+		// No client-wide timeout: each request is bounded by its query's
+		// own (or the ping's) context.
+		hc: &http.Client{}}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -134,7 +136,7 @@ func (r *Reader) Close() error {
 func (r *Reader) Setup(ctx context.Context) error {
 	for i, a := range r.sys.Setup {
 		if err := r.act(ctx, a); err != nil {
-			return fmt.Errorf("setup[%d] (line %d): %w", i, r.sys.Line(fmt.Sprintf("setup[%d]", i)), err)
+			return fmt.Errorf("%s: %w", r.sys.Where(fmt.Sprintf("setup[%d]", i)), err)
 		}
 	}
 	return nil
@@ -161,7 +163,7 @@ func (r *Reader) act(ctx context.Context, a *system.Action) error {
 		}
 		return nil
 	case "command":
-		_, err := run(ctx, rq.Command)
+		_, err := run(ctx, r.sys.Dir(), rq.Command)
 		return err
 	}
 	return errors.New("unknown kind of action")

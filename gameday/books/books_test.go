@@ -229,3 +229,41 @@ books:
 		t.Errorf("settled: %v %v", ok, err)
 	}
 }
+
+// Commands run in the system file's directory, wherever gameday runs: a
+// script beside the file is named ./script.sh. A setup that fails names
+// the file, line and field.
+func TestCommandsRunBesideTheSystemFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "available.sh"), []byte("#!/bin/sh\necho 7\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "gameday.yaml")
+	if err := os.WriteFile(file, []byte(`name: x
+base_url: http://127.0.0.1:1
+sku: drop
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+setup:
+  - {command: [./no-such-script.sh]}
+books:
+  stock: {available: {command: [./available.sh]}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := system.LoadFile(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r, err := books.Open(ctx, sys, system.Values{SKU: "drop"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if v, err := r.Value(ctx, sys.Books.Stock.Available); err != nil || v != 7 {
+		t.Errorf("available: %v %v", v, err)
+	}
+	if err := r.Setup(ctx); err == nil || !strings.Contains(err.Error(), file+":6: setup[0]: ./no-such-script.sh") {
+		t.Errorf("setup: %v", err)
+	}
+}

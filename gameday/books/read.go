@@ -21,8 +21,12 @@ import (
 	"github.com/gameday-dev/gameday/gameday/system"
 )
 
-// maxOutput bounds what one query may answer.
-const maxOutput = 16 << 20
+// maxOutput bounds what one query may answer; maxRows the rows of an SQL
+// query.
+const (
+	maxOutput = 16 << 20
+	maxRows   = 1_000_000
+)
 
 // Value reads one number (a boolean reads as 1 or 0) from q.
 func (r *Reader) Value(ctx context.Context, q *system.Query) (float64, error) {
@@ -58,7 +62,7 @@ func (r *Reader) Value(ctx context.Context, q *system.Query) (float64, error) {
 		}
 		return jsonNumber(body, q.JSON)
 	case "command":
-		out, err := run(ctx, rq.Command)
+		out, err := run(ctx, r.sys.Dir(), rq.Command)
 		if err != nil {
 			return 0, err
 		}
@@ -97,7 +101,7 @@ func (r *Reader) Rows(ctx context.Context, q *system.Query, cols []string) ([]Ro
 		if err != nil {
 			return nil, err
 		}
-		return redisRows(v, fields)
+		return redisRows(v, fields, strings.EqualFold(fmt.Sprint(rq.Redis[0]), "HGETALL"))
 	case "http":
 		code, body, err := r.get(ctx, rq)
 		if err != nil {
@@ -108,7 +112,7 @@ func (r *Reader) Rows(ctx context.Context, q *system.Query, cols []string) ([]Ro
 		}
 		return jsonRows(body, q.Items, fields)
 	case "command":
-		out, err := run(ctx, rq.Command)
+		out, err := run(ctx, r.sys.Dir(), rq.Command)
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +195,7 @@ func jsonRows(body []byte, items string, fields []field) ([]Row, error) {
 	return rows, nil
 }
 
-func redisRows(v any, fields []field) ([]Row, error) {
+func redisRows(v any, fields []field, hash bool) ([]Row, error) {
 	item := func(key, value string) Row {
 		row := Row{"checkout_id": key}
 		for _, f := range fields {
@@ -212,7 +216,16 @@ func redisRows(v any, fields []field) ([]Row, error) {
 		for k, val := range x {
 			rows = append(rows, item(k, val))
 		}
-	case []any: // a list or set
+	case []any: // a list or set; a hash over RESP2 is field, value, ...
+		if hash {
+			if len(x)%2 != 0 {
+				return nil, fmt.Errorf("HGETALL answered %d items, not field-value pairs", len(x))
+			}
+			for i := 0; i < len(x); i += 2 {
+				rows = append(rows, item(fmt.Sprint(x[i]), fmt.Sprint(x[i+1])))
+			}
+			break
+		}
 		for _, m := range x {
 			s := fmt.Sprint(m)
 			rows = append(rows, item(s, s))
@@ -241,6 +254,9 @@ func sqlRows(ctx context.Context, db *sql.DB, rq system.Rendered) ([]Row, error)
 		ptrs[i] = &vals[i]
 	}
 	for rs.Next() {
+		if len(out) == maxRows {
+			return nil, fmt.Errorf("more than %d rows: keep this run's only (WHERE checkout_id LIKE '{{.Run}}-%%' as an argument)", maxRows)
+		}
 		if err := rs.Scan(ptrs...); err != nil {
 			return nil, err
 		}
@@ -302,7 +318,7 @@ func number(v any) (float64, error) {
 		}
 		return f, nil
 	case nil:
-		return 0, errors.New("want a number, got NULL")
+		return 0, errors.New("want a number, got NULL (if none means 0, say so: COALESCE(SUM(units), 0))")
 	}
 	return 0, fmt.Errorf("want a number, got %T", v)
 }
@@ -349,12 +365,13 @@ func (r *Reader) get(ctx context.Context, rq system.Rendered) (int, []byte, erro
 	return resp.StatusCode, b, err
 }
 
-// run runs a command (no shell) within ctx and returns its output.
-func run(ctx context.Context, argv []string) ([]byte, error) {
+// run runs a command (no shell) in dir within ctx and returns its output.
+func run(ctx context.Context, dir string, argv []string) ([]byte, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("empty command")
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
 	cmd.WaitDelay = time.Second
 	var out, errOut limited
 	out.max, errOut.max = maxOutput, 4<<10
@@ -409,7 +426,7 @@ func (r *Reader) Settled(ctx context.Context, q *system.Query) (bool, string, er
 			}
 			body = b
 		} else {
-			out, err := run(ctx, rq.Command)
+			out, err := run(ctx, r.sys.Dir(), rq.Command)
 			if err != nil {
 				return false, "", err
 			}

@@ -62,12 +62,12 @@ func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]
 		d.proxies[dep] = name
 		if p, ok := existing[name]; ok {
 			if dd.Upstream != "" && p.Upstream != dd.Upstream {
-				return nil, fmt.Errorf("dependency %s (line %d): toxiproxy's proxy %q goes to %s, not to upstream %s", dep, sys.Line("dependencies."+dep), name, p.Upstream, dd.Upstream)
+				return nil, fmt.Errorf("%s: toxiproxy's proxy %q goes to %s, not to upstream %s", sys.Where("dependencies."+dep), name, p.Upstream, dd.Upstream)
 			}
 			continue
 		}
 		if dd.Listen == "" || dd.Upstream == "" {
-			return nil, fmt.Errorf("dependency %s (line %d): toxiproxy at %s has no proxy %q, and the system file gives no listen and upstream to create it", dep, sys.Line("dependencies."+dep), d.client.Addr(), name)
+			return nil, fmt.Errorf("%s: toxiproxy at %s has no proxy %q, and the system file gives no listen and upstream to create it", sys.Where("dependencies."+dep), d.client.Addr(), name)
 		}
 		if _, err := d.client.CreateProxy(ctx, name, dd.Listen, dd.Upstream); err != nil {
 			return nil, fmt.Errorf("dependency %s: create proxy %s (%s -> %s): %w", dep, name, dd.Listen, dd.Upstream, err)
@@ -75,7 +75,7 @@ func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]
 	}
 	for _, dep := range slices.Sorted(maps.Keys(sys.Dependencies)) {
 		if p := sys.Dependencies[dep].Process; p != nil {
-			h, err := newHandle(ctx, dep, p)
+			h, err := newHandle(ctx, dep, p, sys.Dir())
 			if err != nil {
 				return nil, err
 			}

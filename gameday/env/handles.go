@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -77,16 +78,23 @@ func (h *handle) Start(ctx context.Context) error {
 	}
 }
 
-// newHandle makes the handle a system file declares for dep.
-func newHandle(ctx context.Context, dep string, p *system.Process) (*handle, error) {
+// newHandle makes the handle a system file declares for dep. Its commands
+// run in dir (the system file's directory), where a relative pid_file is.
+func newHandle(ctx context.Context, dep string, p *system.Process, dir string) (*handle, error) {
 	h := &handle{dep: dep, timeout: p.Timeout.D(), ready: p.Ready}
 	switch {
 	case p.Systemd != "":
 		unit := p.Systemd
-		h.kill = func(ctx context.Context) error { return runArgv(ctx, "systemctl", "kill", "--signal=SIGKILL", unit) }
-		h.start = func(ctx context.Context) error { return runArgv(ctx, "systemctl", "start", unit) }
-		h.pause = func(ctx context.Context) error { return runArgv(ctx, "systemctl", "kill", "--signal=SIGSTOP", unit) }
-		h.resume = func(ctx context.Context) error { return runArgv(ctx, "systemctl", "kill", "--signal=SIGCONT", unit) }
+		h.kill = func(ctx context.Context) error {
+			return runArgv(ctx, "", "systemctl", "kill", "--signal=SIGKILL", unit)
+		}
+		h.start = func(ctx context.Context) error { return runArgv(ctx, "", "systemctl", "start", unit) }
+		h.pause = func(ctx context.Context) error {
+			return runArgv(ctx, "", "systemctl", "kill", "--signal=SIGSTOP", unit)
+		}
+		h.resume = func(ctx context.Context) error {
+			return runArgv(ctx, "", "systemctl", "kill", "--signal=SIGCONT", unit)
+		}
 	case p.Command != nil:
 		c := p.Command
 		for _, x := range []struct {
@@ -95,11 +103,14 @@ func newHandle(ctx context.Context, dep string, p *system.Process) (*handle, err
 		}{{c.Kill, &h.kill}, {c.Start, &h.start}, {c.Pause, &h.pause}, {c.Resume, &h.resume}} {
 			if len(x.argv) > 0 {
 				argv := x.argv
-				*x.dst = func(ctx context.Context) error { return runArgv(ctx, argv[0], argv[1:]...) }
+				*x.dst = func(ctx context.Context) error { return runArgv(ctx, dir, argv[0], argv[1:]...) }
 			}
 		}
 	case p.PIDFile != "":
 		file, start := p.PIDFile, p.Start
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(dir, file)
+		}
 		signal := func(sig syscall.Signal) func(context.Context) error {
 			return func(context.Context) error {
 				pid, err := readPID(file)
@@ -113,7 +124,7 @@ func newHandle(ctx context.Context, dep string, p *system.Process) (*handle, err
 			}
 		}
 		h.kill, h.pause, h.resume = signal(syscall.SIGKILL), signal(syscall.SIGSTOP), signal(syscall.SIGCONT)
-		h.start = func(ctx context.Context) error { return startDetached(start) }
+		h.start = func(ctx context.Context) error { return startDetached(dir, start) }
 	case p.Container != "":
 		cli, err := dockerClient()
 		if err != nil {
@@ -133,10 +144,11 @@ func newHandle(ctx context.Context, dep string, p *system.Process) (*handle, err
 	return h, nil
 }
 
-// runArgv runs a program (no shell) within ctx; its output, cut short,
-// goes into the error.
-func runArgv(ctx context.Context, name string, args ...string) error {
+// runArgv runs a program (no shell) in dir within ctx; its output, cut
+// short, goes into the error.
+func runArgv(ctx context.Context, dir, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
 	cmd.WaitDelay = time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -152,8 +164,9 @@ func runArgv(ctx context.Context, name string, args ...string) error {
 
 // startDetached starts a program that keeps running after the runner
 // (a process started again outlives the drill), in its own session.
-func startDetached(argv []string) error {
+func startDetached(dir string, argv []string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)

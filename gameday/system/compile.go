@@ -153,6 +153,15 @@ func (v *validator) compile() *compiled {
 			}
 			cs.rules = append(cs.rules, crule{m: m, means: means})
 		}
+		if i < len(steps)-1 && len(st.Answers) > 0 && !slices.ContainsFunc(st.Answers, func(r *Rule) bool {
+			if r == nil {
+				return false
+			}
+			m, _ := meaningOf(r.Outcome)
+			return m == load.MeansNext
+		}) {
+			v.add(p+".answers", "no answer goes on to the next step (give the answer that does outcome: next); steps after this one would never run")
+		}
 		for j, e := range st.RetryAfter {
 			if e == nil {
 				v.add(fmt.Sprintf("%s.retry_after[%d]", p, j), "want header or json")

@@ -121,6 +121,11 @@ func compileMatch(m *Match) (*matcher, error) {
 		if path == "" {
 			return nil, fmt.Errorf("json: an empty path")
 		}
+		switch m.JSON[path].(type) {
+		case string, bool, int64, float64:
+		default:
+			return nil, fmt.Errorf("json.%s: want a string, a number or a boolean to compare with (null or empty matches nothing)", path)
+		}
 		c.json = append(c.json, jsonWant{path: path, want: m.JSON[path]})
 	}
 	if m.BodyContains != "" {

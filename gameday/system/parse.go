@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -58,12 +59,13 @@ func Parse(file string, data []byte, vars map[string]string) (*System, error) {
 		return nil, err
 	}
 	var errs []*Error
-	expandVars(file, root, "", vars, &errs)
+	d := strictyaml.NewDecoder(file)
+	d.AnyBools = true // json: {degraded: true}
+	d.Substituted = map[*yaml.Node]bool{}
+	expandVars(file, root, "", vars, d.Substituted, &errs)
 	if len(errs) > 0 {
 		return nil, fileerr.Join(errs)
 	}
-	d := strictyaml.NewDecoder(file)
-	d.AnyBools = true // json: {degraded: true}
 	d.Lines[""] = root.Line
 	s := &System{}
 	d.Decode(root, reflect.ValueOf(s).Elem(), "")
@@ -82,7 +84,7 @@ func Parse(file string, data []byte, vars map[string]string) (*System, error) {
 var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
 // expandVars replaces ${NAME} in every scalar value (never in keys).
-func expandVars(file string, n *yaml.Node, path string, vars map[string]string, errs *[]*Error) {
+func expandVars(file string, n *yaml.Node, path string, vars map[string]string, substituted map[*yaml.Node]bool, errs *[]*Error) {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if !strings.Contains(n.Value, "${") {
@@ -102,16 +104,14 @@ func expandVars(file string, n *yaml.Node, path string, vars map[string]string, 
 			*errs = append(*errs, &Error{File: file, Line: n.Line, Field: path, Msg: fmt.Sprintf("${%s} is not set (set it in the environment, or write ${%s:-default})", sub[1], sub[1])})
 			return m
 		})
-		if n.Tag == "!!int" || n.Tag == "!!float" || n.Tag == "!!bool" {
-			n.Tag = "" // let the decoder re-resolve what it reads
-		}
+		substituted[n] = true // read by what the field wants (strictyaml.Decoder)
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			expandVars(file, n.Content[i+1], strictyaml.JoinPath(path, n.Content[i].Value), vars, errs)
+			expandVars(file, n.Content[i+1], strictyaml.JoinPath(path, n.Content[i].Value), vars, substituted, errs)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			expandVars(file, c, path+"["+strconv.Itoa(i)+"]", vars, errs)
+			expandVars(file, c, path+"["+strconv.Itoa(i)+"]", vars, substituted, errs)
 		}
 	}
 }
@@ -196,6 +196,15 @@ var depRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
 // Line returns the line a field path was read from; 0 when unknown.
 func (s *System) Line(field string) int { return s.lines[field] }
+
+// Dir is the directory of the system's file: commands run in it, and a
+// relative pid_file is read from it, as compose files do.
+func (s *System) Dir() string { return filepath.Dir(s.File) }
+
+// Where names a field as errors do: FILE:LINE: FIELD.
+func (s *System) Where(field string) string {
+	return fmt.Sprintf("%s:%d: %s", s.File, s.Line(field), field)
+}
 
 func (s *System) validate() error {
 	v := &validator{s: s}
@@ -531,14 +540,31 @@ func (v *validator) books() {
 	}
 	if c := b.Charges; c != nil {
 		v.query("books.charges", &c.Query, queryRows)
-		for st := range c.Statuses {
+		seen := map[string]string{}
+		for _, st := range slices.Sorted(maps.Keys(c.Statuses)) {
+			p := "books.charges.statuses." + st
 			if !slices.Contains([]string{"approved", "declined", "voided"}, st) {
-				v.add("books.charges.statuses."+st, "unknown status (known: approved, declined, voided)")
+				v.add(p, "unknown status (known: approved, declined, voided)")
+			}
+			if len(c.Statuses[st]) == 0 {
+				v.add(p, "empty: list the words your provider uses for it (left out, it is the word %q)", st)
+			}
+			for _, w := range c.Statuses[st] {
+				if other, dup := seen[w]; dup {
+					v.add(p, "%s is also under %s", strictyaml.Quote(w), other)
+				}
+				seen[w] = st
 			}
 		}
 	}
 	if b.Settled != nil {
 		v.query("books.settled", b.Settled, queryValue)
+		if b.SettleAfter != 0 {
+			v.add("books.settle_after", "with settled, the books are read once settled says so (for at most settle_within): give one of settled, settle_after")
+		}
+	}
+	if b.SettleAfter < 0 || b.SettleWithin < 0 {
+		v.add("books", "settle_within and settle_after cannot be negative")
 	}
 }
 

@@ -55,6 +55,18 @@ func TestBadSystemFiles(t *testing.T) {
 		{"unset variable", "http://127.0.0.1:9999", "${GAMEDAY_TEST_UNSET_URL}", 2, "base_url", "${GAMEDAY_TEST_UNSET_URL} is not set"},
 		// Durations are strings with a unit.
 		{"bare duration", "books:\n", "books:\n  settle_within: 5\n", 18, "books.settle_within", `5 is a bare number, not a duration (write "5s")`},
+		// settled and a fixed wait: which one?
+		{"settled and settle_after", "books:\n", "books:\n  settled: {store: kv, redis: [SCARD, holds]}\n  settle_after: 5s\n", 19, "books.settle_after", "give one of settled, settle_after"},
+		// A status with no words: no charge would count as approved.
+		{"empty status words", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], statuses: {approved: []}}\n", 18, "books.charges.statuses.approved", "empty: list the words"},
+		// One word under two statuses.
+		{"status word twice", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], statuses: {approved: [ok], voided: [ok]}}\n", 18, "books.charges.statuses.voided", `"ok" is also under approved`},
+		// null would match nothing, silently.
+		{"json null", "{status: 201, outcome: confirmed}", "{status: 201, json: {error: null}, outcome: confirmed}", 9, "purchase.steps[0].answers[0]", "json.error: want a string, a number or a boolean"},
+		// The stock is not a shopper's value.
+		{"stock in a step", "{{json .CheckoutID}}", "{{.Stock}}", 7, "purchase.steps[0].body", ".Stock: setup and books only"},
+		// A step no answer leaves: the steps after it never run.
+		{"unreachable step", "        - {status: 5xx, outcome: unavailable}\n", "        - {status: 5xx, outcome: unavailable}\n    - url: /pay\n      answers: [{status: 200, outcome: confirmed}]\n", 8, "purchase.steps[0].answers", "no answer goes on to the next step"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -87,6 +99,45 @@ func TestTinyParses(t *testing.T) {
 	}
 	if s.Books.SettleWithin.D() != DefaultSettleWithin || s.Books.Stock.Available.Timeout.D() != DefaultQueryTimeout {
 		t.Errorf("books defaults: %+v", s.Books)
+	}
+}
+
+// ${NAME} in a plain scalar is read for what it becomes: a number where a
+// number is wanted; quoted, it stays a string.
+func TestVariablesBecomeNumbers(t *testing.T) {
+	src := `
+name: shop
+base_url: http://127.0.0.1:9
+sku: ${SKU}
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
+stores: {api: {http: "http://127.0.0.1:9"}}
+setup:
+  - store: api
+    http: {path: /reset}
+    expect: ${CODE}
+`
+	s, err := Parse("shop.yaml", []byte(src), map[string]string{"CODE": "204", "SKU": "'007'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Setup[0].Expect != 204 || s.SKU != "'007'" {
+		t.Errorf("expect %d, sku %q", s.Setup[0].Expect, s.SKU)
+	}
+	// Quoted (as a flow mapping needs), still a number.
+	s, err = Parse("shop.yaml", []byte(strings.Replace(src, "expect: ${CODE}", `expect: "${CODE}"`, 1)), map[string]string{"CODE": "204", "SKU": "x"})
+	if err != nil || s.Setup[0].Expect != 204 {
+		t.Errorf("quoted: %v, %v", s, err)
+	}
+	// A number where a string is wanted is its text, plain or quoted.
+	for _, sku := range []string{"sku: ${SKU}", `sku: "${SKU}"`} {
+		s, err = Parse("shop.yaml", []byte(strings.Replace(src, "sku: ${SKU}", sku, 1)), map[string]string{"CODE": "204", "SKU": "123"})
+		if err != nil || s.SKU != "123" {
+			t.Errorf("%s: sku %v, %v", sku, s, err)
+		}
+	}
+	// Text where a number is wanted is still refused, at its line.
+	if _, err := Parse("shop.yaml", []byte(src), map[string]string{"CODE": "no-content", "SKU": "x"}); err == nil || !strings.Contains(err.Error(), "shop.yaml:10: setup[0].expect") {
+		t.Errorf("CODE=no-content: %v", err)
 	}
 }
 

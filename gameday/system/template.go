@@ -172,6 +172,9 @@ func compileAction(n *parse.ActionNode, sc scope) (tpart, error) {
 		if shopperFields[f] && !sc.shopper {
 			return tpart{}, fmt.Errorf("template: .%s: only a purchase step has it (here: .SKU, .Stock, .Run)", fn.Ident[0])
 		}
+		if f == fStock && sc.shopper {
+			return tpart{}, fmt.Errorf("template: .Stock: setup and books only (a purchase step has %s)", knownFields(sc))
+		}
 		p.f = f
 	default:
 		return bad()
@@ -193,7 +196,7 @@ func keptNames(kept map[string]int) string {
 func knownFields(sc scope) string {
 	var names []string
 	for n, f := range fieldNames {
-		if sc.shopper || !shopperFields[f] {
+		if (sc.shopper && f != fStock) || (!sc.shopper && !shopperFields[f]) {
 			names = append(names, "."+n)
 		}
 	}

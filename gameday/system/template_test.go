@@ -21,7 +21,7 @@ func TestTemplateRender(t *testing.T) {
 		{"{{.Deadline}} {{.DeadlineUnixMS}}", "2026-12-01T09:00:00.005Z 1796115600005"},
 		{"{{json .Kept.tok}}", `"a\"b\u0026c"`},
 		{"/p/{{urlquery .SKU}}?t={{urlquery .Deadline}}", "/p/sku+1?t=2026-12-01T09%3A00%3A00.005Z"},
-		{"{{.Stock}} {{.Run}}{{/* note */}}", "40 r1"},
+		{"{{.SKU}} {{.Run}}{{/* note */}}", "sku 1 r1"},
 	} {
 		tm, err := compileTemplate(c.src, sc)
 		if err != nil {
@@ -30,6 +30,10 @@ func TestTemplateRender(t *testing.T) {
 		if got := tm.string(v); got != c.want {
 			t.Errorf("%s = %q, want %q", c.src, got, c.want)
 		}
+	}
+	// Setup and books see the stock.
+	if tm, err := compileTemplate("{{.Stock}}", scope{}); err != nil || tm.string(v) != "40" {
+		t.Errorf("{{.Stock}} in books: %v", err)
 	}
 	for _, c := range []struct{ src, want string }{
 		{"{{.CheckoutID}}", "only a purchase step has it"}, // books see SKU, Stock, Run
@@ -41,6 +45,10 @@ func TestTemplateRender(t *testing.T) {
 		if _, err := compileTemplate(c.src, scope{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.src, err, c.want)
 		}
+	}
+	// A step does not see the stock.
+	if _, err := compileTemplate("{{.Stock}}", sc); err == nil || !strings.Contains(err.Error(), ".Stock: setup and books only") {
+		t.Errorf("{{.Stock}} in a step: %v", err)
 	}
 }
 

@@ -171,6 +171,11 @@ type Decoder struct {
 	// AnyBools lets a field of type any hold a boolean; without it only
 	// numbers and strings are read into one.
 	AnyBools bool
+	// Substituted are scalars whose text a variable gave: a string field
+	// takes their text whatever it looks like (sku: ${SKU} with SKU=123), a
+	// number or boolean field reads it for what it says, quoted or not
+	// (expect: "${CODE}" with CODE=201).
+	Substituted map[*yaml.Node]bool
 }
 
 // NewDecoder returns a decoder for file.
@@ -194,6 +199,19 @@ func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string) {
 			d.Fail(n, path, "%s", err.Error())
 		}
 		return
+	}
+	if n.Kind == yaml.ScalarNode && d.Substituted[n] {
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString(n.Value)
+			return
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64, reflect.Bool:
+			c := *n // read for what it says, quoted or not
+			c.Style, c.Tag = 0, ""
+			n = &c
+		}
 	}
 	switch v.Kind() {
 	case reflect.Pointer:

@@ -1,0 +1,117 @@
+package gameday
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/books"
+	"github.com/gameday-dev/gameday/gameday/system"
+)
+
+// readFactsFrom reads the books of a system whose orders and charges are
+// the JSON lists given, served over HTTP. The claim is about how facts are
+// read, so a stand-in store is enough.
+func readFactsFrom(t *testing.T, statuses, orders, charges string) (*facts, error) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/orders":
+			fmt.Fprint(w, orders)
+		case "/charges":
+			fmt.Fprint(w, charges)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	sys, err := system.Parse("shop.yaml", []byte(fmt.Sprintf(`
+name: shop
+base_url: %[1]s
+sku: s
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
+stores:
+  api: {http: "%[1]s"}
+books:
+  orders: {store: api, http: {path: /orders}, fields: {checkout_id: cart}}
+  charges:
+    store: api
+    http: {path: /charges}
+    fields: {checkout_id: cart}
+    %[2]s
+`, srv.URL, statuses)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := books.Open(context.Background(), sys, system.Values{SKU: "s", Run: "r1"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return readFacts(context.Background(), r, sys, "r1")
+}
+
+// What the books say is read, other runs' rows left out; a decimal count
+// of units is whole; SQL timestamps without a zone are UTC.
+func TestReadFactsReadsTheRunsRows(t *testing.T) {
+	f, err := readFactsFrom(t, "statuses: {approved: [captured, approved]}",
+		`[{"cart": "r1-0", "charge": "ch0", "units": "2.00"}, {"cart": "r0-9"}, {"cart": "r1-1", "units": 1}]`,
+		`[{"cart": "r1-0", "id": "ch0", "status": "captured", "created_at": "2026-12-01 10:00:00"},
+		  {"cart": "r1-1", "id": "ch1", "status": "approved", "created_at": "2026-12-01T10:00:01Z"},
+		  {"cart": "r0-9", "status": "some word of an earlier era"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.orders) != 2 || f.orders[0].units != 2 || f.orders[1].units != 1 || !f.orderCharges {
+		t.Errorf("orders %+v", f.orders)
+	}
+	want := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	if len(f.charges) != 2 || f.charges[0].status != "approved" || !f.charges[0].at.Equal(want) || f.charges[1].at.IsZero() || len(f.notes) != 0 {
+		t.Errorf("charges %+v, notes %q", f.charges, f.notes)
+	}
+}
+
+// A fact that cannot be judged stops the reconciliation with an error
+// that says what is wrong, rather than let the oracles pass without it.
+func TestReadFactsRefusesWhatItCannotJudge(t *testing.T) {
+	ok := `[{"cart": "r1-0"}]`
+	cases := []struct {
+		name                      string
+		statuses, orders, charges string
+		want                      string
+	}{
+		// The provider says "captured", and statuses maps only the
+		// default words: that charge would be invisible.
+		{"unlisted status", "", ok, `[{"cart": "r1-0", "status": "captured"}]`, `status "captured", which books.charges.statuses does not list (approved: approved; declined: declined; voided: voided)`},
+		// checkout_id is misnamed: every row would be dropped.
+		{"no checkout ids", "", `[{"order": "r1-0"}, {"order": "r1-1"}]`, `[]`, "read books.orders: 2 rows, none with a checkout_id"},
+		{"no checkout ids in charges", "", ok, `[{"key": "r1-0", "status": "approved"}]`, "read books.charges: 1 rows, none with a checkout_id"},
+		// Units that are not a whole number would count as 1.
+		{"fractional units", "", `[{"cart": "r1-0", "units": "2.5"}]`, `[]`, `units "2.5" is not a whole number`},
+		{"zero units", "", `[{"cart": "r1-0", "units": 0}]`, `[]`, `units "0" is not a whole number of at least 1`},
+		// A time that does not read would hide a charge after leaving.
+		{"unreadable created_at", "", ok, `[{"cart": "r1-0", "status": "approved", "created_at": "yesterday"}]`, `created_at "yesterday"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := readFactsFrom(t, c.statuses, c.orders, c.charges)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+}
+
+// Approved charges without a time are judged, and the run says what
+// charged_after_leaving could not see.
+func TestReadFactsNotesUntimedCharges(t *testing.T) {
+	f, err := readFactsFrom(t, "", `[{"cart": "r1-0"}]`, `[{"cart": "r1-0", "status": "approved"}, {"cart": "r1-1", "status": "declined"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.charges) != 2 || len(f.notes) != 1 || !strings.Contains(f.notes[0], "1 approved charges have no created_at") {
+		t.Errorf("charges %+v, notes %q", f.charges, f.notes)
+	}
+}
