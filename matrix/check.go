@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -190,7 +191,14 @@ func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 // span formats a long duration for people: "8d2h", "5h30m", "12m".
 func span(d time.Duration) string {
 	if d < 0 {
-		return "-" + span(-d)
+		// The most negative duration has no positive twin; -d would
+		// be d again and the recursion would never end.
+		if d == math.MinInt64 {
+			d = math.MaxInt64
+		} else {
+			d = -d
+		}
+		return "-" + span(d)
 	}
 	days, hours, mins := int64(d/(24*time.Hour)), int64(d%(24*time.Hour)/time.Hour), int64(d%time.Hour/time.Minute)
 	switch {

@@ -29,7 +29,7 @@ func (m *Matrix) views(now time.Time) ([]view, []Problem) {
 	for i, r := range m.rows {
 		v := view{row: r, status: strings.ReplaceAll(r.Status, "_", " "), last: "never", verdict: "-", opened: "-", recovered: "-", p95: "-", books: "-", check: "ok"}
 		if l := r.Last; l != nil {
-			v.last, v.age, v.verdict = stamp(l.At), span(now.Sub(l.At))+" ago", l.Verdict
+			v.last, v.age, v.verdict = stamp(l.At), age(now, l.At), l.Verdict
 			v.opened, v.recovered, v.p95 = durOrDash(l.Figures.BreakerOpenedAfter), durOrDash(l.Figures.RecoveredAfter), durOrDash(l.Figures.CheckoutP95During)
 			var bad []string
 			for _, b := range l.Figures.books() {
@@ -54,6 +54,15 @@ func (m *Matrix) views(now time.Time) ([]view, []Problem) {
 		out[i] = v
 	}
 	return out, problems
+}
+
+// age says how long ago t was; a time after now (a wrong clock, or a
+// hand-edited file, which Check reports) is "in the future", however far.
+func age(now, t time.Time) string {
+	if t.After(now) {
+		return "in the future"
+	}
+	return span(now.Sub(t)) + " ago"
 }
 
 func durOrDash(d *time.Duration) string {

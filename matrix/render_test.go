@@ -2,8 +2,10 @@ package matrix
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The terminal table and the Markdown of the hand-written matrix after the
@@ -68,5 +70,29 @@ func TestRenderEmpty(t *testing.T) {
 	}
 	if err := RenderMarkdown(&b, m, now); err != nil || strings.Contains(b.String(), "| Row") {
 		t.Errorf("markdown: %v %q", err, b.String())
+	}
+}
+
+// Any date renders, however far from now: a run dated in the year 2400
+// (past what a time.Duration holds) once sent span into endless recursion.
+func TestRenderAnyDate(t *testing.T) {
+	for _, at := range []string{"2400-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "2026-12-02T09:00:30Z", "9999-12-31T23:59:59Z"} {
+		src := "version: 1\nrows:\n  - dependency: payment\n    failure: latency\n    cadence: weekly\n    scenario: payment-latency\n    last: {at: " + at + ", verdict: pass}\n"
+		m := mustParse(t, "m.yaml", []byte(src))
+		var a, b bytes.Buffer
+		if err := RenderTable(&a, m, now); err != nil {
+			t.Fatalf("%s: table: %v", at, err)
+		}
+		if err := RenderMarkdown(&b, m, now); err != nil {
+			t.Fatalf("%s: markdown: %v", at, err)
+		}
+		if future := at > "2026-12-02T09:00:00Z"; future != strings.Contains(a.String(), "in the future") {
+			t.Errorf("%s: table says in the future = %v:\n%s", at, !future, a.String())
+		}
+	}
+	for _, d := range []time.Duration{math.MinInt64, math.MaxInt64, -90 * time.Minute} {
+		if s := span(d); s == "" {
+			t.Errorf("span(%d) is empty", d)
+		}
 	}
 }
