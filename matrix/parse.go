@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -18,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gameday-dev/gameday/internal/inputfile"
 	"github.com/gameday-dev/gameday/internal/strictyaml"
 
 	"github.com/gameday-dev/gameday/scenarios"
@@ -54,16 +54,9 @@ func Load(path string) (*Matrix, error) {
 	return Parse(path, data)
 }
 
-// readBounded reads a file, but no more than one byte past MaxSize, so
-// that Parse can refuse a huge file without reading all of it.
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, MaxSize+1))
-}
+// readBounded reads a regular file, but no more than one byte past
+// MaxSize, so that Parse can refuse a huge file without reading all of it.
+func readBounded(path string) ([]byte, error) { return inputfile.Read(path, MaxSize) }
 
 // Parse reads a matrix from data, naming file in its errors. Paths of
 // scenario files in the rows are relative to file's directory.

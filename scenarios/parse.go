@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gameday-dev/gameday/internal/inputfile"
 	"github.com/gameday-dev/gameday/internal/strictyaml"
 )
 
@@ -16,7 +17,7 @@ const MaxSize = 1 << 20
 // most [MaxSize] bytes. Problems with the content are *Error values (see
 // [Parse]); a file that cannot be read gives the wrapped *fs.PathError.
 func LoadFile(path string) (*Scenario, error) {
-	data, err := strictyaml.ReadFile(path, MaxSize)
+	data, err := inputfile.Read(path, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("load scenario: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/flash"
+	"github.com/gameday-dev/gameday/internal/inputfile"
 )
 
 // Transition is a breaker state change: the state entered and when, in
@@ -319,11 +320,19 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// ReadRecord reads a run.json.
+// MaxSize is the largest run.json Read accepts. The runner's own records
+// are a few hundred kilobytes even for long soaks.
+const MaxSize = 256 << 20
+
+// Read reads a run.json. Anything but a regular file, or one larger than
+// MaxSize, is refused.
 func Read(path string) (*Record, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("read run record: %w", err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("read run record %s: larger than %d MiB, not a run record", path, MaxSize>>20)
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {

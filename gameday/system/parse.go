@@ -19,6 +19,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/internal/fileerr"
+	"github.com/gameday-dev/gameday/internal/inputfile"
 	"github.com/gameday-dev/gameday/internal/strictyaml"
 )
 
@@ -34,7 +35,7 @@ type Error = fileerr.Error
 // process environment is asked (an environment gameday starts gives the
 // addresses it chose); see Parse.
 func LoadFile(path string, vars map[string]string) (*System, error) {
-	data, err := strictyaml.ReadFile(path, MaxSize)
+	data, err := inputfile.Read(path, MaxSize)
 	if err != nil {
 		return nil, fmt.Errorf("load system: %w", err)
 	}

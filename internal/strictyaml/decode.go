@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -18,17 +17,6 @@ import (
 
 	"github.com/gameday-dev/gameday/internal/fileerr"
 )
-
-// ReadFile reads at most max+1 bytes of the file at path: enough for the
-// parser to tell a file that is too large, never more.
-func ReadFile(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, max+1))
-}
 
 // ParseMapping parses data into a node tree and returns the document's
 // root, which must be a mapping. It refuses more than one document, anchors
