@@ -24,6 +24,7 @@ func serveToxiproxy(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve toxiproxy", stderr)
 	listen := fs.String("listen", "127.0.0.1:8474", "address of the Toxiproxy HTTP API (it has no authentication: keep it on loopback)")
 	sysFile := fs.String("system", "", "create the proxies of this system file's dependencies (their listen and upstream)")
+	anyListen := fs.Bool("allow-remote-listen", false, "let API callers open proxies on any address, not only loopback (and the system file's listen addresses)")
 	var lf logFlags
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -44,7 +45,11 @@ func serveToxiproxy(args []string, stderr io.Writer) error {
 			return usageError{err}
 		}
 	}
-	e, err := toxi.StartEmbedded(*listen)
+	opts := toxi.EmbeddedOptions{AnyListen: *anyListen}
+	if sys != nil {
+		opts.Listen = sys.Listens()
+	}
+	e, err := toxi.StartEmbedded(*listen, opts)
 	if err != nil {
 		return usageError{err}
 	}

@@ -40,7 +40,9 @@ func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]
 		}
 	}()
 	if sys.Toxiproxy == "" {
-		if d.embedded, err = toxi.StartEmbedded("127.0.0.1:0"); err != nil {
+		// The system file's listen addresses are the operator's own
+		// choice; anything else asked of the API stays on loopback.
+		if d.embedded, err = toxi.StartEmbedded("127.0.0.1:0", toxi.EmbeddedOptions{Listen: sys.Listens()}); err != nil {
 			return nil, err
 		}
 		d.client = toxi.NewClient(d.embedded.APIAddr())

@@ -117,7 +117,7 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 		l.info.Notes = append(l.info.Notes, why+": using an embedded Redis-compatible server (miniredis); its behaviour under faults is not Redis's. Install redis-server for a drill you can trust.")
 	}
 
-	if l.toxi, err = toxi.StartEmbedded("127.0.0.1:0"); err != nil {
+	if l.toxi, err = toxi.StartEmbedded("127.0.0.1:0", toxi.EmbeddedOptions{}); err != nil {
 		return nil, err
 	}
 	l.closers = append(l.closers, l.toxi.Close)

@@ -202,6 +202,19 @@ func (s *System) Line(field string) int { return s.lines[field] }
 // relative pid_file is read from it, as compose files do.
 func (s *System) Dir() string { return filepath.Dir(s.File) }
 
+// Listens is every dependency's listen address, in dependency order: where
+// the file asks for proxies, which an embedded Toxiproxy then allows even
+// off loopback (the file is the operator's own word).
+func (s *System) Listens() []string {
+	var out []string
+	for _, dep := range slices.Sorted(maps.Keys(s.Dependencies)) {
+		if l := s.Dependencies[dep].Listen; l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // Where names a field as errors do: FILE:LINE: FIELD.
 func (s *System) Where(field string) string {
 	return fmt.Sprintf("%s:%d: %s", s.File, s.Line(field), field)

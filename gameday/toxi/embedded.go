@@ -1,11 +1,15 @@
 package toxi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -21,12 +25,26 @@ type Embedded struct {
 	listener net.Listener
 	http     *http.Server
 	done     chan error
+	allow    listenGuard
+}
+
+// EmbeddedOptions says where the embedded Toxiproxy's proxies may listen.
+// By default only on loopback: its API has no authentication, and a proxy
+// listening on every interface would relay anyone on the network to a
+// service that listens on loopback only.
+type EmbeddedOptions struct {
+	// AnyListen lets API callers open proxies on any address. Set only
+	// when the operator asked for it (serve toxiproxy --allow-remote-listen).
+	AnyListen bool
+	// Listen holds the non-loopback addresses the operator wrote down
+	// (a system file's dependencies' listen): proxies may listen there.
+	Listen []string
 }
 
 // StartEmbedded starts an embedded Toxiproxy whose HTTP API listens on addr
-// (for example "127.0.0.1:0" for a free loopback port). Proxies created
-// through the API listen wherever the API caller asks.
-func StartEmbedded(addr string) (*Embedded, error) {
+// (for example "127.0.0.1:0" for a free loopback port). A proxy created or
+// moved through the API must listen on loopback, unless o allows it.
+func StartEmbedded(addr string, o EmbeddedOptions) (*Embedded, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen toxiproxy api on %s: %w", addr, err)
@@ -35,13 +53,17 @@ func StartEmbedded(addr string) (*Embedded, error) {
 	e := &Embedded{
 		api:      api,
 		listener: ln,
-		http: &http.Server{
-			Handler:           routes(api),
-			ReadHeaderTimeout: 5 * time.Second,
-			ReadTimeout:       10 * time.Second,
-			WriteTimeout:      30 * time.Second,
-		},
-		done: make(chan error, 1),
+		done:     make(chan error, 1),
+		allow:    listenGuard{any: o.AnyListen, listen: map[string]bool{}},
+	}
+	for _, l := range o.Listen {
+		e.allow.listen[l] = true
+	}
+	e.http = &http.Server{
+		Handler:           routes(api, e.allow),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
 	}
 	go func() { e.done <- e.http.Serve(ln) }()
 	return e, nil
@@ -64,14 +86,14 @@ func (e *Embedded) Close() error {
 }
 
 // routes mirrors toxiproxy-server's API so that its CLI and clients work.
-func routes(api *toxiproxy.ApiServer) http.Handler {
+func routes(api *toxiproxy.ApiServer, g listenGuard) http.Handler {
 	r := mux.NewRouter()
 	r.HandleFunc("/reset", api.ResetState).Methods("POST")
 	r.HandleFunc("/proxies", api.ProxyIndex).Methods("GET")
-	r.HandleFunc("/proxies", api.ProxyCreate).Methods("POST")
-	r.HandleFunc("/populate", api.Populate).Methods("POST")
+	r.HandleFunc("/proxies", g.check(api.ProxyCreate, false)).Methods("POST")
+	r.HandleFunc("/populate", g.check(api.Populate, true)).Methods("POST")
 	r.HandleFunc("/proxies/{proxy}", api.ProxyShow).Methods("GET")
-	r.HandleFunc("/proxies/{proxy}", api.ProxyUpdate).Methods("POST")
+	r.HandleFunc("/proxies/{proxy}", g.check(api.ProxyUpdate, false)).Methods("POST")
 	r.HandleFunc("/proxies/{proxy}", api.ProxyDelete).Methods("DELETE")
 	r.HandleFunc("/proxies/{proxy}/toxics", api.ToxicIndex).Methods("GET")
 	r.HandleFunc("/proxies/{proxy}/toxics", api.ToxicCreate).Methods("POST")
@@ -92,4 +114,76 @@ func refuseBrowsers(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// listenGuard refuses proxies listening where the operator did not allow.
+type listenGuard struct {
+	any    bool
+	listen map[string]bool
+}
+
+// maxProxyBody bounds what check reads of a request: a populate of
+// thousands of proxies is a few hundred kilobytes.
+const maxProxyBody = 1 << 20
+
+// check wraps a handler whose JSON body is one proxy (or, with many, a list
+// of them), refusing with 403 any whose listen is not allowed. The body is
+// handed on as it came.
+func (g listenGuard) check(next http.HandlerFunc, many bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if g.any {
+			next(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxProxyBody+1))
+		if err != nil || len(body) > maxProxyBody {
+			apiError(w, http.StatusBadRequest, "request body unreadable or larger than 1 MiB")
+			return
+		}
+		type proxy struct {
+			Listen string `json:"listen"`
+		}
+		var ps []proxy
+		if many {
+			err = json.Unmarshal(body, &ps)
+		} else {
+			var p proxy
+			err = json.Unmarshal(body, &p)
+			ps = append(ps, p)
+		}
+		if err != nil {
+			apiError(w, http.StatusBadRequest, "bad request body: "+err.Error())
+			return
+		}
+		for _, p := range ps {
+			if p.Listen != "" && !g.listen[p.Listen] && !Loopback(p.Listen) {
+				apiError(w, http.StatusForbidden, fmt.Sprintf("listen %q is not a loopback address: this Toxiproxy opens proxies on loopback only, unless its operator allows more (gameday serve toxiproxy --allow-remote-listen, or the address as a dependency's listen in the system file)", p.Listen))
+				return
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next(w, r)
+	}
+}
+
+// Loopback reports whether a listen address (host:port) is on loopback
+// only: 127.0.0.0/8, ::1 or "localhost". An empty host listens on every
+// interface; another name may resolve anywhere.
+func Loopback(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// apiError answers as toxiproxy-server does, so its clients show the text.
+func apiError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": msg, "status": status})
 }

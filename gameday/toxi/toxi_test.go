@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,4 +122,62 @@ func ping(t *testing.T, addr string) time.Duration {
 		t.Fatalf("PING through proxy: %q, %v", buf, err)
 	}
 	return time.Since(start)
+}
+
+// The API opens proxies on loopback only: any local user can reach it, and
+// a proxy on every interface would relay the network to services that
+// listen on loopback. Addresses the operator named, or --allow-remote-listen,
+// open more.
+func TestEmbeddedProxiesStayOnLoopback(t *testing.T) {
+	ctx := context.Background()
+	start := func(o toxi.EmbeddedOptions) *toxi.Client {
+		e, err := toxi.StartEmbedded("127.0.0.1:0", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = e.Close() })
+		return toxi.NewClient(e.APIAddr())
+	}
+	post := func(c *toxi.Client, path, body string) int {
+		resp, err := http.Post(c.Addr()+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	c := start(toxi.EmbeddedOptions{})
+	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "example.com:0", "10.1.2.3:0"} {
+		_, err := c.CreateProxy(ctx, "p", listen, "127.0.0.1:1")
+		var apiErr *toxi.APIError
+		if !errors.As(err, &apiErr) || apiErr.Status != http.StatusForbidden || !strings.Contains(apiErr.Message, "not a loopback address") {
+			t.Errorf("proxy on %s: %v, want refused", listen, err)
+		}
+	}
+	if code := post(c, "/populate", `[{"name":"a","listen":"127.0.0.1:0","upstream":"127.0.0.1:1"},{"name":"b","listen":"0.0.0.0:0","upstream":"127.0.0.1:1"}]`); code != http.StatusForbidden {
+		t.Errorf("populate with one proxy on 0.0.0.0: %d, want 403", code)
+	}
+	if ps, err := c.Proxies(ctx); err != nil || len(ps) != 0 {
+		t.Errorf("after refusals: proxies %v, %v; want none", ps, err)
+	}
+	for _, listen := range []string{"127.0.0.1:0", "127.0.0.2:0", "localhost:0", "[::1]:0"} {
+		if _, err := c.CreateProxy(ctx, "p"+strings.NewReplacer(".", "", ":", "", "[", "", "]", "").Replace(listen), listen, "127.0.0.1:1"); err != nil {
+			t.Errorf("proxy on %s: %v", listen, err)
+		}
+	}
+	if code := post(c, "/proxies/p127001"+"0", `{"listen":"0.0.0.0:0"}`); code != http.StatusForbidden {
+		t.Errorf("moving a proxy to 0.0.0.0: %d, want 403", code)
+	}
+
+	named := start(toxi.EmbeddedOptions{Listen: []string{"0.0.0.0:0"}})
+	if _, err := named.CreateProxy(ctx, "p", "0.0.0.0:0", "127.0.0.1:1"); err != nil {
+		t.Errorf("the address the operator named: %v", err)
+	}
+	if _, err := named.CreateProxy(ctx, "q", "[::]:0", "127.0.0.1:1"); err == nil {
+		t.Error("an address the operator did not name was allowed")
+	}
+	anyL := start(toxi.EmbeddedOptions{AnyListen: true})
+	if _, err := anyL.CreateProxy(ctx, "p", "0.0.0.0:0", "127.0.0.1:1"); err != nil {
+		t.Errorf("with AnyListen: %v", err)
+	}
 }

@@ -41,7 +41,7 @@ func Redis(tb testing.TB) *redisserver.Server {
 // a client for its API. Every proxy is removed when the test ends.
 func Toxiproxy(tb testing.TB) *toxi.Client {
 	tb.Helper()
-	e, err := toxi.StartEmbedded("127.0.0.1:0")
+	e, err := toxi.StartEmbedded("127.0.0.1:0", toxi.EmbeddedOptions{})
 	if err != nil {
 		tb.Fatalf("start embedded toxiproxy: %v", err)
 	}
