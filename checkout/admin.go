@@ -107,7 +107,12 @@ func (s *Server) handleStock(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if err := s.inv.SetStock(ctx, req.SKU, req.Units); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		// 409 while money work is open: ask again once it settled.
+		code := http.StatusServiceUnavailable
+		if u := (*UnsettledError)(nil); errors.As(err, &u) {
+			code = http.StatusConflict
+		}
+		writeJSON(w, code, map[string]string{"error": err.Error()})
 		return
 	}
 	writeJSON(w, http.StatusOK, req)

@@ -268,42 +268,80 @@ return {redis.call('HGET', KEYS[1], 'initial') or false,
         redis.call('ZCARD', KEYS[6])}
 `)
 
-// SetStock starts a SKU afresh with units available, forgetting its leases,
-// orders and voids.
+// setStockScript: KEYS the SKU's and then the set of SKUs; ARGV units,
+// init (0|1), sku. It refuses (returning the
+// counts) while money work is open on the SKU: leases held, expired leases
+// the sweeper has not decided, voids not yet done. Wiping those would
+// leave approved charges that nobody ever voids. With init it sets the
+// stock only if the SKU has none (its "available" field), and returns
+// {'kept'} otherwise. Otherwise it starts the SKU afresh, atomically.
+var setStockScript = redis.NewScript(luaHead + `
+if ARGV[2] == '1' and redis.call('HEXISTS', KEYS[1], 'available') == 1 then return {'kept'} end
+reap()
+local held, awaiting, voids = redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[6]), redis.call('ZCARD', KEYS[5])
+if held + awaiting + voids > 0 then return {'unsettled', held, awaiting, voids} end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8])
+redis.call('HSET', KEYS[1], 'initial', ARGV[1], 'available', ARGV[1], 'sold', 0, 'expired', 0, 'reclaimed', 0)
+redis.call('SADD', KEYS[9], ARGV[3])
+return {'set'}
+`)
+
+// UnsettledError is SetStock's refusal: the SKU has money work open that
+// starting it afresh would lose.
+type UnsettledError struct {
+	SKU string
+	// Held leases (purchases in flight), expired leases the sweeper has
+	// not decided on, and charges waiting to be voided.
+	Held, AwaitingSweep, PendingVoids int64
+}
+
+func (e *UnsettledError) Error() string {
+	return fmt.Sprintf("%s is not settled: %d leases held, %d expired leases awaiting the sweeper, %d charges waiting to be voided; "+
+		"starting it afresh would lose them: wait until GET /admin/ledger says settled (the sweeper voids within the lease, the late-claim grace and the provider's answer)",
+		e.SKU, e.Held, e.AwaitingSweep, e.PendingVoids)
+}
+
+// SetStock starts a SKU afresh with units available, forgetting its
+// orders, once its books are settled. While leases are held, expired leases
+// await the sweeper, or voids are pending, it changes nothing and returns
+// an *UnsettledError: resetting stock never drops money work.
 func (inv *Inventory) SetStock(ctx context.Context, sku string, units int64) error {
-	k := keys(sku)
-	_, err := inv.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k...)
-		p.HSet(ctx, k[0], "initial", units, "available", units, "sold", 0, "expired", 0, "reclaimed", 0)
-		p.SAdd(ctx, skuSet, sku)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("set stock of %s: %w", sku, err)
-	}
-	return nil
+	_, err := inv.setStock(ctx, sku, units, false)
+	return err
 }
 
 // InitStock sets a SKU's stock only if it has none, so that a checkout
 // restarted with the same flags keeps the books it had. It reports whether
-// it set the stock.
+// it set the stock. It is one script: a failure leaves the SKU as it was,
+// never half set up.
 func (inv *Inventory) InitStock(ctx context.Context, sku string, units int64) (bool, error) {
-	k := keys(sku)
-	ok, err := inv.rdb.HSetNX(ctx, k[0], "initial", units).Result()
+	return inv.setStock(ctx, sku, units, true)
+}
+
+func (inv *Inventory) setStock(ctx context.Context, sku string, units int64, init bool) (bool, error) {
+	flag := "0"
+	if init {
+		flag = "1"
+	}
+	res, err := setStockScript.Run(ctx, inv.rdb, append(keys(sku), skuSet), units, flag, sku).Slice()
 	if err != nil {
 		return false, fmt.Errorf("set stock of %s: %w", sku, err)
 	}
-	if !ok {
+	switch res[0] {
+	case "set":
+		return true, nil
+	case "kept":
 		return false, nil
+	case "unsettled":
+		if len(res) == 4 {
+			e := &UnsettledError{SKU: sku}
+			e.Held, _ = res[1].(int64)
+			e.AwaitingSweep, _ = res[2].(int64)
+			e.PendingVoids, _ = res[3].(int64)
+			return false, e
+		}
 	}
-	if _, err := inv.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, k[0], "available", units, "sold", 0, "expired", 0, "reclaimed", 0)
-		p.SAdd(ctx, skuSet, sku)
-		return nil
-	}); err != nil {
-		return false, fmt.Errorf("set stock of %s: %w", sku, err)
-	}
-	return true, nil
+	return false, fmt.Errorf("set stock of %s: unexpected answer %v", sku, res)
 }
 
 // SKUs lists the SKUs that have stock set.

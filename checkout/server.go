@@ -264,7 +264,9 @@ func (s *Server) checkout(w http.ResponseWriter, r *http.Request) Response {
 		defer cancel()
 	}
 	req.Token = r.Header.Get(admission.TokenHeader)
-	d := s.room.Admit(req.CheckoutID, req.Token)
+	// The token is signed over the checkout id and the shopper (neither
+	// holds a space): another shopper cannot use one handed to someone.
+	d := s.room.Admit(req.CheckoutID+" "+req.Shopper, req.Token)
 	if d.Token != "" {
 		w.Header().Set(admission.TokenHeader, d.Token)
 	}
@@ -277,7 +279,7 @@ func (s *Server) checkout(w http.ResponseWriter, r *http.Request) Response {
 			Error: admission.TokenHeader + ": expired; start again without it"}
 	default:
 		return Response{Status: OutcomeInvalid, CheckoutID: req.CheckoutID, Reason: d.Refusal,
-			Error: admission.TokenHeader + ": not valid for this checkout_id (forged, altered, or signed with a key no longer configured)"}
+			Error: admission.TokenHeader + ": not valid for this checkout_id and shopper (forged, altered, someone else's, or signed with a key no longer configured)"}
 	}
 	defer s.room.Done()
 	if !s.begin(req.CheckoutID) {
@@ -367,6 +369,10 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		// sweeper settles it (voids that charge unless an order was made).
 		go s.release(req, true)
 		return s.refused(ctx, resp, "inventory", err)
+	case res.status == resSold && res.order.Shopper != req.Shopper:
+		// Someone else's order: the same answer as for any id used by
+		// another shopper, and nothing of the order.
+		return invalid(resp, errIDUsedElsewhere)
 	case res.status == resSold:
 		resp.Status, resp.Order, resp.Replayed = OutcomeConfirmed, res.order, true
 		return resp
@@ -542,7 +548,7 @@ func (s *Server) refusedPayment(ctx context.Context, resp Response, err error) R
 		resp.Status, resp.Reason = OutcomeTooLate, "deadline"
 		return resp
 	case errors.Is(err, payment.ErrKeyConflict):
-		return invalid(resp, "checkout_id: already used by another shopper or for another sku")
+		return invalid(resp, errIDUsedElsewhere)
 	case errors.Is(err, payment.ErrRejected):
 		return invalid(resp, "payment provider rejected the charge: "+err.Error())
 	}
@@ -570,6 +576,10 @@ func (s *Server) refused(ctx context.Context, resp Response, dep string, err err
 	s.log.Debug("checkout refused", "checkout_id", resp.CheckoutID, "dependency", dep, "reason", resp.Reason, "err", err)
 	return resp
 }
+
+// errIDUsedElsewhere answers a checkout id that belongs to another
+// shopper's purchase (or another SKU's), whatever that purchase's state.
+const errIDUsedElsewhere = "checkout_id: already used by another shopper or for another sku"
 
 func invalid(resp Response, msg string) Response {
 	resp.Status, resp.Error = OutcomeInvalid, msg

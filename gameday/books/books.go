@@ -132,14 +132,39 @@ func (r *Reader) Close() error {
 }
 
 // Setup runs the system's setup actions in order; the first that fails
-// stops it, named by its index.
+// (after its retry_within, if it has one) stops it, named by its index.
 func (r *Reader) Setup(ctx context.Context) error {
 	for i, a := range r.sys.Setup {
-		if err := r.act(ctx, a); err != nil {
+		if err := r.actWithin(ctx, a); err != nil {
 			return fmt.Errorf("%s: %w", r.sys.Where(fmt.Sprintf("setup[%d]", i)), err)
 		}
 	}
 	return nil
+}
+
+// setupRetryEvery is how often a failing setup action with retry_within is
+// asked again.
+var setupRetryEvery = time.Second
+
+// actWithin runs an action, and while it fails asks again every
+// setupRetryEvery until its retry_within has passed. The error says how
+// long it was tried.
+func (r *Reader) actWithin(ctx context.Context, a *system.Action) error {
+	deadline := time.Now().Add(a.RetryWithin.D())
+	for tries := 1; ; tries++ {
+		err := r.act(ctx, a)
+		if err == nil || time.Now().Add(setupRetryEvery).After(deadline) {
+			if err != nil && tries > 1 {
+				err = fmt.Errorf("still failing after %d tries over %s: %w", tries, a.RetryWithin.D(), err)
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (while retrying: %w)", ctx.Err(), err)
+		case <-time.After(setupRetryEvery):
+		}
+	}
 }
 
 func (r *Reader) act(ctx context.Context, a *system.Action) error {

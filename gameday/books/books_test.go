@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -265,5 +266,61 @@ books:
 	}
 	if err := r.Setup(ctx); err == nil || !strings.Contains(err.Error(), file+":6: setup[0]: ./no-such-script.sh") {
 		t.Errorf("setup: %v", err)
+	}
+}
+
+// A setup action with retry_within is asked again while it fails: a
+// checkout that answers 409 until its previous drill's voids are done is
+// given the time; without retry_within, or past it, the drill stops with
+// the service's last answer.
+func TestSetupRetriesWithin(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			http.Error(w, `{"error":"sku-1 is not settled: 1 charges waiting to be voided"}`, http.StatusConflict)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	open := func(retry string) (*books.Reader, string) {
+		file := filepath.Join(dir, "gameday.yaml")
+		if err := os.WriteFile(file, []byte(`name: x
+base_url: http://127.0.0.1:1
+sku: s
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+stores: {shop: {http: "`+srv.URL+`"}}
+setup:
+  - {store: shop, http: {method: PUT, path: /admin/stock}, expect: 200`+retry+`}
+books:
+  stock: {available: {store: shop, http: {path: /}}}
+`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sys, err := system.LoadFile(file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := books.Open(context.Background(), sys, system.Values{SKU: "s"}, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		return r, file
+	}
+	r, file := open("")
+	if err := r.Setup(context.Background()); err == nil || !strings.Contains(err.Error(), file+":7: setup[0]: PUT "+srv.URL+"/admin/stock answered 409: ") || !strings.Contains(err.Error(), "not settled") {
+		t.Errorf("without retry_within: %v", err)
+	}
+	calls.Store(0)
+	r, _ = open(", retry_within: 10s")
+	if err := r.Setup(context.Background()); err != nil || calls.Load() != 3 {
+		t.Errorf("with retry_within: %v after %d calls, want success at the third", err, calls.Load())
+	}
+	calls.Store(-100)
+	r, _ = open(", retry_within: 1500ms")
+	if err := r.Setup(context.Background()); err == nil || !strings.Contains(err.Error(), "still failing after 2 tries over 1.5s") {
+		t.Errorf("past retry_within: %v", err)
 	}
 }

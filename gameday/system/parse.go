@@ -122,6 +122,8 @@ const (
 	DefaultProcessTimeout = 30 * time.Second
 	DefaultQueryTimeout   = 10 * time.Second
 	DefaultSettleWithin   = 30 * time.Second
+	// MaxRetryWithin bounds a setup action's retry_within.
+	MaxRetryWithin = 10 * time.Minute
 )
 
 func (s *System) setDefaults() {
@@ -253,6 +255,9 @@ func (s *System) validate() error {
 		v.query(p, &a.Query, queryAction)
 		if a.Expect != 0 && (a.HTTP == nil || a.Expect < 100 || a.Expect > 599) {
 			v.add(p+".expect", "%d: an HTTP status, for an http action only", a.Expect)
+		}
+		if a.RetryWithin < 0 || a.RetryWithin.D() > MaxRetryWithin {
+			v.add(p+".retry_within", "%s: want a duration from 0 to %s", a.RetryWithin.D(), MaxRetryWithin)
 		}
 	}
 	v.books()

@@ -55,6 +55,8 @@ func TestBadSystemFiles(t *testing.T) {
 		{"unset variable", "http://127.0.0.1:9999", "${GAMEDAY_TEST_UNSET_URL}", 2, "base_url", "${GAMEDAY_TEST_UNSET_URL} is not set"},
 		// Durations are strings with a unit.
 		{"bare duration", "books:\n", "books:\n  settle_within: 5\n", 18, "books.settle_within", `5 is a bare number, not a duration (write "5s")`},
+		// A setup action's retries are bounded.
+		{"retry too long", "books:\n", "setup:\n  - {store: kv, redis: [SET, k, v], retry_within: 1h}\nbooks:\n", 18, "setup[0].retry_within", "1h0m0s: want a duration from 0 to 10m0s"},
 		// settled and a fixed wait: which one?
 		{"settled and settle_after", "books:\n", "books:\n  settled: {store: kv, redis: [SCARD, holds]}\n  settle_after: 5s\n", 19, "books.settle_after", "give one of settled, settle_after"},
 		// A status with no words: no charge would count as approved.

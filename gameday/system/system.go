@@ -223,6 +223,12 @@ type Action struct {
 	// Expect is the HTTP status an http action must answer; default any
 	// 2xx.
 	Expect int `yaml:"expect"`
+	// RetryWithin, when set, asks again every second while the action
+	// fails, for at most this long (at most 10m): a service that refuses
+	// to start afresh while a previous drill's money work is open (the
+	// reference checkout answers 409 until its voids are done) is given
+	// the time to finish it. The last failure stops the drill.
+	RetryWithin Duration `yaml:"retry_within"`
 }
 
 // Query asks a store a question (or, in setup, tells it something): one
