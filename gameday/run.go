@@ -86,8 +86,11 @@ type Options struct {
 	// checkout's model: predict.ForDrill). It is asked only for the
 	// reference checkout in an environment gameday starts with the
 	// scenario's settings, and answers nil for a scenario it cannot
-	// simulate.
-	Predict func(sc *scenarios.Scenario, seed int64, runs int) (*runrecord.Prediction, error)
+	// simulate. It must give up when its context is done.
+	Predict func(ctx context.Context, sc *scenarios.Scenario, seed int64, runs int) (*runrecord.Prediction, error)
+	// PredictBudget bounds the prediction; past it the drill goes on
+	// without one and says so. 0 means DefaultPredictBudget.
+	PredictBudget time.Duration
 	// PredictRuns is how many runs of the model Predict simulates; 0 means
 	// the predictor's default, negative no prediction.
 	PredictRuns int
@@ -168,7 +171,11 @@ func (d *drill) progress(format string, args ...any) {
 }
 
 func (d *drill) run(ctx context.Context) {
-	d.predict()
+	d.predict(ctx)
+	if ctx.Err() != nil {
+		d.fail(VerdictInconclusive, "interrupted before setup")
+		return
+	}
 	if err := d.setup(ctx); err != nil {
 		if ctx.Err() != nil {
 			d.fail(VerdictInconclusive, "interrupted during setup: %v", err)
@@ -194,19 +201,37 @@ func (d *drill) run(ctx context.Context) {
 	d.drive(ctx)
 }
 
+// DefaultPredictBudget bounds a drill's prediction when Options does not:
+// the usual catalogue scenario takes a second or two on a Raspberry Pi 4;
+// a scenario of thousands of arrivals a second could take most of an hour.
+const DefaultPredictBudget = 30 * time.Second
+
 // predict simulates the drill's flash-sale figures before it runs (the
 // simulation is CPU-bound: it must not share the machine with the load).
-func (d *drill) predict() {
+// It gives up when ctx is done (the run is interrupted) and, past its
+// budget, goes on without a prediction and says so.
+func (d *drill) predict(ctx context.Context) {
 	external := d.o.External != nil || d.o.Compose != nil || d.o.System != nil || d.sc.System != "" || d.sc.Environment.Kind == "external"
 	if d.o.Predict == nil || d.o.PredictRuns < 0 || external {
 		return // a service not started from the scenario's settings
 	}
-	p, err := d.o.Predict(d.sc, d.seed, d.o.PredictRuns)
-	if err != nil {
-		d.rec.Notes = append(d.rec.Notes, "no prediction: "+err.Error())
-		return
+	budget := d.o.PredictBudget
+	if budget <= 0 {
+		budget = DefaultPredictBudget
 	}
-	d.pred = p
+	pctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	p, err := d.o.Predict(pctx, d.sc, d.seed, d.o.PredictRuns)
+	switch {
+	case ctx.Err() != nil:
+		d.rec.Notes = append(d.rec.Notes, "no prediction: interrupted")
+	case errors.Is(err, context.DeadlineExceeded):
+		d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("no prediction: the model did not finish within its budget of %s (-predict-budget); the drill went on without one", budget))
+	case err != nil:
+		d.rec.Notes = append(d.rec.Notes, "no prediction: "+err.Error())
+	default:
+		d.pred = p
+	}
 }
 
 // setup brings up the environment, describes the system under test,
@@ -217,10 +242,17 @@ func (d *drill) setup(ctx context.Context) error {
 	if journal == nil {
 		journal = faults.OpenJournal(faults.DefaultJournalPath())
 	}
-	if removed, err := journal.Cleanup(ctx); err != nil {
+	removed, aside, err := journal.Cleanup(ctx)
+	if err != nil {
 		return fmt.Errorf("remove faults left by an earlier run: %w", err)
-	} else if len(removed) > 0 {
+	}
+	if len(removed) > 0 {
 		d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("removed %d faults left behind by a runner that was killed", len(removed)))
+	}
+	for _, e := range aside {
+		// Not this drill's business unless it is on the same proxy, which
+		// steady state then shows; it must not stop the drill.
+		d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("a fault left by killed run %s could not be undone and is set aside: %s: %s (gameday cleanup lists it; -drop %s forgets it)", e.RunID, e, e.SetAside, e.RunID))
 	}
 	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
 	sys := d.o.System
@@ -418,7 +450,19 @@ func (d *drill) checkTargets() error {
 }
 
 // drive runs the load with the fault timeline, then reconciles and judges.
+// beforeRemovingFaults is called just before the faults are removed at the
+// end of the load; tests make it panic.
+var beforeRemovingFaults = func() {}
+
 func (d *drill) drive(ctx context.Context) {
+	// Faults come off on every way out of here, a panic included: on a
+	// Toxiproxy or a container that outlives the runner nobody else would
+	// remove them. After the normal removal below this finds none.
+	defer func() {
+		if err := d.inj.RemoveAll(); err != nil {
+			d.rec.Notes = append(d.rec.Notes, "removing faults: "+err.Error())
+		}
+	}()
 	loadCtx, stopLoad := context.WithCancelCause(ctx)
 	defer stopLoad(nil)
 	start := time.Now()
@@ -477,6 +521,7 @@ func (d *drill) drive(ctx context.Context) {
 	tl.wait()
 	metricsDone()
 	end := time.Since(start)
+	beforeRemovingFaults()
 	if err := d.inj.RemoveAll(); err != nil {
 		d.rec.Notes = append(d.rec.Notes, "removing faults: "+err.Error())
 		d.fail(VerdictError, "could not remove every fault: %v", err)
@@ -487,7 +532,7 @@ func (d *drill) drive(ctx context.Context) {
 	// Let the breakers recover and the books settle: holds expire, voids
 	// land. Sampling goes on meanwhile.
 	d.progress("gameday: %s: settling the books", d.sc.Name)
-	f, settleErr := d.settle()
+	f, settleErr := d.settle(ctx.Err() != nil)
 	stopProbe()
 	probeDone.Wait()
 	stopHost()
@@ -692,19 +737,26 @@ func (d *drill) settleLimit() time.Duration {
 
 // settle waits until the system's books are final (bounded), then reads
 // them. When they do not settle in time they are read as they are, and
-// the run says so.
-func (d *drill) settle() (*facts, error) {
+// the run says so. A run asked to stop (interrupted) does not wait: it
+// reads the books at once and records what it has, so that a service
+// manager's stop timeout never kills it before run.json is written.
+func (d *drill) settle(interrupted bool) (*facts, error) {
 	b := d.sys.Books
-	// The wait has its own bound (settle_within or settle_after, and one
-	// query's time); the reads after it are bounded by their timeouts.
-	ctx, cancel := context.WithTimeout(context.Background(), max(b.SettleWithin.D(), b.SettleAfter.D())+queryTimeout(b.Settled))
-	note, err := settleBooks(ctx, d.books, d.sys, 0)
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-	if note != "" {
-		d.rec.Notes = append(d.rec.Notes, note)
+	if interrupted {
+		d.rec.Notes = append(d.rec.Notes, "interrupted: the books were read at once, without waiting for them to settle")
+	} else {
+		// The wait has its own bound (settle_within or settle_after, and
+		// one query's time); the reads after it are bounded by their
+		// timeouts.
+		ctx, cancel := context.WithTimeout(context.Background(), max(b.SettleWithin.D(), b.SettleAfter.D())+queryTimeout(b.Settled))
+		note, err := settleBooks(ctx, d.books, d.sys, 0)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			d.rec.Notes = append(d.rec.Notes, note)
+		}
 	}
 	f, err := readFacts(context.Background(), d.books, d.sys, d.prefix)
 	if err != nil {

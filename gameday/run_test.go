@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -134,6 +135,32 @@ func TestSameSeedSameDrill(t *testing.T) {
 	b := run(t, context.Background(), lookup(t, "baseline"), o)
 	if a.Load.Scheduled != b.Load.Scheduled || a.Outcomes["declined"] != b.Outcomes["declined"] || a.Outcomes["declined"] == 0 {
 		t.Errorf("two runs with seed %d: %v and %v (scheduled %d and %d)", a.Seed, a.Outcomes, b.Outcomes, a.Load.Scheduled, b.Load.Scheduled)
+	}
+}
+
+// A fault a killed runner left on a Toxiproxy that no longer answers
+// cannot be undone: it is set aside and named in the record, and the drill
+// runs. It once stopped every later drill at setup, in every environment.
+func TestUndoableLeftoverDoesNotBlockDrills(t *testing.T) {
+	o := options(t)
+	o.TimeScale = 0.2
+	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	stale := fmt.Sprintf(`[{"run_id":"old","pid":1,"started":"12345","boot":%q,"toxiproxy":"127.0.0.1:1","proxy":"inventory","toxic":"gameday-old-slow"}]`, strings.TrimSpace(string(boot)))
+	path := filepath.Join(t.TempDir(), "journal.json")
+	if err := os.WriteFile(path, []byte(stale), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.Journal = faults.OpenJournal(path)
+	rec := run(t, context.Background(), lookup(t, "baseline"), o)
+	if rec.Verdict == gameday.VerdictError || rec.Load.Started == 0 {
+		t.Fatalf("verdict %s (%s), load %+v", rec.Verdict, rec.Reason, rec.Load)
+	}
+	if !slices.ContainsFunc(rec.Notes, func(n string) bool { return strings.Contains(n, "set aside") && strings.Contains(n, "-drop old") }) {
+		t.Errorf("notes %q do not name the set-aside fault", rec.Notes)
+	}
+	es, err := o.Journal.Entries()
+	if err != nil || len(es) != 1 || es[0].SetAside == "" {
+		t.Errorf("journal after the drill: %+v, %v; want the entry, set aside", es, err)
 	}
 }
 
@@ -293,6 +320,38 @@ func TestInterruptMidFaultRemovesIt(t *testing.T) {
 	}
 	if got := faultsOn(t, l); len(got) != 0 {
 		t.Errorf("after SIGINT the proxy still has %v", got)
+	}
+}
+
+// A panic in the run path with a fault in place on an external Toxiproxy
+// (which outlives the runner): the fault comes off as the panic unwinds,
+// and the journal forgets it. Nothing removed it before.
+func TestPanicMidFaultRemovesIt(t *testing.T) {
+	l := startService(t)
+	sc := lookup(t, "payment-latency")
+	sc.Faults[0].For = 0 // in place until the load ends
+	o := options(t)
+	o.External, o.TimeScale = external(l), 0.3
+	defer gameday.SetBeforeRemovingFaults(func() {
+		if got := faultsOn(t, l); len(got) != 1 {
+			t.Errorf("before the panic the proxies have %v, want the one toxic", got)
+		}
+		panic("on purpose")
+	})()
+	func() {
+		defer func() {
+			if p := recover(); p != "on purpose" {
+				t.Errorf("recovered %v, want the panic", p)
+			}
+		}()
+		_, _, err := gameday.Run(context.Background(), sc, o)
+		t.Errorf("Run returned (%v); want its panic", err)
+	}()
+	if got := faultsOn(t, l); len(got) != 0 {
+		t.Errorf("after the panic the proxies have %v", got)
+	}
+	if es, err := o.Journal.Entries(); err != nil || len(es) != 0 {
+		t.Errorf("journal after the panic: %+v, %v", es, err)
 	}
 }
 

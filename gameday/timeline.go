@@ -2,6 +2,7 @@ package gameday
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -36,6 +37,17 @@ func (tl *timeline) start(ctx context.Context) {
 		tl.wg.Add(1)
 		go func() {
 			defer tl.wg.Done()
+			// A panic applying or lifting a fault stops the load with an
+			// error instead of the process, so that the run removes every
+			// fault and records why.
+			defer func() {
+				if p := recover(); p != nil {
+					if tl.onError == nil {
+						panic(p)
+					}
+					tl.onError(f.Name, fmt.Errorf("panic: %v", p))
+				}
+			}()
 			tl.one(ctx, f)
 		}()
 	}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/gameday-dev/gameday/gameday/flash"
@@ -99,7 +103,12 @@ func predictWith(args []string, stdout, stderr io.Writer, model func(*scenarios.
 	if *seed == 0 {
 		*seed = sc.Seed
 	}
-	p, err := predict.Predict(m, *runs, *seed)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p, err := predict.PredictContext(ctx, m, *runs, *seed)
+	if ctx.Err() != nil {
+		return exitError{code: exitInconclusive, msg: "predict " + sc.Name + ": interrupted"}
+	}
 	if err != nil {
 		return usageError{fmt.Errorf("predict %s: %w", sc.Name, err)}
 	}

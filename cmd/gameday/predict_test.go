@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -126,5 +130,48 @@ func TestPredictBadInput(t *testing.T) {
 	}
 	if err := predictWith([]string{"-h"}, &bytes.Buffer{}, &bytes.Buffer{}, smallModel); !errors.Is(err, errHelp) {
 		t.Errorf("predict -h: %v, want help", err)
+	}
+}
+
+// Ctrl-C during the prediction of a huge drill (3,000 arrivals a second,
+// whose prediction would take most of an hour) ends the run with exit 3
+// within a second, before anything is started; gameday predict alike.
+func TestInterruptDuringPrediction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildBinary(t)
+	for _, args := range [][]string{
+		{"run", "-runs-dir", t.TempDir(), "-journal", filepath.Join(t.TempDir(), "j.json"), "-rate-scale", "47", "-predict-budget", "1h", "peak-fair"},
+		{"predict", "-runs", "100000", "peak-fair"},
+	} {
+		cmd := exec.Command(bin, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		var out bytes.Buffer // read only once Wait returned
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond) // well into the prediction
+		sent := time.Now()
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+				t.Errorf("%s: after SIGINT: %v, want exit 3\n%s", args[0], err, out.String())
+			}
+			// A second is the promise; the bound is wider so a busy
+			// machine does not fail it.
+			if took := time.Since(sent); took > 5*time.Second {
+				t.Errorf("%s: exited %s after SIGINT", args[0], took)
+			}
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s: still running 30s after SIGINT\n%s", args[0], out.String())
+		}
 	}
 }

@@ -69,6 +69,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.Float64Var(&r.o.RateScale, "rate-scale", 1, "multiply every arrival rate (1.5 rehearses 150% of the planned peak)")
 	fs.Float64Var(&r.o.TimeScale, "time-scale", 1, "multiply every duration of the timeline (0.2 for a quick drill)")
 	fs.IntVar(&r.o.PredictRuns, "predict-runs", 0, "runs of the model that predicts the flash-sale figures (0: 400; -1: no prediction)")
+	fs.DurationVar(&r.o.PredictBudget, "predict-budget", gameday.DefaultPredictBudget, "how long the prediction may take; past it the drill goes on without one")
 	fs.Int64Var(&r.o.Seed, "seed", 0, "seed for arrivals, shoppers and payment (0: the scenario's)")
 	fs.StringVar(&r.o.RunsDir, "runs-dir", "runs", "directory that receives one directory per run")
 	fs.StringVar(&r.ext.Toxiproxy, "toxiproxy", "", "external: the Toxiproxy API address")
@@ -306,15 +307,37 @@ func formatCounts(m map[string]int) string {
 }
 
 // cleanupCmd removes faults left on external Toxiproxies by runners that
-// were killed outright.
+// were killed outright, lists those it could not undo (set aside), and
+// with -drop forgets set-aside ones.
 func cleanupCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("cleanup", stderr)
 	journal := fs.String("journal", faults.DefaultJournalPath(), "the fault journal")
 	containers := fs.Bool("containers", true, "also remove the containers and networks of containers environments whose runner is gone (needs Docker)")
+	drop := fs.String("drop", "", "forget the set-aside faults of this run id (or \"all\") without undoing them: for faults dealt with by hand, or whose Toxiproxy or container is gone for good")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	removed, err := faults.OpenJournal(*journal).Cleanup(context.Background())
+	j := faults.OpenJournal(*journal)
+	if *drop != "" {
+		dropped, err := j.Drop(*drop)
+		if err != nil {
+			return err
+		}
+		for _, e := range dropped {
+			fmt.Fprintf(stdout, "forgot the set-aside %s (run %s), not undone\n", e, e.RunID)
+		}
+		if len(dropped) == 0 {
+			return usagef("cleanup -drop %s: no set-aside fault of that run in %s", *drop, *journal)
+		}
+		return nil
+	}
+	removed, aside, err := j.Cleanup(context.Background())
+	for _, e := range aside {
+		fmt.Fprintf(stdout, "set aside: %s (run %s) could not be undone: %s; undo it by hand, then gameday cleanup -drop %s\n", e, e.RunID, e.SetAside, e.RunID)
+	}
+	if len(aside) > 0 {
+		err = errors.Join(err, fmt.Errorf("cleanup: %d faults of killed runners could not be undone (listed above)", len(aside)))
+	}
 	for _, e := range removed {
 		if e.Container != "" {
 			fmt.Fprintf(stdout, "undid the %s (run %s)\n", e, e.RunID)

@@ -92,7 +92,16 @@ func (in *Injector) Apply(ctx context.Context, f Fault) error {
 		return fmt.Errorf("inject fault %s: %w", f.Name, err)
 	}
 	if f.Process == "restart" {
-		in.forget(f.Name) // killed and running again: nothing to undo
+		// Killed and running again: nothing to undo, and nothing for the
+		// journal to hold (its entry would otherwise outlive the run).
+		if p, ok := in.env.Process(f.Target); ok {
+			if e, ok := in.containerEntry(f, p); ok {
+				if err := in.journal.Remove(e); err != nil {
+					return fmt.Errorf("inject fault %s: %w", f.Name, err)
+				}
+			}
+		}
+		in.forget(f.Name)
 		return nil
 	}
 	in.mu.Lock()

@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/internal/owner"
@@ -20,9 +22,13 @@ type Entry struct {
 	// Pid, Started (the process's start time in clock ticks since boot)
 	// and Boot (the kernel's boot id) identify the runner: a pid alone is
 	// reused, by a later process or, in a container, by every runner (1).
-	Pid       int    `json:"pid"`
-	Started   string `json:"started,omitempty"`
-	Boot      string `json:"boot,omitempty"`
+	Pid     int    `json:"pid"`
+	Started string `json:"started,omitempty"`
+	Boot    string `json:"boot,omitempty"`
+	// Where is the runner's host and pid namespace, as containers are
+	// labelled (package owner): a runner elsewhere sharing the journal is
+	// never judged dead from here. "" in entries written before it.
+	Where     string `json:"where,omitempty"`
 	Toxiproxy string `json:"toxiproxy"`
 	Proxy     string `json:"proxy"`
 	// Toxic is the toxic's name; "" with Disabled for a proxy taken down.
@@ -33,6 +39,11 @@ type Entry struct {
 	// unpauses it. Toxiproxy and Proxy are empty then.
 	Container string `json:"container,omitempty"`
 	Action    string `json:"action,omitempty"`
+	// SetAside says why cleanup could not undo the fault of a dead runner
+	// (its Toxiproxy unreachable, its container gone), and since when.
+	// Such an entry no longer stops anything: every cleanup tries it
+	// again, reports it, and "gameday cleanup -drop" forgets it.
+	SetAside string `json:"set_aside,omitempty"`
 }
 
 // RestoreContainer starts a killed container again or unpauses a paused
@@ -80,9 +91,8 @@ func OpenJournal(path string) *Journal { return &Journal{path: path} }
 
 // Add records e for this process.
 func (j *Journal) Add(e Entry) error {
-	e.Pid = os.Getpid()
 	self := owner.Self()
-	e.Pid, e.Started, e.Boot = self.Pid, self.Started, self.Boot
+	e.Pid, e.Started, e.Boot, e.Where = self.Pid, self.Started, self.Boot, self.Where
 	return j.update(func(es []Entry) []Entry { return append(es, e) })
 }
 
@@ -106,29 +116,66 @@ func (j *Journal) Entries() ([]Entry, error) {
 	return out, err
 }
 
-// Cleanup removes the faults of runners that are no longer alive and
-// forgets them; it leaves live runners' entries alone. It returns what it
-// removed.
-func (j *Journal) Cleanup(ctx context.Context) ([]Entry, error) {
-	var removed []Entry
-	var errs []error
-	err := j.update(func(es []Entry) []Entry {
+// Cleanup undoes the faults of runners that are gone and forgets them;
+// it leaves the entries of live runners, and of runners it cannot judge
+// (on another host or in another pid namespace), alone. A fault it cannot
+// undo (its Toxiproxy unreachable, its container removed) is set aside:
+// kept with the reason, tried again at every cleanup, returned in
+// setAside, and never an error, so that it does not stop unrelated
+// drills. The error is the journal's own (unreadable, unwritable).
+func (j *Journal) Cleanup(ctx context.Context) (removed, setAside []Entry, err error) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	err = j.update(func(es []Entry) []Entry {
 		keep := es[:0]
+		down := map[string]error{} // a Toxiproxy that did not answer is not asked again
 		for _, e := range es {
-			if alive(e) { // a runner still at work, this one included
+			if !gone(e) {
 				keep = append(keep, e)
 				continue
 			}
-			if err := undo(ctx, e); err != nil {
-				errs = append(errs, fmt.Errorf("remove leftover fault %s: %w", e, err))
-				keep = append(keep, e)
+			uerr := down[e.Toxiproxy]
+			if uerr == nil {
+				uerr = undo(ctx, e)
+				var apiErr *toxi.APIError
+				if uerr != nil && e.Toxiproxy != "" && !errors.As(uerr, &apiErr) {
+					down[e.Toxiproxy] = uerr
+				}
+			}
+			if uerr == nil {
+				removed = append(removed, e)
 				continue
 			}
-			removed = append(removed, e)
+			since := now
+			if i := strings.LastIndex(e.SetAside, " (since "); i >= 0 {
+				since = strings.TrimSuffix(e.SetAside[i+len(" (since "):], ")")
+			}
+			e.SetAside = fmt.Sprintf("%v (since %s)", uerr, since)
+			setAside = append(setAside, e)
+			keep = append(keep, e)
 		}
 		return keep
 	})
-	return removed, errors.Join(append(errs, err)...)
+	return removed, setAside, err
+}
+
+// Drop forgets set-aside entries without undoing them: those of run, or
+// every one with run "all". The operator has dealt with the faults (or
+// their Toxiproxy or container is gone for good). Entries not set aside
+// are never dropped.
+func (j *Journal) Drop(run string) ([]Entry, error) {
+	var dropped []Entry
+	err := j.update(func(es []Entry) []Entry {
+		keep := es[:0]
+		for _, e := range es {
+			if e.SetAside != "" && (run == "all" || e.RunID == run) {
+				dropped = append(dropped, e)
+				continue
+			}
+			keep = append(keep, e)
+		}
+		return keep
+	})
+	return dropped, err
 }
 
 func undo(ctx context.Context, e Entry) error {
@@ -155,9 +202,13 @@ func undo(ctx context.Context, e Entry) error {
 	return err
 }
 
-// alive reports whether the runner that wrote e is still running: the same
-// pid, started at the same time, since the same boot.
-func alive(e Entry) bool { return owner.Owner{Pid: e.Pid, Started: e.Started, Boot: e.Boot}.Alive() }
+// gone reports whether the runner that wrote e is judged gone: it ran
+// here (same host and pid namespace), and its pid, started at the same
+// time since the same boot, no longer runs.
+func gone(e Entry) bool {
+	o := owner.Owner{Pid: e.Pid, Started: e.Started, Boot: e.Boot, Where: e.Where}
+	return o.Here() && !o.Alive()
+}
 
 func (j *Journal) update(f func([]Entry) []Entry) error {
 	if err := os.MkdirAll(filepath.Dir(j.path), 0o755); err != nil {

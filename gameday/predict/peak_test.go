@@ -1,6 +1,8 @@
 package predict
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -129,5 +131,34 @@ func TestPeakFair(t *testing.T) {
 		if fair.FairnessRankCorrelation <= lottery.FairnessRankCorrelation {
 			t.Errorf("seed %d: rank correlation fair %.4f, lottery %.4f: want fair's higher", seed, fair.FairnessRankCorrelation, lottery.FairnessRankCorrelation)
 		}
+	}
+}
+
+// A prediction stops soon after its context is done: a model of 3,000
+// arrivals a second for a minute (peakModel scaled up) would take many
+// minutes for 400 runs; cancelled after 200ms it gives up, with the
+// context's error. An already-cancelled one stops at once.
+func TestPredictionIsCancellable(t *testing.T) {
+	m := peakModel(admission.ModeFair)
+	for i := range m.Stages {
+		m.Stages[i].Target *= 47 // 3,008 arrivals a second at the peak
+	}
+	m.Stages[1].Duration = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := PredictContext(ctx, m, 400, 1)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("PredictContext = %v, want the deadline's error", err)
+	}
+	// Generous: the claim is "stops", not how fast (it looks every 4,096
+	// events, about a millisecond).
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("stopped after %s", took)
+	}
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := PredictContext(done, m, 400, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled before it began: %v", err)
 	}
 }

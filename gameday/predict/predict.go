@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -21,6 +22,12 @@ func Simulate(m Model, seed int64) (flash.Figures, error) {
 // ..., and returns each figure's mean and 5th and 95th percentiles over
 // them. The same arguments give the same prediction.
 func Predict(m Model, runs int, seed int64) (Prediction, error) {
+	return PredictContext(context.Background(), m, runs, seed)
+}
+
+// PredictContext is Predict, giving up with ctx's error (within about a
+// millisecond) once ctx is done: a large model takes minutes.
+func PredictContext(ctx context.Context, m Model, runs int, seed int64) (Prediction, error) {
 	if runs <= 0 {
 		return Prediction{}, fmt.Errorf("predict: runs %d: must be above 0", runs)
 	}
@@ -34,7 +41,7 @@ func Predict(m Model, runs int, seed int64) (Prediction, error) {
 		values[k] = make([]float64, runs)
 	}
 	for r := range runs {
-		f, err := s.run(seed + int64(r))
+		f, err := s.runContext(ctx, seed+int64(r))
 		if err != nil {
 			return Prediction{}, err
 		}

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -90,12 +91,12 @@ func FromScenario(sc *scenarios.Scenario) (Model, error) {
 // ForRecord simulates the scenario as run (scaled, with the run's seed)
 // and gives the prediction as run.json holds it. It is what a drill of the
 // reference checkout is compared with (gameday.Options.Predict).
-func ForRecord(sc *scenarios.Scenario, seed int64, runs int) (*runrecord.Prediction, error) {
+func ForRecord(ctx context.Context, sc *scenarios.Scenario, seed int64, runs int) (*runrecord.Prediction, error) {
 	m, err := FromScenario(sc)
 	if err != nil {
 		return nil, err
 	}
-	p, err := Predict(m, runs, seed)
+	p, err := PredictContext(ctx, m, runs, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -109,11 +110,11 @@ func ForRecord(sc *scenarios.Scenario, seed int64, runs int) (*runrecord.Predict
 // ForDrill is ForRecord as gameday.Options.Predict wants it: runs 0 means
 // DefaultPredictRuns, and a scenario the model cannot simulate has no
 // prediction (nil) rather than an error.
-func ForDrill(sc *scenarios.Scenario, seed int64, runs int) (*runrecord.Prediction, error) {
+func ForDrill(ctx context.Context, sc *scenarios.Scenario, seed int64, runs int) (*runrecord.Prediction, error) {
 	if runs == 0 {
 		runs = DefaultPredictRuns
 	}
-	p, err := ForRecord(sc, seed, runs)
+	p, err := ForRecord(ctx, sc, seed, runs)
 	if errors.Is(err, ErrNotPredictable) {
 		return nil, nil
 	}

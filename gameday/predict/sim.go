@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -161,16 +162,30 @@ func newSim(m Model) (*sim, error) {
 }
 
 // run simulates the run with the given seed and returns its figures.
-func (s *sim) run(seed int64) (flash.Figures, error) {
+func (s *sim) run(seed int64) (flash.Figures, error) { return s.runContext(context.Background(), seed) }
+
+// runContext is run, giving up with ctx's error once ctx is done: it
+// looks every checkEvery events, a millisecond or so of work.
+func (s *sim) runContext(ctx context.Context, seed int64) (flash.Figures, error) {
+	if err := ctx.Err(); err != nil {
+		return flash.Figures{}, err
+	}
 	room, err := admission.New(s.roomCfg, func() time.Time { return epoch.Add(s.now) })
 	if err != nil {
 		return flash.Figures{}, fmt.Errorf("predict: %w", err)
 	}
 	s.reset(room, seed)
-	for s.step() {
+	for n := 1; s.step(); n++ {
+		if n%checkEvery == 0 && ctx.Err() != nil {
+			return flash.Figures{}, ctx.Err()
+		}
 	}
 	return s.figures(), nil
 }
+
+// checkEvery is how many events the simulation runs between looks at its
+// context.
+const checkEvery = 4096
 
 func (s *sim) reset(room *admission.Room, seed int64) {
 	m := &s.m

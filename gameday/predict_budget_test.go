@@ -1,0 +1,43 @@
+package gameday
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// The prediction before a drill has a budget: past it the drill goes on
+// without one and says so; an interrupt ends it at once and the run stops
+// before its setup. The predictor here only waits for its context, as the
+// real one (which looks at it every few thousand events) does.
+func TestPredictionHasABudgetAndStopsOnInterrupt(t *testing.T) {
+	waits := func(ctx context.Context, _ *scenarios.Scenario, _ int64, _ int) (*runrecord.Prediction, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Minute):
+			return &runrecord.Prediction{}, nil
+		}
+	}
+	d := &drill{sc: &scenarios.Scenario{Name: "big"}, o: Options{Predict: waits, PredictBudget: 50 * time.Millisecond}, rec: &Record{}}
+	start := time.Now()
+	d.predict(context.Background())
+	if d.pred != nil || len(d.rec.Notes) != 1 || !strings.Contains(d.rec.Notes[0], "did not finish within its budget of 50ms") {
+		t.Errorf("past the budget: prediction %v, notes %q", d.pred, d.rec.Notes)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the budget of 50ms took %s", took)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	d = &drill{sc: &scenarios.Scenario{Name: "big"}, o: Options{Predict: waits}, rec: &Record{}}
+	d.run(ctx)
+	if d.rec.Verdict != VerdictInconclusive || d.rec.Reason != "interrupted before setup" || d.env != nil {
+		t.Errorf("interrupted: verdict %s (%s), notes %q", d.rec.Verdict, d.rec.Reason, d.rec.Notes)
+	}
+}
