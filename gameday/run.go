@@ -151,6 +151,9 @@ type drill struct {
 	// opened (and set up) before any load is sent.
 	sys   *system.System
 	books *books.Reader
+	// unsettled: the books were read before they settled (the run was
+	// interrupted), so only what no settling can undo is judged.
+	unsettled bool
 	// before is the stock available before the load; nil when unknown.
 	before *int64
 	// prefix starts every checkout id of this run (set once by plan): the
@@ -627,10 +630,13 @@ func (d *drill) drive(ctx context.Context) {
 
 	// Precedence: a run that could not be carried out is an error; money or
 	// stock proven wrong fails the run even if it was cut short (what was
-	// reconciled is real); otherwise a run cut short proves nothing.
+	// reconciled is real); otherwise a run cut short proves nothing. Books
+	// read before they settled prove only an oversell (units sold beyond
+	// the stock never come back); a held lease or a void still pending
+	// would read as lost units or a charge without an order.
 	var books []ExpectationResult
 	for _, c := range checks {
-		if c.Invariant != "dropped" {
+		if c.Invariant != "dropped" && (!d.unsettled || c.Invariant == "oversold") {
 			books = append(books, c)
 		}
 	}
@@ -643,6 +649,9 @@ func (d *drill) drive(ctx context.Context) {
 		d.fail(VerdictFail, "%s", broken(books, ""))
 	case ctx.Err() != nil:
 		d.fail(VerdictInconclusive, "interrupted: the load was stopped and every fault removed")
+		if b := broken(checks, ""); b != "" && d.unsettled {
+			d.rec.Reason += "; the books, read before they settled, showed " + b + " (not judged)"
+		}
 	case errors.Is(cause, errAborted) && haltReason != "":
 		d.fail(VerdictInconclusive, "aborted by the halt condition: %s", haltReason)
 	case errors.Is(cause, errAborted):
@@ -743,6 +752,7 @@ func (d *drill) settleLimit() time.Duration {
 func (d *drill) settle(interrupted bool) (*facts, error) {
 	b := d.sys.Books
 	if interrupted {
+		d.unsettled = true
 		d.rec.Notes = append(d.rec.Notes, "interrupted: the books were read at once, without waiting for them to settle")
 	} else {
 		// The wait has its own bound (settle_within or settle_after, and
