@@ -452,11 +452,11 @@ func (d *drill) checkTargets() error {
 	return nil
 }
 
-// drive runs the load with the fault timeline, then reconciles and judges.
 // beforeRemovingFaults is called just before the faults are removed at the
 // end of the load; tests make it panic.
 var beforeRemovingFaults = func() {}
 
+// drive runs the load with the fault timeline, then reconciles and judges.
 func (d *drill) drive(ctx context.Context) {
 	// Faults come off on every way out of here, a panic included: on a
 	// Toxiproxy or a container that outlives the runner nobody else would
