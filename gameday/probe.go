@@ -54,8 +54,7 @@ func (d *drill) newProbe(start time.Time) *breakerProbe {
 	case d.sc.Environment.BreakerMetric != nil:
 		p.metric = d.sc.Environment.BreakerMetric
 	case d.sys.Breakers != nil && d.sys.Breakers.Metric != nil:
-		m := d.sys.Breakers.Metric
-		p.metric = &scenarios.BreakerMetric{URL: m.URL, Name: m.Name, Label: m.Label, Closed: m.Closed, HalfOpen: m.HalfOpen, Open: m.Open}
+		p.metric = d.sys.Breakers.Metric
 	case d.sys.Breakers != nil && d.sys.Breakers.PromQL != nil:
 		p.promql = &promqlSource{server: d.sys.Prometheus, q: d.sys.Breakers.PromQL}
 		p.interval = max(p.interval, 250*time.Millisecond)

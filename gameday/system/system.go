@@ -11,7 +11,10 @@
 // service on MySQL is another. docs/systems.md is the user's guide.
 package system
 
-import "github.com/gameday-dev/gameday/internal/strictyaml"
+import (
+	"github.com/gameday-dev/gameday/internal/strictyaml"
+	"github.com/gameday-dev/gameday/scenarios"
+)
 
 // System is one described system under test. [Parse] fills in the
 // defaults named in the field comments and validates the whole file
@@ -336,20 +339,9 @@ type Breakers struct {
 	PromQL *PromQL `yaml:"promql"`
 }
 
-// Metric is a gauge of breaker state in a Prometheus exposition.
-type Metric struct {
-	// URL of the exposition, such as http://127.0.0.1:8080/metrics.
-	URL string `yaml:"url"`
-	// Name of the gauge; default "gameday_breaker_state".
-	Name string `yaml:"name"`
-	// Label whose value names the breaker; default "dependency".
-	Label string `yaml:"label"`
-	// The gauge's value for each state; default 0 closed, 1 half-open, 2
-	// open (gobreaker's numbering).
-	Closed   *float64 `yaml:"closed"`
-	HalfOpen *float64 `yaml:"half_open"`
-	Open     *float64 `yaml:"open"`
-}
+// Metric is a gauge of breaker state in a Prometheus exposition: the same
+// settings, read the same way, as a scenario's breaker_metric.
+type Metric = scenarios.BreakerMetric
 
 // PromQL is a query whose series give each breaker's state.
 type PromQL struct {
