@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,16 +29,6 @@ import (
 	"github.com/gameday-dev/gameday/internal/testenv"
 	"github.com/gameday-dev/gameday/scenarios"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // gateway starts the payment stand-in as the shops' payment gateway.
 func gateway(t *testing.T) string {
@@ -111,10 +100,10 @@ func pyshop(t *testing.T, mode string) map[string]string {
 	rs := testenv.Redis(t)
 	pg := testenv.PostgresServer(t)
 	v := map[string]string{
-		"PYSHOP_URL": "http://" + freeAddr(t), "PYSHOP_PG": pg.DSN,
-		"PG_ADDR": pg.Addr, "PG_PROXY": freeAddr(t),
-		"REDIS_ADDR": rs.Addr(), "REDIS_PROXY": freeAddr(t),
-		"GATEWAY_ADDR": gateway(t), "GATEWAY_PROXY": freeAddr(t),
+		"PYSHOP_URL": "http://" + testenv.FreeAddr(t), "PYSHOP_PG": pg.DSN,
+		"PG_ADDR": pg.Addr, "PG_PROXY": testenv.FreeAddr(t),
+		"REDIS_ADDR": rs.Addr(), "REDIS_PROXY": testenv.FreeAddr(t),
+		"GATEWAY_ADDR": gateway(t), "GATEWAY_PROXY": testenv.FreeAddr(t),
 	}
 	serve(t, v["PYSHOP_URL"], "/usr/bin/python3", "pyshop/shop.py", "--listen", strings.TrimPrefix(v["PYSHOP_URL"], "http://"),
 		"--redis", "redis://"+v["REDIS_PROXY"], "--pg", "postgres://gameday@"+v["PG_PROXY"]+"/postgres?sslmode=disable",
@@ -131,8 +120,8 @@ func ticketshop(t *testing.T, breaker bool) map[string]string {
 	}
 	rs := testenv.Redis(t)
 	v := map[string]string{
-		"TICKETSHOP_URL": "http://" + freeAddr(t), "REDIS_ADDR": rs.Addr(), "REDIS_PROXY": freeAddr(t),
-		"GATEWAY_ADDR": gateway(t), "GATEWAY_PROXY": freeAddr(t),
+		"TICKETSHOP_URL": "http://" + testenv.FreeAddr(t), "REDIS_ADDR": rs.Addr(), "REDIS_PROXY": testenv.FreeAddr(t),
+		"GATEWAY_ADDR": gateway(t), "GATEWAY_PROXY": testenv.FreeAddr(t),
 	}
 	serve(t, v["TICKETSHOP_URL"], bin, "-listen", strings.TrimPrefix(v["TICKETSHOP_URL"], "http://"),
 		"-redis", v["REDIS_PROXY"], "-gateway", "http://"+v["GATEWAY_PROXY"], "-breaker="+strconv.FormatBool(breaker))

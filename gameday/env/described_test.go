@@ -3,23 +3,12 @@ package env
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/testenv"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 func describe(t *testing.T, toxiproxy, deps string) *system.System {
 	t.Helper()
@@ -47,7 +36,7 @@ func TestDescribedOnAnExistingToxiproxy(t *testing.T) {
 	testenv.Proxy(t, c, "db-proxy", rs.Addr())
 	ctx := context.Background()
 
-	d, err := StartDescribed(ctx, describe(t, c.Addr(), "  db: {proxy: db-proxy}\n  cache: {listen: "+freeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil)
+	d, err := StartDescribed(ctx, describe(t, c.Addr(), "  db: {proxy: db-proxy}\n  cache: {listen: "+testenv.FreeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +52,7 @@ func TestDescribedOnAnExistingToxiproxy(t *testing.T) {
 	}
 
 	for _, bad := range []struct{ deps, want string }{
-		{"  db: {proxy: db-proxy, listen: " + freeAddr(t) + ", upstream: 127.0.0.1:9}\n", `proxy "db-proxy" goes to ` + rs.Addr() + `, not to upstream 127.0.0.1:9`},
+		{"  db: {proxy: db-proxy, listen: " + testenv.FreeAddr(t) + ", upstream: 127.0.0.1:9}\n", `proxy "db-proxy" goes to ` + rs.Addr() + `, not to upstream 127.0.0.1:9`},
 		{"  queue: {proxy: kafka}\n", `has no proxy "kafka", and the system file gives no listen and upstream`},
 	} {
 		if _, err := StartDescribed(ctx, describe(t, c.Addr(), bad.deps), nil); err == nil || !strings.Contains(err.Error(), bad.want) {
@@ -76,7 +65,7 @@ func TestDescribedOnAnExistingToxiproxy(t *testing.T) {
 // made at its listen address; all of it goes when the drill ends.
 func TestDescribedOwnToxiproxy(t *testing.T) {
 	rs := testenv.Redis(t)
-	d, err := StartDescribed(context.Background(), describe(t, "", "  cache: {listen: "+freeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil)
+	d, err := StartDescribed(context.Background(), describe(t, "", "  cache: {listen: "+testenv.FreeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,7 +64,7 @@ func TestCleanupSetsAsideWhatItCannotUndo(t *testing.T) {
 	testenv.Proxy(t, c, "inventory", rs.Addr())
 	testenv.AddToxic(t, c, "inventory", toxiFor("gameday-dead-slow"))
 	testenv.AddToxic(t, c, "inventory", toxiFor("gameday-elsewhere-slow"))
-	closed := closedAddr(t)
+	closed := testenv.FreeAddr(t)
 
 	j := OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
 	boot := owner.Self().Boot
@@ -112,15 +111,4 @@ func TestCleanupSetsAsideWhatItCannotUndo(t *testing.T) {
 	if len(left) != 2 {
 		t.Errorf("journal keeps %+v, want the live and the other host's entries", left)
 	}
-}
-
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

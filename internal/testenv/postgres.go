@@ -112,6 +112,17 @@ func runAs(dir string) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
+// FreeAddr is a loopback address nothing listens on (now): for a proxy's
+// listen, or for a peer that must not answer.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	port, err := freeLoopbackPort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return "127.0.0.1:" + strconv.Itoa(port)
+}
+
 func freeLoopbackPort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
