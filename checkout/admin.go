@@ -2,8 +2,10 @@ package checkout
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -18,20 +20,54 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.handleReady)
-	mux.HandleFunc("GET /admin/breakers", s.handleBreakers)
-	mux.HandleFunc("GET /admin/ledger", s.handleLedger)
-	mux.HandleFunc("PUT /admin/stock", s.handleStock)
-	mux.HandleFunc("GET /admin/admission", func(w http.ResponseWriter, r *http.Request) {
+	// Every /admin path, those not served included, is behind the guard:
+	// an unknown admin path answers 401 or 403 like a known one, and a
+	// peer without the token learns nothing of what exists.
+	admin := http.NewServeMux()
+	admin.HandleFunc("GET /admin/breakers", s.handleBreakers)
+	admin.HandleFunc("GET /admin/ledger", s.handleLedger)
+	admin.HandleFunc("PUT /admin/stock", s.handleStock)
+	admin.HandleFunc("GET /admin/admission", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.room.Stats())
 	})
 	// A runner resets the high-water mark before a drill, so that the most
 	// checkouts in progress it reads afterwards are the drill's own.
-	mux.HandleFunc("POST /admin/admission/reset-max", func(w http.ResponseWriter, r *http.Request) {
+	admin.HandleFunc("POST /admin/admission/reset-max", func(w http.ResponseWriter, r *http.Request) {
 		s.room.ResetMax()
 		writeJSON(w, http.StatusOK, s.room.Stats())
 	})
+	mux.Handle("/admin/", s.adminGuard(admin))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	s.mux = mux
+}
+
+// adminGuard lets an admin request through when it carries the admin token
+// (Config.AdminToken), or, on a checkout configured without one, when it
+// comes from loopback. The refusal says what is missing and nothing else.
+func (s *Server) adminGuard(next http.Handler) http.Handler {
+	want := []byte("Bearer " + s.cfg.AdminToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.AdminToken == "" {
+			if !fromLoopback(r) {
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": "admin API: this checkout has no admin token and answers admin requests from loopback only (set GAMEDAY_ADMIN_TOKEN)"})
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="gameday admin"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "admin API: missing or wrong token (Authorization: Bearer <the checkout's GAMEDAY_ADMIN_TOKEN>)"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// fromLoopback reports whether the request's peer is on loopback.
+func fromLoopback(r *http.Request) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // BreakerView is one dependency's breaker as GET /admin/breakers shows it.

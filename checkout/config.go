@@ -12,6 +12,15 @@ import (
 	"github.com/gameday-dev/gameday/checkout/admission"
 )
 
+// The environment variables "gameday serve checkout" reads its secrets
+// from (never flags: every user of a machine can read a process's
+// arguments), and which the runner's environments set for the checkouts
+// they start.
+const (
+	AdminTokenEnv    = "GAMEDAY_ADMIN_TOKEN"    // Config.AdminToken
+	RedisPasswordEnv = "GAMEDAY_REDIS_PASSWORD" // Config.RedisPassword
+)
+
 // Config is the reference checkout's configuration. Every zero value is
 // documented and replaced by a default in New.
 type Config struct {
@@ -23,6 +32,16 @@ type Config struct {
 	SessionRedis string
 	// PaymentURL is the payment provider's base URL. Required.
 	PaymentURL string
+	// RedisPassword is sent to both Redis servers (AUTH) when they ask for
+	// one; "" sends none.
+	RedisPassword string
+
+	// AdminToken guards the admin API (/admin/...: stock, the books,
+	// breakers, the waiting room). When set, every admin request must carry
+	// "Authorization: Bearer <AdminToken>" (401 otherwise). When "", the
+	// admin API answers only peers on loopback (403 otherwise): a checkout
+	// whose listener is reachable from a network needs a token.
+	AdminToken string
 
 	// Mode is ModeReserve (zero value) or ModeNaive.
 	Mode Mode

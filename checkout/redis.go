@@ -20,11 +20,18 @@ import (
 //   - Short dial, read, write and pool timeouts, so a dead dependency is
 //     noticed in milliseconds rather than seconds.
 func NewRedisClient(addr string, timeout time.Duration) *redis.Client {
+	return newRedisClient(addr, "", timeout)
+}
+
+// newRedisClient is NewRedisClient for a Redis that wants a password
+// ("" sends none).
+func newRedisClient(addr, password string, timeout time.Duration) *redis.Client {
 	if timeout <= 0 {
 		timeout = 250 * time.Millisecond
 	}
 	return redis.NewClient(&redis.Options{
 		Addr:                  addr,
+		Password:              password,
 		Protocol:              2,
 		DisableIdentity:       true,
 		MaxRetries:            -1,

@@ -65,7 +65,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
-		invRedis: NewRedisClient(cfg.InventoryRedis, cfg.Inventory.Timeout),
+		invRedis: newRedisClient(cfg.InventoryRedis, cfg.RedisPassword, cfg.Inventory.Timeout),
 		pay:      pay,
 		payG:     breakers.New(cfg.Payment),
 		invG:     breakers.New(cfg.Inventory),
@@ -74,7 +74,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.inv = NewInventory(s.invRedis)
 	if cfg.SessionRedis != "" {
-		s.sessRedis = NewRedisClient(cfg.SessionRedis, cfg.Sessions.Timeout)
+		s.sessRedis = newRedisClient(cfg.SessionRedis, cfg.RedisPassword, cfg.Sessions.Timeout)
 		s.sessions = NewSessions(s.sessRedis, cfg.SessionTTL)
 	}
 	s.guards = []*breakers.Guard{s.payG, s.invG, s.sessG}

@@ -119,6 +119,20 @@ func (k keyFlag) keys() ([]admission.Key, error) {
 
 func serveCheckout(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve checkout", stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `usage: gameday serve checkout [flags]
+
+Serves the reference checkout and its admin API (docs/checkout.md). Two
+settings come from the environment, so that no process listing shows them:
+
+  %s     the admin API's bearer token; unset, /admin/... answers
+                          loopback peers only
+  %s  the password both Redis servers ask for (unset: none)
+
+Flags:
+`, checkout.AdminTokenEnv, checkout.RedisPasswordEnv)
+		fs.PrintDefaults()
+	}
 	var (
 		listen = fs.String("listen", "127.0.0.1:8080", "address to serve the checkout and its admin API on")
 		cfg    checkout.Config
@@ -169,6 +183,13 @@ func serveCheckout(args []string, stderr io.Writer) error {
 	}
 	if err := checkListen(*listen); err != nil {
 		return err
+	}
+	// Secrets come from the environment, never from flags: a process's
+	// arguments are readable by every user of the machine.
+	cfg.AdminToken = os.Getenv(checkout.AdminTokenEnv)
+	cfg.RedisPassword = os.Getenv(checkout.RedisPasswordEnv)
+	if cfg.AdminToken == "" {
+		log.Info("no " + checkout.AdminTokenEnv + ": the admin API answers loopback peers only")
 	}
 	srv, err := checkout.New(cfg)
 	if err != nil {
