@@ -2,11 +2,9 @@ package gameday
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
-	"time"
 
 	"github.com/gameday-dev/gameday/gameday/flash"
 	"github.com/gameday-dev/gameday/gameday/load"
@@ -49,53 +47,22 @@ func outside(f flash.Figures, p *runrecord.Prediction) []string {
 }
 
 // admissionStats reads the waiting-room counters of a system that speaks
-// gameday's admin protocol; ok is false when it has none.
-func admissionStats(ctx context.Context, adminURL string) (struct {
+// gameday's admin protocol.
+func admissionStats(ctx context.Context, admin adminAPI) (struct {
 	MaxInProgress int `json:"max_in_progress"`
-}, bool) {
+}, error) {
 	var st struct {
 		MaxInProgress int `json:"max_in_progress"`
 	}
-	if err := getJSON(ctx, adminURL+"/admin/admission", &st); err != nil {
-		return st, false
-	}
-	return st, true
+	err := admin.call(ctx, http.MethodGet, "/admin/admission", &st)
+	return st, err
 }
 
 // resetAdmissionMax starts the checkout's high-water mark of checkouts in
 // progress afresh, so that it measures this drill.
-func resetAdmissionMax(ctx context.Context, checkoutURL string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, checkoutURL+"/admin/admission/reset-max", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("reset the checkouts-in-progress high-water mark: %s", resp.Status)
+func resetAdmissionMax(ctx context.Context, admin adminAPI) error {
+	if err := admin.call(ctx, http.MethodPost, "/admin/admission/reset-max", nil); err != nil {
+		return fmt.Errorf("reset the checkouts-in-progress high-water mark: %w", err)
 	}
 	return nil
-}
-
-func getJSON(ctx context.Context, url string, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(v)
 }

@@ -2,7 +2,6 @@ package gameday
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -29,7 +28,7 @@ type breakerProbe struct {
 	metric   *scenarios.BreakerMetric
 	promql   *promqlSource
 	none     bool // nothing to read
-	url      string
+	admin    adminAPI
 	hc       *http.Client
 	interval time.Duration
 	start    time.Time
@@ -47,7 +46,7 @@ type breakerProbe struct {
 // the old external flags), then the system file's breakers, then its admin
 // protocol; else none.
 func (d *drill) newProbe(start time.Time) *breakerProbe {
-	p := newBreakerProbe(d.sys.Admin, d.o.ProbeInterval, start)
+	p := newBreakerProbe(newAdminAPI(d.sys), d.o.ProbeInterval, start)
 	switch {
 	case d.o.BreakerMetric != nil:
 		p.metric = d.o.BreakerMetric
@@ -58,16 +57,18 @@ func (d *drill) newProbe(start time.Time) *breakerProbe {
 	case d.sys.Breakers != nil && d.sys.Breakers.PromQL != nil:
 		p.promql = &promqlSource{server: d.sys.Prometheus, q: d.sys.Breakers.PromQL}
 		p.interval = max(p.interval, 250*time.Millisecond)
-	case d.sys.Admin == "":
+	case !p.admin.ok():
 		p.none = true
 	}
 	return p
 }
 
-func newBreakerProbe(adminURL string, interval time.Duration, start time.Time) *breakerProbe {
+func newBreakerProbe(admin adminAPI, interval time.Duration, start time.Time) *breakerProbe {
+	hc := &http.Client{Timeout: time.Second}
+	admin.hc = hc
 	return &breakerProbe{
-		url: adminURL + "/admin/breakers", interval: interval, start: start,
-		hc:   &http.Client{Timeout: time.Second},
+		admin: admin, interval: interval, start: start,
+		hc:   hc,
 		seen: map[string]int{}, trans: map[string][]Transition{}, state: map[string]string{},
 	}
 }
@@ -144,15 +145,7 @@ func (p *breakerProbe) sample() {
 
 func (p *breakerProbe) fetch() (breakersAnswer, error) {
 	var ans breakersAnswer
-	resp, err := p.hc.Get(p.url)
-	if err != nil {
-		return ans, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return ans, fmt.Errorf("GET %s: %s", p.url, resp.Status)
-	}
-	return ans, json.NewDecoder(resp.Body).Decode(&ans)
+	return ans, p.admin.call(context.Background(), http.MethodGet, "/admin/breakers", &ans)
 }
 
 // baseline records the transition counts before the load, so that the

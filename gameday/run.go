@@ -331,10 +331,16 @@ func (d *drill) setup(ctx context.Context) error {
 	if d.sys == nil {
 		// The reference checkout, described like any system, at the
 		// addresses this environment chose.
-		s, err := system.Reference(map[string]string{
+		vars := map[string]string{
 			"CHECKOUT_URL": d.env.CheckoutURL(), "PAYMENT_URL": d.env.PaymentURL(),
 			"TOXIPROXY": d.env.Toxiproxy().Addr(), "SETTLE_WITHIN": d.settleLimit().String(),
-		})
+		}
+		// Unknown to the environment, the token is the runner's own
+		// GAMEDAY_ADMIN_TOKEN, if set (the system file's ${} rule).
+		if tok := d.env.AdminToken(); tok != "" {
+			vars[env.AdminTokenVar] = tok
+		}
+		s, err := system.Reference(vars)
 		if err != nil {
 			return err
 		}
@@ -375,10 +381,10 @@ func (d *drill) setup(ctx context.Context) error {
 		n := int64(math.Round(v))
 		d.before = &n
 	}
-	if d.sys.Admin != "" {
+	if admin := newAdminAPI(d.sys); admin.ok() {
 		// The most checkouts in progress at once is this drill's, not the
 		// checkout's since it started.
-		_ = resetAdmissionMax(ctx, d.sys.Admin)
+		_ = resetAdmissionMax(ctx, admin)
 	}
 	return nil
 }
@@ -705,14 +711,14 @@ func (d *drill) startMetrics(ctx context.Context, start time.Time, onHalt func(s
 // flash records the run's flash-sale figures beside their prediction.
 func (d *drill) flash(r *load.Report, f *facts) {
 	maxInProgress := 0
-	if d.sys.Admin != "" {
+	if admin := newAdminAPI(d.sys); admin.ok() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		st, ok := admissionStats(ctx, d.sys.Admin)
+		st, err := admissionStats(ctx, admin)
 		cancel()
-		if ok {
+		if err == nil {
 			maxInProgress = st.MaxInProgress
 		} else {
-			d.rec.Notes = append(d.rec.Notes, "the admin API has no /admin/admission: the most checkouts in progress at once is not known (0)")
+			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("the most checkouts in progress at once is not known (0): %v", err))
 		}
 	}
 	fl := &runrecord.Flash{Observed: figures(r, f, maxInProgress, d.rec.Invariants.Oversold), Predicted: d.pred}

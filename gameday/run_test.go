@@ -231,7 +231,7 @@ func startService(t *testing.T) *env.Local {
 
 func external(l *env.Local) *env.ExternalOptions {
 	return &env.ExternalOptions{
-		Toxiproxy: l.Toxiproxy().Addr(), CheckoutURL: l.CheckoutURL(), PaymentURL: l.PaymentURL(),
+		Toxiproxy: l.Toxiproxy().Addr(), CheckoutURL: l.CheckoutURL(), PaymentURL: l.PaymentURL(), AdminToken: l.AdminToken(),
 		Proxies: map[string]string{"payment": "payment", "inventory": "inventory", "sessions": "sessions"},
 	}
 }
@@ -387,9 +387,34 @@ func TestKilledRunnerLeftoversAreCleanedUp(t *testing.T) {
 func startRun(t *testing.T, journal string, l *env.Local, scenario string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
 	ext := external(l)
-	return startCmd(t, exec.Command(binary, "run", "-env", "external", "-journal", journal, "-runs-dir", t.TempDir(), "-time-scale", "0.5",
+	cmd := exec.Command(binary, "run", "-env", "external", "-journal", journal, "-runs-dir", t.TempDir(), "-time-scale", "0.5",
 		"-toxiproxy", ext.Toxiproxy, "-checkout-url", ext.CheckoutURL, "-payment-url", ext.PaymentURL,
-		"-proxy", "payment=payment", "-proxy", "inventory=inventory", "-proxy", "sessions=sessions", scenario))
+		"-proxy", "payment=payment", "-proxy", "inventory=inventory", "-proxy", "sessions=sessions", scenario)
+	// As a user gives it: the checkout's admin token in the environment.
+	cmd.Env = append(os.Environ(), env.AdminTokenVar+"="+ext.AdminToken)
+	return startCmd(t, cmd)
+}
+
+// The checkout the local environment starts wants the admin token it made,
+// even from loopback: another user of the machine cannot reset its stock
+// or read its orders; the token, which the runner passes, opens it.
+func TestLocalCheckoutWantsItsAdminToken(t *testing.T) {
+	l := startService(t)
+	if l.AdminToken() == "" {
+		t.Fatal("the local environment made no admin token")
+	}
+	testenv.CheckAdminToken(t, l.CheckoutURL()+"/admin/ledger", l.AdminToken())
+	// The token is in the checkout's environment, not in any process's
+	// arguments, which every user of the machine can read.
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	if len(cmdlines) == 0 {
+		t.Fatal("no /proc/*/cmdline to read")
+	}
+	for _, f := range cmdlines {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), l.AdminToken()) {
+			t.Errorf("%s shows the admin token: %q", f, b)
+		}
+	}
 }
 
 // startCmd starts a runner that dies with the test, and gives its stderr

@@ -30,7 +30,6 @@ type Reader struct {
 	vals   system.Values
 	sql    map[string]*sql.DB
 	redis  map[string]*redis.Client
-	http   map[string]string // base URLs
 	hc     *http.Client
 	closed bool
 }
@@ -40,7 +39,7 @@ type Reader struct {
 // answer), within timeout each. vals are the values setup and books
 // templates see: SKU, Stock, Run. The error names the store.
 func Open(ctx context.Context, sys *system.System, vals system.Values, timeout time.Duration) (_ *Reader, err error) {
-	r := &Reader{sys: sys, vals: vals, sql: map[string]*sql.DB{}, redis: map[string]*redis.Client{}, http: map[string]string{},
+	r := &Reader{sys: sys, vals: vals, sql: map[string]*sql.DB{}, redis: map[string]*redis.Client{},
 		// No client-wide timeout: each request is bounded by its query's
 		// own (or the ping's) context.
 		hc: &http.Client{}}
@@ -98,11 +97,11 @@ func (r *Reader) open(ctx context.Context, name string, st *system.Store) error 
 			return fmt.Errorf("connect: %w", err)
 		}
 	case "http":
-		r.http[name] = st.HTTP
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, st.HTTP, nil)
 		if err != nil {
 			return err
 		}
+		req.Header = st.Header()
 		resp, err := r.hc.Do(req)
 		if err != nil {
 			return fmt.Errorf("connect: %w", err)
@@ -171,7 +170,7 @@ func (r *Reader) act(ctx context.Context, a *system.Action) error {
 	q := &a.Query
 	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
 	defer cancel()
-	rq := r.sys.Render(q, r.vals, r.http[q.Store])
+	rq := r.sys.Render(q, r.vals)
 	switch q.Kind() {
 	case "sql":
 		_, err := r.sql[q.Store].ExecContext(ctx, rq.SQL, rq.Args...)

@@ -324,3 +324,45 @@ books:
 		t.Errorf("past retry_within: %v", err)
 	}
 }
+
+// An http store's headers (an admin API's token) go with every request
+// to it: the check that it answers, setup, and every book read.
+func TestStoreHeadersGoWithEveryRequest(t *testing.T) {
+	var without atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok-9" {
+			without.Add(1)
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, `{"available": 7}`)
+	}))
+	defer srv.Close()
+	sys, err := system.Parse("gameday.yaml", []byte(`name: x
+base_url: http://127.0.0.1:1
+sku: s
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+stores: {shop: {http: "`+srv.URL+`", headers: {Authorization: "Bearer ${TOKEN}"}}}
+setup:
+  - {store: shop, http: {method: PUT, path: /admin/stock}, expect: 200}
+books:
+  stock: {available: {store: shop, http: {path: /admin/ledger}, json: available}}
+`), map[string]string{"TOKEN": "tok-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := books.Open(context.Background(), sys, system.Values{SKU: "s"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Setup(context.Background()); err != nil {
+		t.Errorf("setup: %v", err)
+	}
+	if v, err := r.Value(context.Background(), sys.Books.Stock.Available); err != nil || v != 7 {
+		t.Errorf("available: %v %v, want 7", v, err)
+	}
+	if n := without.Load(); n != 0 {
+		t.Errorf("%d requests went without the store's header", n)
+	}
+}

@@ -32,7 +32,7 @@ const (
 func (r *Reader) Value(ctx context.Context, q *system.Query) (float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
 	defer cancel()
-	rq := r.sys.Render(q, r.vals, r.http[q.Store])
+	rq := r.sys.Render(q, r.vals)
 	switch q.Kind() {
 	case "sql":
 		var v any
@@ -85,7 +85,7 @@ type Row map[string]string
 func (r *Reader) Rows(ctx context.Context, q *system.Query, cols []string) ([]Row, error) {
 	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
 	defer cancel()
-	rq := r.sys.Render(q, r.vals, r.http[q.Store])
+	rq := r.sys.Render(q, r.vals)
 	fields, err := compileFields(q, cols)
 	if err != nil {
 		return nil, err
@@ -401,7 +401,7 @@ func (l *limited) Write(p []byte) (int, error) {
 func (r *Reader) Settled(ctx context.Context, q *system.Query) (bool, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
 	defer cancel()
-	rq := r.sys.Render(q, r.vals, r.http[q.Store])
+	rq := r.sys.Render(q, r.vals)
 	var v any
 	switch q.Kind() {
 	case "sql":

@@ -23,6 +23,7 @@ type child struct {
 	name string
 	bin  string
 	args []string // without -listen
+	env  []string // NAME=VALUE added to the runner's environment
 	log  string   // log file path
 
 	mu   sync.Mutex
@@ -43,6 +44,9 @@ func (c *child) start(ctx context.Context, listen string) error {
 	argv := append(append(execWrapper(), c.bin), append(append([]string{}, c.args...), "-listen", listen)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if len(c.env) > 0 {
+		cmd.Env = append(os.Environ(), c.env...) // the last of a name wins
+	}
 	cmd.Stdout = f
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw

@@ -26,6 +26,9 @@ type ComposeOptions struct {
 	// Toxiproxy is the Toxiproxy API address; CheckoutURL and PaymentURL
 	// the published checkout and payment stand-in.
 	Toxiproxy, CheckoutURL, PaymentURL string
+	// AdminToken is the checkout's admin token (GAMEDAY_ADMIN_TOKEN, as
+	// docker-compose.yml gives it to the checkout).
+	AdminToken string
 }
 
 // Compose services behind each dependency, as docker-compose.yml names
@@ -60,7 +63,7 @@ func ComposeDefaults(envFile string) (ComposeOptions, error) {
 		}
 		return v, nil
 	}
-	o := ComposeOptions{Project: get("COMPOSE_PROJECT_NAME", "gameday")}
+	o := ComposeOptions{Project: get("COMPOSE_PROJECT_NAME", "gameday"), AdminToken: get(AdminTokenVar, "")}
 	tp, err := port("GAMEDAY_TOXIPROXY_PORT", "8474")
 	if err != nil {
 		return o, err
@@ -152,8 +155,11 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 	if o.PaymentURL == "" {
 		o.PaymentURL = def.PaymentURL
 	}
+	if o.AdminToken == "" {
+		o.AdminToken = def.AdminToken
+	}
 	ext, err := NewExternal(ExternalOptions{
-		Toxiproxy: o.Toxiproxy, CheckoutURL: o.CheckoutURL, PaymentURL: o.PaymentURL,
+		Toxiproxy: o.Toxiproxy, CheckoutURL: o.CheckoutURL, PaymentURL: o.PaymentURL, AdminToken: o.AdminToken,
 		Proxies: map[string]string{Inventory: Inventory, Sessions: Sessions, Payment: Payment},
 	})
 	if err != nil {

@@ -88,6 +88,7 @@ type Containers struct {
 	toxi    *toxi.Client
 	payURL  string
 	coURL   string
+	token   string // the checkout's admin token
 	o       ContainersOptions
 	labels  map[string]string
 	logFile *os.File
@@ -216,15 +217,17 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 	}
 	// Inventory keeps an append-only file, as in the local environment, so
 	// that a killed and restarted container comes back with its books.
-	if _, err := c.run(ctx, aliasInventory, o.Images.Redis, redisCmd(true), "6379/tcp",
+	if _, err := c.run(ctx, aliasInventory, o.Images.Redis, redisCmd(true), nil, "6379/tcp",
 		[]string{"redis-cli", "ping"}); err != nil {
 		return nil, err
 	}
-	if _, err := c.run(ctx, aliasSessions, o.Images.Redis, redisCmd(false), "6379/tcp",
+	if _, err := c.run(ctx, aliasSessions, o.Images.Redis, redisCmd(false), nil, "6379/tcp",
 		[]string{"redis-cli", "ping"}); err != nil {
 		return nil, err
 	}
-	tp, err := c.run(ctx, aliasToxiproxy, o.Images.Toxiproxy, []string{"-host=0.0.0.0"}, "8474/tcp",
+	// Toxiproxy logs every connection at its default level, through the
+	// engine's log driver: costly under load, and of no use here.
+	tp, err := c.run(ctx, aliasToxiproxy, o.Images.Toxiproxy, []string{"-host=0.0.0.0"}, map[string]string{"LOG_LEVEL": "warn"}, "8474/tcp",
 		[]string{"/toxiproxy-cli", "list"})
 	if err != nil {
 		return nil, err
@@ -237,7 +240,7 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 	c.info.Toxiproxy += " " + tpAddr
 
 	payCmd := append([]string{"serve", "payment", "-listen", "0.0.0.0:8081", "-data", "/data"}, o.PaymentArgs...)
-	pay, err := c.run(ctx, aliasPayment, o.Images.Gameday, payCmd, "8081/tcp",
+	pay, err := c.run(ctx, aliasPayment, o.Images.Gameday, payCmd, nil, "8081/tcp",
 		[]string{"/gameday", "health", "http://127.0.0.1:8081/healthz"})
 	if err != nil {
 		return nil, err
@@ -257,7 +260,10 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 		"-inventory-redis", aliasToxiproxy + ":" + proxyPorts[Inventory],
 		"-session-redis", aliasToxiproxy + ":" + proxyPorts[Sessions],
 		"-payment-url", "http://" + aliasToxiproxy + ":" + proxyPorts[Payment]}, o.CheckoutArgs...)
-	co, err := c.run(ctx, aliasCheckout, o.Images.Gameday, coCmd, "8080/tcp",
+	// The checkout's admin API is published on loopback, and wants a token
+	// all the same: the other containers of the network reach it too.
+	c.token = newAdminToken()
+	co, err := c.run(ctx, aliasCheckout, o.Images.Gameday, coCmd, map[string]string{AdminTokenVar: c.token}, "8080/tcp",
 		[]string{"/gameday", "health", "http://127.0.0.1:8080/healthz"})
 	if err != nil {
 		return nil, err
@@ -300,7 +306,7 @@ func (c *Containers) setReach() {
 // check: one every half second for five containers cost a drill a third of
 // a core on a small machine, and after a restart it said healthy before
 // the other containers could reach the alias again (see reach).
-func (c *Containers) run(ctx context.Context, alias, image string, cmd []string, port string, ready []string) (*testcontainers.DockerContainer, error) {
+func (c *Containers) run(ctx context.Context, alias, image string, cmd []string, env map[string]string, port string, ready []string) (*testcontainers.DockerContainer, error) {
 	p := mobynet.MustParsePort(port)
 	// A port the engine picks changes when a killed container starts
 	// again; one chosen here stays, so the runner's URLs stay right.
@@ -320,10 +326,8 @@ func (c *Containers) run(ctx context.Context, alias, image string, cmd []string,
 		}),
 		testcontainers.WithWaitStrategyAndDeadline(60*time.Second, wait.ForExec(ready).WithPollInterval(200*time.Millisecond)),
 	}
-	if alias == aliasToxiproxy {
-		// Toxiproxy logs every connection at its default level, through
-		// the engine's log driver: costly under load, and of no use here.
-		opts = append(opts, testcontainers.WithEnv(map[string]string{"LOG_LEVEL": "warn"}))
+	if len(env) > 0 {
+		opts = append(opts, testcontainers.WithEnv(env))
 	}
 	ctr, err := testcontainers.Run(ctx, image, opts...)
 	if ctr != nil {
@@ -366,6 +370,7 @@ func published(ctx context.Context, ctr *testcontainers.DockerContainer, port st
 func (c *Containers) Info() Info              { return c.info }
 func (c *Containers) CheckoutURL() string     { return c.coURL }
 func (c *Containers) PaymentURL() string      { return c.payURL }
+func (c *Containers) AdminToken() string      { return c.token }
 func (c *Containers) Toxiproxy() *toxi.Client { return c.toxi }
 
 // ProxyName: the proxies are named after their dependency, as locally.

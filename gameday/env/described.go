@@ -90,6 +90,7 @@ func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]
 func (d *Described) Info() Info              { return d.info }
 func (d *Described) CheckoutURL() string     { return d.sys.BaseURL }
 func (d *Described) PaymentURL() string      { return "" }
+func (d *Described) AdminToken() string      { return "" } // the system file says
 func (d *Described) Toxiproxy() *toxi.Client { return d.client }
 
 // ProxyName is the proxy in front of a dependency of the system.

@@ -12,6 +12,7 @@ package env
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 
 	"github.com/gameday-dev/gameday/gameday/runrecord"
@@ -34,6 +35,10 @@ type Environment interface {
 	// PaymentURL is the payment provider's base URL for reconciliation
 	// (its GET /charges), or "" when the environment does not know it.
 	PaymentURL() string
+	// AdminToken is the bearer token the reference checkout's admin API
+	// wants (the system's ${GAMEDAY_ADMIN_TOKEN}), or "" when the
+	// environment does not know one.
+	AdminToken() string
 	// Toxiproxy is the client of the Toxiproxy in front of the dependencies.
 	Toxiproxy() *toxi.Client
 	// ProxyName is the name of the proxy in front of a dependency.
@@ -43,6 +48,19 @@ type Environment interface {
 	// Close stops everything the environment started.
 	Close() error
 }
+
+// The environment variables the reference checkout ("gameday serve
+// checkout") reads its secrets from: the admin API's token and the Redis
+// password. The environments that start a checkout set them; the runner
+// never puts a secret in a process's arguments.
+const (
+	AdminTokenVar    = "GAMEDAY_ADMIN_TOKEN"
+	RedisPasswordVar = "GAMEDAY_REDIS_PASSWORD"
+)
+
+// newAdminToken is a fresh admin token for a checkout this runner starts:
+// one per environment, known to this process and the checkout only.
+func newAdminToken() string { return rand.Text() }
 
 // Info is the environment as the run record shows it.
 type Info = runrecord.Environment

@@ -19,6 +19,9 @@ type ExternalOptions struct {
 	// PaymentURL is the payment provider's base URL for reconciliation;
 	// "" skips the reconciliation of charges.
 	PaymentURL string
+	// AdminToken is the checkout's admin token; "" leaves it to the
+	// runner's own GAMEDAY_ADMIN_TOKEN, if any.
+	AdminToken string
 }
 
 // External drills a service the user runs: it creates nothing but faults.
@@ -46,6 +49,7 @@ func (e *External) Info() Info {
 }
 func (e *External) CheckoutURL() string     { return e.o.CheckoutURL }
 func (e *External) PaymentURL() string      { return e.o.PaymentURL }
+func (e *External) AdminToken() string      { return e.o.AdminToken }
 func (e *External) Toxiproxy() *toxi.Client { return e.client }
 func (e *External) ProxyName(dep string) (string, bool) {
 	n, ok := e.o.Proxies[dep]

@@ -41,16 +41,17 @@ func TestImageNamesAgreeWithDotEnv(t *testing.T) {
 func TestComposeDefaults(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, ".env")
-	if err := os.WriteFile(file, []byte("# ours\nCOMPOSE_PROJECT_NAME=shop\nGAMEDAY_CHECKOUT_PORT=\"9080\"\n\nexport GAMEDAY_PAYMENT_PORT=9081 # ours too\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte("# ours\nCOMPOSE_PROJECT_NAME=shop\nGAMEDAY_CHECKOUT_PORT=\"9080\"\n\nexport GAMEDAY_PAYMENT_PORT=9081 # ours too\nGAMEDAY_ADMIN_TOKEN=tok-1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("GAMEDAY_PAYMENT_PORT", "7081")
 	t.Setenv("COMPOSE_PROJECT_NAME", "")
+	t.Setenv(AdminTokenVar, "")
 	o, err := ComposeDefaults(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ComposeOptions{Project: "shop", Toxiproxy: "127.0.0.1:8474", CheckoutURL: "http://127.0.0.1:9080", PaymentURL: "http://127.0.0.1:7081"}
+	want := ComposeOptions{Project: "shop", Toxiproxy: "127.0.0.1:8474", CheckoutURL: "http://127.0.0.1:9080", PaymentURL: "http://127.0.0.1:7081", AdminToken: "tok-1"}
 	if o != want {
 		t.Errorf("ComposeDefaults = %+v, want %+v", o, want)
 	}

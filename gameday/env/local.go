@@ -48,6 +48,7 @@ type Local struct {
 	checkout *child
 	payURL   string
 	coURL    string
+	token    string
 }
 
 var _ Environment = (*Local)(nil)
@@ -148,7 +149,12 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	args := append([]string{"serve", "checkout",
 		"-inventory-redis", proxied[Inventory], "-session-redis", proxied[Sessions],
 		"-payment-url", "http://" + proxied[Payment]}, o.CheckoutArgs...)
-	l.checkout = &child{name: "checkout", bin: o.Binary, args: args, log: filepath.Join(o.Dir, "checkout.log")}
+	// The admin token reaches the checkout in its environment, never its
+	// arguments; the local Redis servers, on loopback, want no password,
+	// whatever the runner's own environment says.
+	l.token = newAdminToken()
+	l.checkout = &child{name: "checkout", bin: o.Binary, args: args, log: filepath.Join(o.Dir, "checkout.log"),
+		env: []string{AdminTokenVar + "=" + l.token, RedisPasswordVar + "="}}
 	if err := l.checkout.start(ctx, "127.0.0.1:0"); err != nil {
 		return nil, err
 	}
@@ -160,6 +166,7 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 
 func (l *Local) Info() Info              { return l.info }
 func (l *Local) CheckoutURL() string     { return l.coURL }
+func (l *Local) AdminToken() string      { return l.token }
 func (l *Local) PaymentURL() string      { return l.payURL }
 func (l *Local) Toxiproxy() *toxi.Client { return l.client }
 

@@ -19,6 +19,7 @@ type containerEnv struct{ c *container }
 func (e containerEnv) Info() env.Info                     { return env.Info{} }
 func (e containerEnv) CheckoutURL() string                { return "" }
 func (e containerEnv) PaymentURL() string                 { return "" }
+func (e containerEnv) AdminToken() string                 { return "" }
 func (e containerEnv) Toxiproxy() *toxi.Client            { return nil }
 func (e containerEnv) ProxyName(string) (string, bool)    { return "", false }
 func (e containerEnv) Process(string) (env.Process, bool) { return e.c, true }

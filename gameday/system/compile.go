@@ -273,8 +273,9 @@ type Rendered struct {
 }
 
 // Render fills in q's templates (q must be one of s's setup actions or
-// books queries) for the store base URL base (http queries).
-func (s *System) Render(q *Query, v Values, base string) Rendered {
+// books queries). An http query's URL is joined to its store's, and
+// carries the store's headers, then its own (which win).
+func (s *System) Render(q *Query, v Values) Rendered {
 	cq := s.compiled.queries[q]
 	r := Rendered{}
 	if cq == nil {
@@ -291,16 +292,20 @@ func (s *System) Render(q *Query, v Values, base string) Rendered {
 	}
 	if q.HTTP != nil {
 		r.Method = q.HTTP.Method
+		st := s.Stores[q.Store]
 		path := cq.path.string(&v)
-		if strings.Contains(path, "://") {
+		if strings.Contains(path, "://") || st == nil {
 			r.URL = path
 		} else {
-			r.URL = strings.TrimRight(base, "/") + "/" + strings.TrimLeft(path, "/")
+			r.URL = strings.TrimRight(st.HTTP, "/") + "/" + strings.TrimLeft(path, "/")
 		}
 		if cq.body != nil {
 			r.Body = cq.body.string(&v)
 		}
 		r.Headers = http.Header{}
+		if st != nil {
+			r.Headers = st.Header()
+		}
 		for _, h := range cq.headers {
 			if val := h.val.string(&v); val != "" {
 				r.Headers.Set(h.name, val)

@@ -243,7 +243,15 @@ func (s *System) validate() error {
 		}
 	}
 	v.httpURL("prometheus", s.Prometheus, false)
-	v.httpURL("admin", s.Admin, false)
+	if st, ok := s.Stores[s.Admin]; ok && !strings.Contains(s.Admin, "://") {
+		if st == nil || st.kind() != "http" {
+			v.add("admin", "%s: store %s is not an http store", strictyaml.Quote(s.Admin), s.Admin)
+		}
+	} else if s.Admin != "" && !strings.Contains(s.Admin, "://") {
+		v.add("admin", "%s: want an http(s) URL, or the name of an http store (stores: %s)", strictyaml.Quote(s.Admin), storeNames(s.Stores))
+	} else {
+		v.httpURL("admin", s.Admin, false)
+	}
 	v.dependencies()
 	v.stores()
 	for i, a := range s.Setup {
@@ -396,6 +404,17 @@ func (v *validator) stores() {
 			}
 		case "http":
 			v.httpURL(p+".http", st.HTTP, true)
+		}
+		if len(st.Headers) > 0 && st.kind() != "http" {
+			v.add(p+".headers", "for an http store only")
+		}
+		for _, h := range slices.Sorted(maps.Keys(st.Headers)) {
+			switch {
+			case !validHeaderName(h):
+				v.add(p+".headers."+h, "not a header name")
+			case strings.ContainsAny(st.Headers[h], "\r\n\x00"):
+				v.add(p+".headers."+h, "a header value is one line")
+			}
 		}
 	}
 }

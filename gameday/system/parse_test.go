@@ -67,6 +67,12 @@ func TestBadSystemFiles(t *testing.T) {
 		{"json null", "{status: 201, outcome: confirmed}", "{status: 201, json: {error: null}, outcome: confirmed}", 9, "purchase.steps[0].answers[0]", "json.error: want a string, a number or a boolean"},
 		// The stock is not a shopper's value.
 		{"stock in a step", "{{json .CheckoutID}}", "{{.Stock}}", 7, "purchase.steps[0].body", ".Stock: setup and books only"},
+		// Headers go with http stores only, and are headers.
+		{"headers on redis", `  kv: {redis: "127.0.0.1:6379"}`, `  kv: {redis: "127.0.0.1:6379", headers: {X-Token: t}}`, 16, "stores.kv.headers", "for an http store only"},
+		{"bad header name", `  kv: {redis: "127.0.0.1:6379"}`, "  kv: {redis: \"127.0.0.1:6379\"}\n  api: {http: \"http://127.0.0.1:9\", headers: {\"X Token\": t}}", 17, "stores.api.headers.X Token", "not a header name"},
+		// admin is a URL or an http store's name.
+		{"admin names no store", "books:\n", "admin: checkout\nbooks:\n", 17, "admin", `"checkout": want an http(s) URL, or the name of an http store (stores: kv)`},
+		{"admin names a redis store", "books:\n", "admin: kv\nbooks:\n", 17, "admin", `"kv": store kv is not an http store`},
 		// A step no answer leaves: the steps after it never run.
 		{"unreachable step", "        - {status: 5xx, outcome: unavailable}\n", "        - {status: 5xx, outcome: unavailable}\n    - url: /pay\n      answers: [{status: 200, outcome: confirmed}]\n", 8, "purchase.steps[0].answers", "no answer goes on to the next step"},
 	}
@@ -143,6 +149,47 @@ setup:
 	}
 }
 
+// An http store's headers go with every request to it, the query's own
+// headers win, and admin may name the store to use its URL and headers.
+func TestStoreHeadersAndAdminStore(t *testing.T) {
+	src := `
+name: shop
+base_url: http://127.0.0.1:9
+sku: sku-1
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
+stores:
+  api:
+    http: "http://127.0.0.1:9/base/"
+    headers: {Authorization: "Bearer ${TOKEN}", X-Tenant: acme, X-Empty: "${NONE:-}"}
+setup:
+  - {store: api, http: {method: PUT, path: /reset, headers: {X-Tenant: other}}}
+admin: api
+`
+	s, err := Parse("shop.yaml", []byte(src), map[string]string{"TOKEN": "tok-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Render(&s.Setup[0].Query, Values{SKU: "sku-1"})
+	if r.URL != "http://127.0.0.1:9/base/reset" || r.Headers.Get("Authorization") != "Bearer tok-1" || r.Headers.Get("X-Tenant") != "other" {
+		t.Errorf("rendered %s %v", r.URL, r.Headers)
+	}
+	if _, ok := r.Headers["X-Empty"]; ok {
+		t.Errorf("an empty header was sent: %v", r.Headers)
+	}
+	base, h := s.AdminEndpoint()
+	if base != "http://127.0.0.1:9/base" || h.Get("Authorization") != "Bearer tok-1" {
+		t.Errorf("admin endpoint %q %v", base, h)
+	}
+	// A URL is a URL, with no headers.
+	s, err = Parse("shop.yaml", []byte(strings.Replace(src, "admin: api", "admin: http://127.0.0.1:7/", 1)), map[string]string{"TOKEN": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base, h := s.AdminEndpoint(); base != "http://127.0.0.1:7" || len(h) != 0 {
+		t.Errorf("admin URL: %q %v", base, h)
+	}
+}
+
 // The reference checkout's description and the starter file are valid as
 // shipped; the starter's examples are all there is to edit.
 func TestShippedSystemsParse(t *testing.T) {
@@ -152,6 +199,18 @@ func TestShippedSystemsParse(t *testing.T) {
 	}
 	if ref.Books.Charges == nil || ref.Admin == "" || len(ref.Dependencies) != 3 {
 		t.Errorf("reference: %+v", ref)
+	}
+	// The runner's token goes to every admin request: setup, the books
+	// and the admin protocol.
+	ref, err = Reference(map[string]string{"CHECKOUT_URL": "http://127.0.0.1:8080", "TOXIPROXY": "127.0.0.1:8474", "GAMEDAY_ADMIN_TOKEN": "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base, h := ref.AdminEndpoint(); base != "http://127.0.0.1:8080" || h.Get("Authorization") != "Bearer tok" {
+		t.Errorf("reference admin: %q %v", base, h)
+	}
+	if r := ref.Render(&ref.Setup[0].Query, Values{SKU: "sku-1", Stock: 5}); r.Headers.Get("Authorization") != "Bearer tok" {
+		t.Errorf("reference setup headers: %v", r.Headers)
 	}
 	noPay, err := Reference(map[string]string{"CHECKOUT_URL": "http://127.0.0.1:8080", "TOXIPROXY": "127.0.0.1:8474"})
 	if err != nil || noPay.Books.Charges != nil {

@@ -12,6 +12,9 @@
 package system
 
 import (
+	"net/http"
+	"strings"
+
 	"github.com/gameday-dev/gameday/internal/strictyaml"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -63,7 +66,8 @@ type System struct {
 	// Admin is the base URL of a service that speaks gameday's admin
 	// protocol (the reference checkout does): GET /admin/breakers (breaker
 	// transitions with exact times) and GET /admin/admission (the most
-	// checkouts in progress at once). Optional.
+	// checkouts in progress at once). Optional. It may instead name an
+	// http store, whose URL and headers (a token) are then used.
 	Admin string `yaml:"admin"`
 
 	// File is where the system was read from ("reference" for the
@@ -218,6 +222,34 @@ type Store struct {
 	Redis string `yaml:"redis"`
 	// HTTP is a base URL.
 	HTTP string `yaml:"http"`
+	// Headers, for an http store only, go with every request to it (an
+	// admin API's Authorization, say); one whose value is empty is not
+	// sent. ${NAME} takes a secret from the environment.
+	Headers map[string]string `yaml:"headers"`
+}
+
+// AdminEndpoint is where gameday's admin protocol is spoken: the base URL
+// and the headers every admin request carries. base is "" when the system
+// has no Admin.
+func (s *System) AdminEndpoint() (base string, h http.Header) {
+	if s.Admin == "" {
+		return "", nil
+	}
+	if st, ok := s.Stores[s.Admin]; ok && !strings.Contains(s.Admin, "://") {
+		return strings.TrimRight(st.HTTP, "/"), st.Header()
+	}
+	return strings.TrimRight(s.Admin, "/"), http.Header{}
+}
+
+// Header is the store's headers as a request carries them.
+func (st *Store) Header() http.Header {
+	h := http.Header{}
+	for k, v := range st.Headers {
+		if v != "" {
+			h.Set(k, v)
+		}
+	}
+	return h
 }
 
 // Action is one setup step: a statement or command run before the load.
