@@ -2,6 +2,7 @@ package gameday_test
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net"
 	"net/http"
@@ -146,7 +147,9 @@ func TestComposeDrills(t *testing.T) {
 	}
 	project := fmt.Sprintf("gameday-test-%d", os.Getpid())
 	tp, co, pay := freePort(t), freePort(t), freePort(t)
-	envv := []string{"COMPOSE_PROJECT_NAME=" + project, "GAMEDAY_TOXIPROXY_PORT=" + tp, "GAMEDAY_CHECKOUT_PORT=" + co, "GAMEDAY_PAYMENT_PORT=" + pay}
+	token, password := rand.Text(), rand.Text()
+	envv := []string{"COMPOSE_PROJECT_NAME=" + project, "GAMEDAY_TOXIPROXY_PORT=" + tp, "GAMEDAY_CHECKOUT_PORT=" + co, "GAMEDAY_PAYMENT_PORT=" + pay,
+		env.AdminTokenVar + "=" + token, env.RedisPasswordVar + "=" + password}
 	t.Cleanup(func() {
 		compose(t, root, envv, "down", "-v", "--remove-orphans")
 		noLeftovers(t, "com.docker.compose.project="+project)
@@ -161,6 +164,27 @@ func TestComposeDrills(t *testing.T) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		return cmd
 	}
+	// The admin API wants the token, and the Redis servers the password,
+	// from the host and from the project's own network alike.
+	t.Run("secrets", func(t *testing.T) {
+		testenv.CheckAdminToken(t, "http://127.0.0.1:"+co+"/admin/ledger", token)
+		out, err := exec.Command("docker", "ps", "-q", "--filter", "label=com.docker.compose.project="+project,
+			"--filter", "label=com.docker.compose.service=checkout").Output()
+		id := strings.TrimSpace(string(out))
+		if err != nil || id == "" {
+			t.Fatalf("the checkout container: %q %v", out, err)
+		}
+		for _, redis := range []string{"redis://redis-inventory:6379", "redis://redis-sessions:6379"} {
+			// Another container on the network, without the password.
+			out, err := exec.Command("docker", "exec", "-e", "REDISCLI_AUTH=", id, "/gameday", "health", redis).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "NOAUTH") {
+				t.Errorf("%s without the password: %v %s, want NOAUTH", redis, err, out)
+			}
+			if out, err := exec.Command("docker", "exec", id, "/gameday", "health", redis).CombinedOutput(); err != nil {
+				t.Errorf("%s with the password: %v %s", redis, err, out)
+			}
+		}
+	})
 	for _, sc := range []string{"redis-killed", "payment-killed"} {
 		t.Run(sc, func(t *testing.T) {
 			out, err := drill(t, sc).CombinedOutput()

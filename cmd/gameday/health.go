@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"os"
 	"time"
 
 	"github.com/gameday-dev/gameday/internal/health"
@@ -12,7 +14,8 @@ import (
 
 // healthCmd checks that a server answers within the timeout: GET an
 // http(s) URL and want a 2xx; connect to tcp://host:port; or send PING to
-// redis://host:port and want PONG. The images have no shell, no curl and
+// redis://host:port and want PONG (with the password in $REDISCLI_AUTH,
+// as redis-cli takes it, when the URL has none). The images have no shell, no curl and
 // no redis-cli in the gameday image, so their health checks, and the
 // runner's check that a restarted container is reachable by its peers, are
 // this command.
@@ -25,16 +28,24 @@ func healthCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return usagef("health: want one URL, such as http://127.0.0.1:8080/healthz, tcp://db:5432 or redis://redis:6379")
 	}
-	raw := fs.Arg(0)
+	raw, shown := fs.Arg(0), fs.Arg(0)
+	if u, err := url.Parse(raw); err == nil {
+		// Never print a password: neither the URL's nor REDISCLI_AUTH's.
+		shown = u.Redacted()
+		if pw := os.Getenv("REDISCLI_AUTH"); u.Scheme == "redis" && u.User == nil && pw != "" {
+			u.User = url.UserPassword("", pw)
+			raw = u.String()
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	what, err := health.Check(ctx, raw)
 	if errors.Is(err, health.ErrScheme) {
-		return usagef("health: %v", err)
+		return usagef("health: %q: %v", shown, health.ErrScheme)
 	}
 	if err != nil {
-		return fmt.Errorf("health: %s: %w", raw, err)
+		return fmt.Errorf("health: %s: %w", shown, err)
 	}
-	fmt.Fprintf(stdout, "%s: %s\n", raw, what)
+	fmt.Fprintf(stdout, "%s: %s\n", shown, what)
 	return nil
 }

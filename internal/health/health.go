@@ -6,6 +6,7 @@ package health
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,11 +18,14 @@ import (
 // Check asks the server named by raw, within ctx: GET an http(s) URL and
 // want a 2xx; connect to tcp://host:port; or send PING to
 // redis://host:port and want PONG (a Redis still loading its data answers
-// LOADING, which is not ready). It returns what the server answered.
+// LOADING, which is not ready; one that wants a password answers NOAUTH
+// unless the URL carries it, redis://:PASSWORD@host:port, which is sent
+// with AUTH first). It returns what the server answered.
 func Check(ctx context.Context, raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", err
+		// Not url.Parse's error: it quotes the URL, password and all.
+		return "", errors.New("not a URL")
 	}
 	switch u.Scheme {
 	case "http", "https":
@@ -29,9 +33,10 @@ func Check(ctx context.Context, raw string) (string, error) {
 	case "tcp":
 		return checkTCP(ctx, u.Host)
 	case "redis":
-		return checkRedis(ctx, u.Host)
+		pw, _ := u.User.Password()
+		return checkRedis(ctx, u.Host, pw)
 	}
-	return "", fmt.Errorf("%q: %w", raw, ErrScheme)
+	return "", fmt.Errorf("%q: %w", u.Redacted(), ErrScheme)
 }
 
 // ErrScheme is the error for a URL whose scheme Check does not speak.
@@ -64,7 +69,7 @@ func checkTCP(ctx context.Context, hostport string) (string, error) {
 	return "connected", nil
 }
 
-func checkRedis(ctx context.Context, hostport string) (string, error) {
+func checkRedis(ctx context.Context, hostport, password string) (string, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", hostport)
 	if err != nil {
@@ -74,10 +79,24 @@ func checkRedis(ctx context.Context, hostport string) (string, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.SetDeadline(dl)
 	}
+	r := bufio.NewReader(io.LimitReader(c, 1024))
+	if password != "" {
+		// As a RESP array, so that any byte of the password is sent as is.
+		if _, err := fmt.Fprintf(c, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password); err != nil {
+			return "", err
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		if line = strings.TrimSpace(line); line != "+OK" {
+			return "", fmt.Errorf("answered %q to AUTH", line)
+		}
+	}
 	if _, err := io.WriteString(c, "PING\r\n"); err != nil {
 		return "", err
 	}
-	line, err := bufio.NewReader(io.LimitReader(c, 512)).ReadString('\n')
+	line, err := r.ReadString('\n')
 	if err != nil {
 		return "", err
 	}
