@@ -69,8 +69,11 @@ func TestAdminAPIWantsItsToken(t *testing.T) {
 	if l := e.ledger(); l.Initial != 5 || l.Sold != 1 {
 		t.Errorf("after refused admin requests the books are %+v, want initial 5 and 1 sold", l)
 	}
-	if code, _, body := e.adminCall("GET", "/admin/ledger?sku="+sku, "Bearer "+token, ""); code != http.StatusOK || !strings.Contains(body, "co-1") {
-		t.Errorf("with the token: %d %s, want 200 and the order", code, body)
+	// The scheme is case-insensitive (RFC 9110).
+	for _, auth := range []string{"Bearer " + token, "bearer " + token} {
+		if code, _, body := e.adminCall("GET", "/admin/ledger?sku="+sku, auth, ""); code != http.StatusOK || !strings.Contains(body, "co-1") {
+			t.Errorf("with %q: %d %s, want 200 and the order", auth, code, body)
+		}
 	}
 	for _, open := range []string{"/healthz", "/metrics"} {
 		if code, _, _ := e.adminCall("GET", open, "", ""); code != http.StatusOK {

@@ -164,10 +164,25 @@ func TestComposeDrills(t *testing.T) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		return cmd
 	}
+	for _, sc := range []string{"redis-killed", "payment-killed"} {
+		t.Run(sc, func(t *testing.T) {
+			out, err := drill(t, sc).CombinedOutput()
+			if code := exitCode(err); code != 0 {
+				t.Fatalf("exit %d, want 0:\n%s", code, out)
+			}
+		})
+	}
 	// The admin API wants the token, and the Redis servers the password,
-	// from the host and from the project's own network alike.
+	// from the host and from the project's own network alike. After the
+	// drills, which waited until every part was reachable.
 	t.Run("secrets", func(t *testing.T) {
 		testenv.CheckAdminToken(t, "http://127.0.0.1:"+co+"/admin/ledger", token)
+		// A runner without the token is refused before it drills.
+		noToken := drill(t, "redis-killed")
+		noToken.Env = append(noToken.Env, env.AdminTokenVar+"=")
+		if out, err := noToken.CombinedOutput(); exitCode(err) != 2 || !strings.Contains(string(out), env.AdminTokenVar+" is not set") {
+			t.Errorf("a runner without the admin token: exit %d\n%s", exitCode(err), out)
+		}
 		out, err := exec.Command("docker", "ps", "-q", "--filter", "label=com.docker.compose.project="+project,
 			"--filter", "label=com.docker.compose.service=checkout").Output()
 		id := strings.TrimSpace(string(out))
@@ -175,7 +190,8 @@ func TestComposeDrills(t *testing.T) {
 			t.Fatalf("the checkout container: %q %v", out, err)
 		}
 		for _, redis := range []string{"redis://redis-inventory:6379", "redis://redis-sessions:6379"} {
-			// Another container on the network, without the password.
+			// A client on the project's network without the password (the
+			// checkout's container, with REDISCLI_AUTH emptied).
 			out, err := exec.Command("docker", "exec", "-e", "REDISCLI_AUTH=", id, "/gameday", "health", redis).CombinedOutput()
 			if err == nil || !strings.Contains(string(out), "NOAUTH") {
 				t.Errorf("%s without the password: %v %s, want NOAUTH", redis, err, out)
@@ -185,14 +201,6 @@ func TestComposeDrills(t *testing.T) {
 			}
 		}
 	})
-	for _, sc := range []string{"redis-killed", "payment-killed"} {
-		t.Run(sc, func(t *testing.T) {
-			out, err := drill(t, sc).CombinedOutput()
-			if code := exitCode(err); code != 0 {
-				t.Fatalf("exit %d, want 0:\n%s", code, out)
-			}
-		})
-	}
 	// A runner killed outright while the project's Redis is killed: the
 	// journal lets "gameday cleanup" start the container again.
 	t.Run("killed runner", func(t *testing.T) {

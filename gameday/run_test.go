@@ -397,7 +397,8 @@ func startRun(t *testing.T, journal string, l *env.Local, scenario string) (*exe
 
 // The checkout the local environment starts wants the admin token it made,
 // even from loopback: another user of the machine cannot reset its stock
-// or read its orders; the token, which the runner passes, opens it.
+// or read its orders through it; the token, which the runner passes, opens
+// it.
 func TestLocalCheckoutWantsItsAdminToken(t *testing.T) {
 	l := startService(t)
 	if l.AdminToken() == "" {

@@ -28,10 +28,9 @@ func healthCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 1 {
 		return usagef("health: want one URL, such as http://127.0.0.1:8080/healthz, tcp://db:5432 or redis://redis:6379")
 	}
-	raw, shown := fs.Arg(0), fs.Arg(0)
+	// Never print a password: neither the URL's nor REDISCLI_AUTH's.
+	raw, shown := fs.Arg(0), health.Redact(fs.Arg(0))
 	if u, err := url.Parse(raw); err == nil {
-		// Never print a password: neither the URL's nor REDISCLI_AUTH's.
-		shown = u.Redacted()
 		if pw := os.Getenv("REDISCLI_AUTH"); u.Scheme == "redis" && u.User == nil && pw != "" {
 			u.User = url.UserPassword("", pw)
 			raw = u.String()

@@ -61,7 +61,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	r := &runFlags{proxies: proxyFlag{}}
 	r.envKind = fs.String("env", "", "environment: local (start everything here as processes), containers (start everything as containers, testcontainers-go), compose (drill the project docker-compose.yml brought up) or external (drill a running service: a system file, -system); default: the scenario's")
 	r.system = fs.String("system", "", "the system file (gameday.yaml) describing the system under test: drill it as it runs, through its description only (docs/systems.md)")
-	r.composeEnv = fs.String("compose-env", ".env", "compose: the file of variables docker-compose.yml reads (project name, published ports)")
+	r.composeEnv = fs.String("compose-env", ".env", "compose: the file of variables docker-compose.yml reads (project name, published ports; GAMEDAY_ADMIN_TOKEN, best from the environment)")
 	r.quiet = fs.Bool("quiet", false, "no progress lines on stderr")
 	r.journal = fs.String("journal", faults.DefaultJournalPath(), "file recording faults on an external Toxiproxy until they are removed")
 	r.embedded = fs.Bool("embedded-redis", false, "use the embedded Redis-compatible server even when redis-server is installed")

@@ -15,6 +15,14 @@ import (
 	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
+// The servers these tests start inherit the test's environment: secrets a
+// developer exported for Compose must not reach them.
+func TestMain(m *testing.M) {
+	os.Unsetenv(checkout.AdminTokenEnv)
+	os.Unsetenv(checkout.RedisPasswordEnv)
+	os.Exit(m.Run())
+}
+
 // The runner sets the variables the checkout reads: one name on both sides.
 func TestSecretVariablesAgree(t *testing.T) {
 	if env.AdminTokenVar != checkout.AdminTokenEnv || env.RedisPasswordVar != checkout.RedisPasswordEnv {

@@ -127,7 +127,9 @@ settings come from the environment, so that no process listing shows them:
 
   %s     the admin API's bearer token; unset, /admin/... answers
                           loopback peers only
-  %s  the password both Redis servers ask for (unset: none)
+  %s  the password both Redis servers ask for (unset: none; set,
+                          it is sent even to a Redis that has none, which
+                          refuses it)
 
 Flags:
 `, checkout.AdminTokenEnv, checkout.RedisPasswordEnv)

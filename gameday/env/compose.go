@@ -38,8 +38,9 @@ var composeServices = map[string]string{
 }
 
 // ComposeDefaults reads the variables docker-compose.yml reads —
-// COMPOSE_PROJECT_NAME, GAMEDAY_TOXIPROXY_PORT, GAMEDAY_CHECKOUT_PORT and
-// GAMEDAY_PAYMENT_PORT — from the environment, else from envFile (the
+// COMPOSE_PROJECT_NAME, GAMEDAY_TOXIPROXY_PORT, GAMEDAY_CHECKOUT_PORT,
+// GAMEDAY_PAYMENT_PORT and the checkout's GAMEDAY_ADMIN_TOKEN — from the
+// environment, else from envFile (the
 // repository's .env; a missing file is no error), else the compose file's
 // own defaults, and returns the options they give.
 func ComposeDefaults(envFile string) (ComposeOptions, error) {
@@ -157,6 +158,11 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 	}
 	if o.AdminToken == "" {
 		o.AdminToken = def.AdminToken
+	}
+	if o.AdminToken == "" {
+		// docker-compose.yml does not start without one: the runner needs
+		// the same to set up and read the checkout.
+		return nil, fmt.Errorf("compose environment: %s is not set: export the admin token the project's checkout was given (docs/docker.md)", AdminTokenVar)
 	}
 	ext, err := NewExternal(ExternalOptions{
 		Toxiproxy: o.Toxiproxy, CheckoutURL: o.CheckoutURL, PaymentURL: o.PaymentURL, AdminToken: o.AdminToken,

@@ -73,7 +73,7 @@ func (h *handle) Start(ctx context.Context) error {
 			return nil
 		}
 		if !sleepCtx(ctx, 100*time.Millisecond) {
-			return fmt.Errorf("start %s: not ready at %s within %s: %v", h.dep, h.ready, h.timeout, last)
+			return fmt.Errorf("start %s: not ready at %s within %s: %v", h.dep, health.Redact(h.ready), h.timeout, last)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,12 @@ func TestComposeDefaults(t *testing.T) {
 	t.Setenv("GAMEDAY_TOXIPROXY_PORT", "toxi")
 	if _, err := ComposeDefaults(file); err == nil || !strings.Contains(err.Error(), "GAMEDAY_TOXIPROXY_PORT") {
 		t.Errorf("bad port: %v, want an error naming GAMEDAY_TOXIPROXY_PORT", err)
+	}
+	// Without the checkout's admin token the project is refused before
+	// anything is asked of Docker: every setup would answer 401.
+	t.Setenv("GAMEDAY_TOXIPROXY_PORT", "")
+	if _, err := OpenCompose(context.Background(), ComposeOptions{Project: "none"}); err == nil || !strings.Contains(err.Error(), AdminTokenVar+" is not set") {
+		t.Errorf("no admin token: %v, want an error naming %s", err, AdminTokenVar)
 	}
 	os.WriteFile(file, []byte("COMPOSE_PROJECT_NAME\n"), 0o644)
 	if _, err := ComposeDefaults(file); err == nil || !strings.Contains(err.Error(), file+":1") {

@@ -273,8 +273,9 @@ type Rendered struct {
 }
 
 // Render fills in q's templates (q must be one of s's setup actions or
-// books queries). An http query's URL is joined to its store's, and
-// carries the store's headers, then its own (which win).
+// books queries). An http query's path is joined to its store's URL and
+// carries the store's headers, then its own (which win); a query that
+// gives a whole URL carries its own headers only.
 func (s *System) Render(q *Query, v Values) Rendered {
 	cq := s.compiled.queries[q]
 	r := Rendered{}
@@ -303,7 +304,9 @@ func (s *System) Render(q *Query, v Values) Rendered {
 			r.Body = cq.body.string(&v)
 		}
 		r.Headers = http.Header{}
-		if st != nil {
+		if st != nil && !strings.Contains(path, "://") {
+			// Only to the store itself: a query that names a URL of its
+			// own does not carry the store's token elsewhere.
 			r.Headers = st.Header()
 		}
 		for _, h := range cq.headers {

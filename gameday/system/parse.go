@@ -19,6 +19,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/internal/fileerr"
+	"github.com/gameday-dev/gameday/internal/health"
 	"github.com/gameday-dev/gameday/internal/inputfile"
 	"github.com/gameday-dev/gameday/internal/strictyaml"
 )
@@ -376,7 +377,7 @@ func (v *validator) process(p string, pr *Process) {
 	}
 	if pr.Ready != "" {
 		if u, err := url.Parse(pr.Ready); err != nil || !slices.Contains([]string{"http", "https", "tcp", "redis"}, u.Scheme) || u.Host == "" {
-			v.add(p+".ready", "%s: want an http, https, tcp or redis URL", strictyaml.Quote(pr.Ready))
+			v.add(p+".ready", "%s: want an http, https, tcp or redis URL", strictyaml.Quote(health.Redact(pr.Ready)))
 		}
 	}
 }
@@ -397,7 +398,7 @@ func (v *validator) stores() {
 		case "redis":
 			if strings.Contains(st.Redis, "://") {
 				if u, err := url.Parse(st.Redis); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-					v.add(p+".redis", "%s: want host:port or a redis:// URL", strictyaml.Quote(st.Redis))
+					v.add(p+".redis", "%s: want host:port or a redis:// URL", strictyaml.Quote(health.Redact(st.Redis)))
 				}
 			} else if err := checkHostPort(st.Redis); err != nil {
 				v.add(p+".redis", "%s: %v", strictyaml.Quote(st.Redis), err)

@@ -180,6 +180,14 @@ admin: api
 	if base != "http://127.0.0.1:9/base" || h.Get("Authorization") != "Bearer tok-1" {
 		t.Errorf("admin endpoint %q %v", base, h)
 	}
+	// A query that names a whole URL does not take the store's token there.
+	s, err = Parse("shop.yaml", []byte(strings.Replace(src, "path: /reset", "path: http://elsewhere.invalid/reset", 1)), map[string]string{"TOKEN": "tok-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.Render(&s.Setup[0].Query, Values{SKU: "sku-1"}); r.URL != "http://elsewhere.invalid/reset" || r.Headers.Get("Authorization") != "" || r.Headers.Get("X-Tenant") != "other" {
+		t.Errorf("a whole URL: %s %v, want its own headers only", r.URL, r.Headers)
+	}
 	// A URL is a URL, with no headers.
 	s, err = Parse("shop.yaml", []byte(strings.Replace(src, "admin: api", "admin: http://127.0.0.1:7/", 1)), map[string]string{"TOKEN": "x"})
 	if err != nil {

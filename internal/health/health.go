@@ -39,6 +39,17 @@ func Check(ctx context.Context, raw string) (string, error) {
 	return "", fmt.Errorf("%q: %w", u.Redacted(), ErrScheme)
 }
 
+// Redact is raw as messages may show it: its password replaced by "xxxxx",
+// and a URL that does not parse (which could be anything, a password
+// included) not shown at all.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<a URL that does not parse>"
+	}
+	return u.Redacted()
+}
+
 // ErrScheme is the error for a URL whose scheme Check does not speak.
 var ErrScheme = fmt.Errorf("want an http, https, tcp or redis URL")
 

@@ -44,4 +44,16 @@ func TestRedisWithAPassword(t *testing.T) {
 	if _, err := health.Check(ctx, "ftp://:"+url.QueryEscape(password)+"@"+srv.Addr()); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("an unknown scheme: %v, want an error that does not show the password", err)
 	}
+	// A URL that does not parse is never shown: it may be a password with
+	// a character a URL cannot hold.
+	bad := "redis://:s3cret%zz@" + srv.Addr()
+	if _, err := health.Check(ctx, bad); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("a URL that does not parse: %v", err)
+	}
+	if r := health.Redact(bad); strings.Contains(r, "s3cret") {
+		t.Errorf("Redact(%q) = %q", bad, r)
+	}
+	if r := health.Redact(withPW(password)); strings.Contains(r, "s3cret") || !strings.Contains(r, srv.Addr()) {
+		t.Errorf("Redact of a URL with a password: %q", r)
+	}
 }
