@@ -110,12 +110,14 @@ func TestSameSeedSameChoices(t *testing.T) {
 		if c.Session != "" {
 			sessions++
 		}
-		if len(c.Jitter) != p.MaxRetries {
-			t.Fatalf("shopper %d: %d jitter draws, want %d", i, len(c.Jitter), p.MaxRetries)
-		}
-		for _, j := range c.Jitter {
+		next := c
+		for k := range p.MaxRetries {
+			j := next.NextJitter()
 			if j < 1-p.RetryJitter || j > 1+p.RetryJitter {
 				t.Fatalf("shopper %d: jitter %v outside [0.5, 1.5]", i, j)
+			}
+			if c.Jitter(k) != j {
+				t.Fatalf("shopper %d: Jitter(%d) = %v, the %d-th NextJitter %v", i, k, c.Jitter(k), k+1, j)
 			}
 		}
 		idx := strconv.Itoa(i)
@@ -134,7 +136,9 @@ func TestSameSeedSameChoices(t *testing.T) {
 	sameSessions, sameJitter := true, true
 	for i := range a {
 		sameSessions = sameSessions && (a[i].Session == "") == (c[i].Session == "")
-		sameJitter = sameJitter && reflect.DeepEqual(a[i].Jitter, c[i].Jitter)
+		for k := range p.MaxRetries {
+			sameJitter = sameJitter && a[i].Jitter(k) == c[i].Jitter(k)
+		}
 	}
 	if sameSessions || sameJitter {
 		t.Errorf("another seed, same choices: sessions %v, jitter %v", sameSessions, sameJitter)

@@ -191,10 +191,10 @@ func TestShopperOutcomes(t *testing.T) {
 			}
 			// Each retry waited the asked time times this shopper's seeded
 			// jitter draw, never less.
-			jitter := Shoppers(plan)[0].Jitter
+			choice := Shoppers(plan)[0]
 			for k := 1; k < len(s.Attempts); k++ {
 				prev := s.Attempts[k-1]
-				want := time.Duration(float64(prev.RetryAfter) * jitter[k-1])
+				want := time.Duration(float64(prev.RetryAfter) * choice.Jitter(k-1))
 				if waited := s.Attempts[k].At - (prev.At + prev.Took); waited < want {
 					t.Errorf("retry %d after %v, want at least %v", k, waited, want)
 				}
@@ -482,8 +482,8 @@ func TestSameSeedSameRun(t *testing.T) {
 		if ra, rb := relative(fa.reqs[x.ID], a.Start), relative(fb.reqs[y.ID], b.Start); fmt.Sprint(ra) != fmt.Sprint(rb) {
 			t.Fatalf("shopper %d sent %v then %v", i, ra, rb)
 		}
-		if w := x.Attempts[1].At - x.Attempts[0].At - x.Attempts[0].Took; w < time.Duration(float64(ra)*choices[i].Jitter[0]) {
-			t.Errorf("shopper %d waited %v, its jitter says %v", i, w, time.Duration(float64(ra)*choices[i].Jitter[0]))
+		if w := x.Attempts[1].At - x.Attempts[0].At - x.Attempts[0].Took; w < time.Duration(float64(ra)*choices[i].Jitter(0)) {
+			t.Errorf("shopper %d waited %v, its jitter says %v", i, w, time.Duration(float64(ra)*choices[i].Jitter(0)))
 		}
 	}
 }

@@ -85,9 +85,35 @@ type Choice struct {
 	ID      string
 	Name    string
 	Session string // "" for a guest
-	// Jitter[k] multiplies the Retry-After wait before retry k+1; each is in
-	// [1-RetryJitter, 1+RetryJitter]. There are MaxRetries of them.
-	Jitter []float64
+
+	// The shopper's own generator, past its session draw: the retries'
+	// jitter is drawn from it when asked for, not kept (a shopper of a
+	// hundred retries would otherwise carry 800 bytes of draws it mostly
+	// never uses, and a simulation of many shoppers, megabytes).
+	src    rand.PCG
+	spread float64
+}
+
+// NextJitter draws the multiplier of the shopper's next Retry-After wait:
+// the first call the one before retry 1, the next before retry 2, and so on,
+// each in [1-RetryJitter, 1+RetryJitter] — the draws the load generator's
+// shopper makes, in the same order.
+func (c *Choice) NextJitter() float64 {
+	ch := chooser{src: c.src, spread: c.spread}
+	j := ch.jitter()
+	c.src = ch.src
+	return j
+}
+
+// Jitter is the multiplier of the wait before retry k+1 (k from 0), drawn
+// on a copy: it leaves NextJitter's turn where it was, and costs k+1
+// draws.
+func (c Choice) Jitter(k int) float64 {
+	var j float64
+	for range k + 1 {
+		j = c.NextJitter()
+	}
+	return j
 }
 
 // Shoppers returns the choices of every arrival of plan, in schedule order.
@@ -98,10 +124,7 @@ func Shoppers(plan Plan) []Choice {
 	out := make([]Choice, n)
 	for i := range out {
 		c := newChooser(plan, i)
-		out[i] = Choice{ID: c.id, Name: c.name, Session: c.session, Jitter: make([]float64, plan.MaxRetries)}
-		for k := range out[i].Jitter {
-			out[i].Jitter[k] = c.jitter()
-		}
+		out[i] = Choice{ID: c.id, Name: c.name, Session: c.session, src: c.src, spread: c.spread}
 	}
 	return out
 }

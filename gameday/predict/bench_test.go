@@ -1,11 +1,15 @@
 package predict_test
 
 import (
+	"context"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/gameday-dev/gameday/checkout/admission"
 	"github.com/gameday-dev/gameday/gameday/predict"
 	"github.com/gameday-dev/gameday/internal/testenv"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // The benchmarks run a fixed prediction per iteration, so -benchtime 1x is
@@ -52,4 +56,40 @@ func BenchmarkPredictPeakFair(b *testing.B) {
 // retries, every shopper waits in the payment slots' queue.
 func BenchmarkPredictPeakQueue(b *testing.B) {
 	benchPredict(b, peak(admission.ModeQueue), 400)
+}
+
+// BenchmarkPredictCatalogue is what "gameday predict" and every drill of a
+// peak-* scenario do: 400 runs of the catalogue scenario, on one worker
+// (serial) and on as many as the machine has cores (parallel, the default),
+// side by side in one run. runs/s is the figure to read:
+//
+//	go test -run '^$' -bench PredictCatalogue -benchtime 1x ./gameday/predict/
+func BenchmarkPredictCatalogue(b *testing.B) {
+	for _, name := range scenarios.CatalogueNames() {
+		if !strings.HasPrefix(name, "peak-") {
+			continue
+		}
+		sc, err := scenarios.Lookup(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := predict.FromScenario(sc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, par := range []struct {
+			name    string
+			workers int
+		}{{"serial", 1}, {"parallel", runtime.GOMAXPROCS(0)}} {
+			b.Run(name+"/"+par.name, func(b *testing.B) {
+				const runs = 400
+				for b.Loop() {
+					if _, err := predict.PredictWith(context.Background(), m, runs, sc.Seed, par.workers); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(runs*b.N)/b.Elapsed().Seconds(), "runs/s")
+			})
+		}
+	}
 }

@@ -1,7 +1,9 @@
 package predict_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -62,6 +64,29 @@ func TestDeterminism(t *testing.T) {
 	p2, _ := predict.Predict(m, 5, 10)
 	if !reflect.DeepEqual(p1, p2) {
 		t.Errorf("Predict twice:\n%+v\n%+v", p1, p2)
+	}
+}
+
+// A prediction is the same whatever the number of workers sharing its
+// runs (the cores of the machine): each run depends on its seed only, and
+// the figures are gathered in seed order.
+func TestPredictionIndependentOfWorkers(t *testing.T) {
+	for _, mode := range admission.Modes() {
+		m := overload(mode)
+		var first string
+		for _, workers := range []int{1, 2, 3, 7} {
+			p, err := predict.PredictWith(context.Background(), m, 9, 20, workers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Printed, so that a NaN compares equal to itself.
+			got := fmt.Sprintf("%+v", p)
+			if workers == 1 {
+				first = got
+			} else if got != first {
+				t.Errorf("%s: %d workers:\n%s\none worker:\n%s", mode, workers, got, first)
+			}
+		}
 	}
 }
 

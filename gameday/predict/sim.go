@@ -521,7 +521,9 @@ func (s *sim) deliver(i int32, a answer) {
 		s.finish(i, load.OutcomeUnavailable)
 		return
 	}
-	wait := time.Duration(float64(retryAfter) * s.choices[i].Jitter[sh.retries])
+	// The shopper's draws are taken in turn, one per retry, as the load
+	// generator takes them.
+	wait := time.Duration(float64(retryAfter) * s.choices[i].NextJitter())
 	if s.now+wait >= sh.deadline {
 		s.finish(i, load.OutcomeGaveUp) // it would come back too late
 		return

@@ -181,7 +181,7 @@ func TestShoppersAsLoad(t *testing.T) {
 	for i, r := range s.recs {
 		for k := 1; k < len(r.Attempts); k++ {
 			prev := r.Attempts[k-1]
-			want := prev.At + prev.Took + time.Duration(float64(retryAfter)*choices[i].Jitter[k-1])
+			want := prev.At + prev.Took + time.Duration(float64(retryAfter)*choices[i].Jitter(k-1))
 			if r.Attempts[k].At != want {
 				t.Fatalf("shopper %d retry %d at %v, want %v", i, k, r.Attempts[k].At, want)
 			}
