@@ -42,8 +42,8 @@ type shopperView struct {
 	// it did not leave of its own accord, so a charge it did not see
 	// confirmed is the interruption's, not the system's.
 	cut bool
-	// told is what the last answer the shopper got meant ("unavailable",
-	// "retry_later", ...); "" when none came.
+	// told is what the answer to the shopper's last attempt meant
+	// ("unavailable", "retry_later", ...); "" when it left before one came.
 	told string
 }
 

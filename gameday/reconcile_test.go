@@ -1,8 +1,11 @@
 package gameday
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/gameday-dev/gameday/gameday/load"
 )
 
 func p64(n int64) *int64 { return &n }
@@ -139,5 +142,34 @@ func TestCutShoppersAreNotChargedAfterLeaving(t *testing.T) {
 	left[0].cut = true
 	if iv, _ := reconcile(f, left, 0); iv.ChargedAfterLeaving != 0 {
 		t.Errorf("a shopper the runner cut: charged after leaving %d, want 0", iv.ChargedAfterLeaving)
+	}
+}
+
+// What a shopper was told is the answer to its last attempt: one told
+// "come back" that came back and left before the answer knows nothing
+// final (its charge, if any, is a charge after leaving, not an order it
+// was told failed); one whose last answer was a refusal was told so.
+func TestToldIsTheLastAttemptsAnswer(t *testing.T) {
+	start := time.Now()
+	rep := &load.Report{Start: start, Shoppers: []*load.Shopper{
+		{ID: "came-back-and-left", Outcome: load.OutcomeGaveUp, Deadline: time.Second, Attempts: []load.Attempt{
+			{Code: 503, Status: "unavailable", RetryAfter: time.Second},
+			{Err: context.DeadlineExceeded.Error()},
+		}},
+		{ID: "refused", Outcome: load.OutcomeUnavailable, Deadline: time.Second, Attempts: []load.Attempt{
+			{Code: 503, Status: "unavailable"},
+		}},
+	}}
+	_, vs := views(rep)
+	if len(vs) != 2 || vs[0].told != "" || vs[1].told != "unavailable" {
+		t.Fatalf("told: %+v", vs)
+	}
+	f := &facts{ordersKnown: true, orders: []order{{checkoutID: "came-back-and-left", units: 1}, {checkoutID: "refused", units: 1}}}
+	for _, o := range oracles {
+		if o.name == "orders_told_failed" {
+			if n := o.count(f, vs); n != 1 {
+				t.Errorf("orders told failed: %d, want 1 (the refused shopper's)", n)
+			}
+		}
 	}
 }

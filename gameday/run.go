@@ -887,10 +887,11 @@ func views(r *load.Report) ([]shopperRun, []shopperView) {
 		runs = append(runs, sr)
 		if s.Outcome != "" && s.Outcome != load.OutcomeDropped {
 			v := shopperView{checkoutID: s.ID, outcome: s.Outcome, leftAt: r.Start.Add(s.Deadline), cut: s.Cut}
-			for _, a := range s.Attempts {
-				if a.Code != 0 {
-					v.told = a.Status
-				}
+			// What the shopper was told is its last attempt's answer: a
+			// "come back" it acted on, then an attempt it left before the
+			// answer came, told it nothing final.
+			if n := len(s.Attempts); n > 0 && s.Attempts[n-1].Code != 0 {
+				v.told = s.Attempts[n-1].Status
 			}
 			vs = append(vs, v)
 		}

@@ -34,8 +34,8 @@ func newFake(tb testing.TB, answer func(ctx context.Context, c *Call, attempt in
 }
 
 func (f *fakeTarget) Do(ctx context.Context, c *Call) (Answer, error) {
-	if dl, ok := ctx.Deadline(); !ok || !dl.Equal(c.Deadline.Add(attemptGrace)) {
-		f.tb.Errorf("%s: attempt context deadline %v (%v), want %v", c.CheckoutID, dl, ok, c.Deadline.Add(attemptGrace))
+	if dl, ok := ctx.Deadline(); !ok || !dl.Equal(c.Deadline.Add(AnswerGrace)) {
+		f.tb.Errorf("%s: attempt context deadline %v (%v), want %v", c.CheckoutID, dl, ok, c.Deadline.Add(AnswerGrace))
 	}
 	f.mu.Lock()
 	n := f.attempts[c.CheckoutID]
@@ -67,17 +67,23 @@ func comeBack(m Meaning, after time.Duration) Answer {
 	return a
 }
 
-// step is one scripted attempt.
+// step is one scripted attempt; a deaf one answers after its delay even
+// when the attempt's context ended first (a target that does not stop).
 type step struct {
 	ans   Answer
 	err   error
 	delay time.Duration // before answering
+	deaf  bool
 }
 
 // scripted answers attempt k with steps[k], the last step repeating.
 func scripted(steps ...step) func(context.Context, *Call, int) (Answer, error) {
 	return func(ctx context.Context, _ *Call, attempt int) (Answer, error) {
 		s := steps[min(attempt, len(steps)-1)]
+		if s.deaf {
+			time.Sleep(s.delay)
+			return s.ans, s.err
+		}
 		if s.delay > 0 {
 			select {
 			case <-time.After(s.delay):
@@ -143,6 +149,9 @@ func TestShopperOutcomes(t *testing.T) {
 		// had left.
 		{"transport error", []step{{err: errors.New("connection reset")}}, OutcomeError, 1, false},
 		{"transport error after the deadline", []step{{err: errors.New("connection reset"), delay: 350 * time.Millisecond}}, OutcomeGaveUp, 1, false},
+		// Patience means patience: a confirmation that comes well after
+		// the deadline (300 ms; the grace is 20 ms) was never seen.
+		{"confirmed after the shopper left", []step{{ans: answer(c), delay: 500 * time.Millisecond, deaf: true}}, OutcomeGaveUp, 1, false},
 		// Told to come back, it does, with the same checkout id.
 		{"unavailable then confirmed", []step{{ans: comeBack(MeansUnavailable, ra)}, {ans: answer(c)}}, OutcomeConfirmed, 2, false},
 		{"in progress then confirmed", []step{{ans: comeBack(MeansRetryLater, ra)}, {ans: answer(c)}}, OutcomeConfirmed, 2, false},

@@ -12,10 +12,9 @@ import (
 	"github.com/gameday-dev/gameday/gameday/load"
 )
 
-// attemptGrace mirrors gameday/load: a shopper cuts a request still in
-// flight one second after its deadline, so that the checkout's own
-// too_late can still arrive.
-const attemptGrace = time.Second
+// attemptGrace is gameday/load's: a shopper cuts a request still in flight
+// that long after its deadline (the delivery of an answer sent in time).
+const attemptGrace = load.AnswerGrace
 
 // epoch is the simulated sale's start on the room's clock. Any fixed
 // instant does; the room's token stamps must be positive.
