@@ -19,10 +19,9 @@ import (
 // both cores of a 2-core machine busy, measured 0.8 ms at the median, 4 ms
 // at p99, 7 ms at p99.9 and 11 ms at most (BenchmarkAnswerDelivery,
 // docs/flash-sale.md): 20 ms covers the worst seen, and is still nothing
-// beside a patience of seconds. An answer later than
-// this is not taken: the shopper gave up, and a charge behind it is a
-// charge after leaving. The predictor cuts its shoppers at the same
-// instant.
+// beside a patience of seconds. An answer later than this is not taken:
+// the shopper gave up, and a charge behind it is a charge after leaving.
+// The predictor cuts its shoppers at the same instant.
 const AnswerGrace = 20 * time.Millisecond
 
 // Options are the parts of a run that are not the plan.
