@@ -206,6 +206,7 @@ func TestPyshop(t *testing.T) {
 	// purchases whose order was committed, and the drill catches it.
 	t.Run("postgres reset, safe", func(t *testing.T) {
 		rec := drill(t, "pyshop/gameday.yaml", "pyshop/drills/postgres-reset.yaml", pyshop(t, "safe"))
+		t.Logf("orders told failed: %d", rec.Invariants.OrdersToldFailed)
 		if rec.Verdict != gameday.VerdictFail || rec.Invariants.OrdersToldFailed == 0 || !strings.Contains(rec.Reason, "orders told failed") {
 			t.Fatalf("verdict %s (%s), orders told failed %d: want it caught", rec.Verdict, rec.Reason, rec.Invariants.OrdersToldFailed)
 		}
