@@ -90,20 +90,14 @@ type Choice struct {
 	// jitter is drawn from it when asked for, not kept (a shopper of a
 	// hundred retries would otherwise carry 800 bytes of draws it mostly
 	// never uses, and a simulation of many shoppers, megabytes).
-	src    rand.PCG
-	spread float64
+	draws draws
 }
 
 // NextJitter draws the multiplier of the shopper's next Retry-After wait:
 // the first call the one before retry 1, the next before retry 2, and so on,
 // each in [1-RetryJitter, 1+RetryJitter] — the draws the load generator's
 // shopper makes, in the same order.
-func (c *Choice) NextJitter() float64 {
-	ch := chooser{src: c.src, spread: c.spread}
-	j := ch.jitter()
-	c.src = ch.src
-	return j
-}
+func (c *Choice) NextJitter() float64 { return c.draws.jitter() }
 
 // Jitter is the multiplier of the wait before retry k+1 (k from 0), drawn
 // on a copy: it leaves NextJitter's turn where it was, and costs k+1
@@ -124,7 +118,7 @@ func Shoppers(plan Plan) []Choice {
 	out := make([]Choice, n)
 	for i := range out {
 		c := newChooser(plan, i)
-		out[i] = Choice{ID: c.id, Name: c.name, Session: c.session, src: c.src, spread: c.spread}
+		out[i] = Choice{ID: c.id, Name: c.name, Session: c.session, draws: c.draws}
 	}
 	return out
 }
@@ -133,13 +127,19 @@ func Shoppers(plan Plan) []Choice {
 // plan's seed and the shopper's index: first the session, then one draw per
 // retry, in order.
 type chooser struct {
-	src               rand.PCG
-	spread            float64
+	draws
 	id, name, session string
 }
 
+// draws is a shopper's own generator: its session draw first, then one
+// jitter draw per retry, in order.
+type draws struct {
+	src    rand.PCG
+	spread float64
+}
+
 func newChooser(plan Plan, index int) chooser {
-	c := chooser{spread: plan.RetryJitter}
+	c := chooser{draws: draws{spread: plan.RetryJitter}}
 	c.src.Seed(uint64(plan.Seed), uint64(index))
 	session := c.float() < plan.SessionShare
 	// One allocation for the three names: they are slices of one string.
@@ -158,7 +158,7 @@ func newChooser(plan Plan, index int) chooser {
 }
 
 // float is uniform in [0, 1).
-func (c *chooser) float() float64 { return float64(c.src.Uint64()>>11) / (1 << 53) }
+func (d *draws) float() float64 { return float64(d.src.Uint64()>>11) / (1 << 53) }
 
 // jitter is the next retry's multiplier, uniform in [1-spread, 1+spread].
-func (c *chooser) jitter() float64 { return 1 - c.spread + 2*c.spread*c.float() }
+func (d *draws) jitter() float64 { return 1 - d.spread + 2*d.spread*d.float() }
