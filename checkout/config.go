@@ -56,6 +56,15 @@ type Config struct {
 	// before the shopper's deadline (the shopper would be gone before the
 	// answer). 0 means only a deadline already passed stops it.
 	MinPaymentTime time.Duration
+	// PaymentSlots is how many charges the checkout lets be at the payment
+	// provider at once; the others wait in the checkout's own line, first
+	// come, first served, and in the modes that honour the deadline a
+	// freed slot goes only to a waiter with more than MinPaymentTime left
+	// (the others are answered too_late the moment they can no longer
+	// finish). Set it to what the provider processes at once, so that
+	// nothing waits in the provider's queue, where it cannot be skipped.
+	// 0 means no line: every charge goes to the provider at once.
+	PaymentSlots int
 	// PaymentAttempts is how many times one checkout sends its charge when
 	// the connection fails; every attempt carries the same idempotency key,
 	// so at most one charge is made. 0 means 2.
@@ -163,6 +172,9 @@ func (c Config) Validate() error {
 	}
 	if c.PriceCents < 0 {
 		errs = append(errs, fmt.Errorf("price %d: must not be negative", c.PriceCents))
+	}
+	if c.PaymentSlots < 0 {
+		errs = append(errs, fmt.Errorf("payment slots %d: must not be negative (0 means no line)", c.PaymentSlots))
 	}
 	if c.PaymentAttempts < 0 {
 		errs = append(errs, fmt.Errorf("payment attempts %d: must not be negative", c.PaymentAttempts))

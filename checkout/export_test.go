@@ -15,3 +15,26 @@ func ReserveFor(t *testing.T, inv *Inventory, id string, ttl time.Duration) stri
 	}
 	return r.attempt
 }
+
+// PaymentLine reports the payment line's free slots, waiters and the
+// waiters answered too_late so far; ok is false without a line.
+func PaymentLine(s *Server) (free, waiting int, skipped int64, ok bool) {
+	if s.line == nil {
+		return 0, 0, 0, false
+	}
+	s.line.mu.Lock()
+	defer s.line.mu.Unlock()
+	return s.line.free, s.line.waiters.Len(), s.line.skipped, true
+}
+
+// WaitFor polls cond every millisecond for up to 5s, failing t if it never
+// holds.
+func WaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

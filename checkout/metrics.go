@@ -20,7 +20,7 @@ type metrics struct {
 	voids    *prometheus.CounterVec
 }
 
-func newMetrics(guards []*breakers.Guard, room *admission.Room) *metrics {
+func newMetrics(guards []*breakers.Guard, room *admission.Room, line *paymentLine) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -56,6 +56,18 @@ func newMetrics(guards []*breakers.Guard, room *admission.Room) *metrics {
 			Help: "Checkouts answered 503 waiting_room by the admission room.",
 		}, func() float64 { return float64(room.Stats().WaitingRoomAnswers) }),
 	)
+	if line != nil {
+		m.reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "gameday_checkout_payment_line_waiting",
+				Help: "Charges waiting in the checkout's line for a payment slot.",
+			}, func() float64 { n, _ := line.counts(); return float64(n) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "gameday_checkout_payment_line_too_late_total",
+				Help: "Charges that left the payment line too_late: a slot could not come in time for them to finish before the shopper's deadline.",
+			}, func() float64 { _, n := line.counts(); return float64(n) }),
+		)
+	}
 	for _, g := range guards {
 		labels := prometheus.Labels{"dependency": g.Name()}
 		m.reg.MustRegister(

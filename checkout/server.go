@@ -35,6 +35,7 @@ type Server struct {
 	invG      *breakers.Guard
 	sessG     *breakers.Guard
 	voids     *voider
+	line      *paymentLine // nil without Config.PaymentSlots
 	room      *admission.Room
 	metrics   *metrics
 	mux       *http.ServeMux
@@ -83,7 +84,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("configure checkout: %w", err)
 	}
 	s.room = room
-	s.metrics = newMetrics(s.guards, s.room)
+	if cfg.PaymentSlots > 0 {
+		s.line = newPaymentLine(cfg.PaymentSlots, cfg.MinPaymentTime, time.Now)
+	}
+	s.metrics = newMetrics(s.guards, s.room, s.line)
 	s.voids = newVoider(s.inv, s.pay, cfg.Payment.Timeout, cfg.lateClaimGrace(), cfg.SweepInterval, s.log, s.metrics)
 	if cfg.Admission.Mode.Fair() {
 		s.stopTick, s.tickDone = make(chan struct{}), make(chan struct{})
@@ -501,18 +505,20 @@ func (s *Server) abandon(req Request, key, reason string, release bool) {
 	}
 }
 
-// charge sends the charge through the payment guard. It never starts a
-// charge after the shopper's deadline, and it resends only after the
-// connection failed, with the same idempotency key. sent reports whether
-// any attempt may have reached the provider.
+// charge sends the charge through the payment line, if any, and the
+// payment guard. It never starts a charge that could not finish before the
+// shopper's deadline, and it resends only after the connection failed,
+// with the same idempotency key. sent reports whether any attempt may have
+// reached the provider.
 func (s *Server) charge(ctx context.Context, req Request, key string) (ch payment.Charge, sent bool, err error) {
 	for attempt := 0; attempt < s.cfg.PaymentAttempts; attempt++ {
 		if dl, ok := ctx.Deadline(); ctx.Err() != nil || ok && time.Until(dl) <= s.cfg.MinPaymentTime {
 			return ch, sent, errTooLate
 		}
-		ch, err = breakers.Call(ctx, s.payG, func(ctx context.Context) (payment.Charge, error) {
-			return s.pay.Charge(ctx, payment.ChargeRequest{Key: key, AmountCents: s.cfg.PriceCents, Shopper: req.Shopper, SKU: req.SKU})
-		})
+		ch, err = s.callPayment(ctx, req, key)
+		if errors.Is(err, errTooLate) {
+			return ch, sent, err
+		}
 		// Refused by the guard, the charge never left; refused by the
 		// provider (a bad request, a key reused elsewhere), nothing was
 		// charged for it. Anything else may have reached the provider, the
@@ -528,6 +534,21 @@ func (s *Server) charge(ctx context.Context, req Request, key string) (ch paymen
 }
 
 var errTooLate = errors.New("shopper's deadline reached")
+
+// callPayment is one charge attempt: a slot of the payment line, if any,
+// then the guarded call. errTooLate: the line could not give a slot in
+// time for the charge to finish before the shopper's deadline.
+func (s *Server) callPayment(ctx context.Context, req Request, key string) (payment.Charge, error) {
+	if s.line != nil {
+		if !s.line.acquire(ctx) {
+			return payment.Charge{}, errTooLate
+		}
+		defer s.line.release()
+	}
+	return breakers.Call(ctx, s.payG, func(ctx context.Context) (payment.Charge, error) {
+		return s.pay.Charge(ctx, payment.ChargeRequest{Key: key, AmountCents: s.cfg.PriceCents, Shopper: req.Shopper, SKU: req.SKU})
+	})
+}
 
 // retriable: only a failed connection is worth an immediate resend; a
 // timeout means the provider is slow, and a refusal by the guard or the

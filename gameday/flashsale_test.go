@@ -4,12 +4,14 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/flash"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/internal/testenv"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // agrees says whether an observed figure is what the model allows: inside
@@ -32,16 +34,26 @@ func agrees(unit string, v float64, r runrecord.FigureRange) (bool, float64) {
 	return v >= r.Min-tol && v <= r.Max+tol, tol
 }
 
-// CI's check that the checkout and its model agree: a drop pair and a peak
-// pair, time-scaled, each figure observed within its predicted range. A
-// failure here is a bug in the checkout, the load generator or the model.
+// CI's check that the checkout and its model agree: the drop pair and every
+// peak-* drill of the catalogue (one per admission mode), time-scaled, each
+// figure observed within its predicted range. A failure here is a bug in
+// the checkout, the load generator or the model.
 //
 // The drills run as users run them, with the gameday command: the peak
 // drills send about a thousand requests a second, and a load generator
 // built with the race detector (this test binary) would spend a 2-core
 // machine's CPU on itself and measure that, not the checkout.
 func TestFlashSaleFiguresWithinPrediction(t *testing.T) {
-	for _, name := range []string{"drop-naive", "drop-reserve", "peak-lottery", "peak-fair"} {
+	names := []string{"drop-naive", "drop-reserve"}
+	for _, n := range scenarios.CatalogueNames() {
+		if strings.HasPrefix(n, "peak-") {
+			names = append(names, n)
+		}
+	}
+	if len(names) < 7 {
+		t.Fatalf("drills %v: the catalogue lost its peak-* drills", names)
+	}
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			runs := t.TempDir()
 			out, err := exec.Command(binary, "run", "-quiet", "-time-scale", "0.3", "-runs-dir", runs,

@@ -946,6 +946,9 @@ func checkoutArgs(sc *scenarios.Scenario) []string {
 		if b.MaxConcurrent != 0 {
 			args = append(args, "-"+dep+"-max-concurrent", strconv.Itoa(b.MaxConcurrent))
 		}
+		if b.Slots != 0 {
+			args = append(args, "-"+dep+"-slots", strconv.Itoa(b.Slots))
+		}
 	}
 	return args
 }

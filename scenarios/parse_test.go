@@ -77,6 +77,9 @@ func TestBadFiles(t *testing.T) {
 		{"external-process", []wantErr{{13, "faults[0].process", "needs a process to act on"}}},
 		// A negative number into an unsigned field.
 		{"negative-uint", []wantErr{{20, "checkout.payment.failures", "-1 is negative"}}},
+		// Only payment has a line of its own, and no line is negative.
+		{"inventory-slots", []wantErr{{20, "checkout.inventory.slots", "only payment has a line of its own"}}},
+		{"negative-slots", []wantErr{{20, "checkout.payment.slots", "-2 is negative (0 means no line)"}}},
 		{"bad-invariant", []wantErr{{19, "invariants.allow.oversell", `"oversell" is not one of oversold,`}}},
 		// Toxiproxy reads toxicity 0 as 1.
 		{"toxicity-zero", []wantErr{{14, "faults[0].toxic.toxicity", "0 is not in (0, 1]"}}},

@@ -166,6 +166,14 @@ type Breaker struct {
 	Failures      uint32   `yaml:"failures"`
 	OpenFor       Duration `yaml:"open_for"`
 	MaxConcurrent int      `yaml:"max_concurrent"`
+	// Slots, for payment only, is how many charges the checkout lets be at
+	// the provider at once; the others wait in the checkout's own line,
+	// first come, first served. In the modes that honour the shopper's
+	// deadline a freed slot goes only to a charge that can finish before
+	// it (more than min_payment_time left); the others are answered
+	// too_late as soon as they cannot. Set it to what the provider
+	// processes at once (payment.slots). 0: no line.
+	Slots int `yaml:"slots"`
 	// Disabled makes the breaker ineffective (it never opens): used to show
 	// that a drill catches a checkout without one.
 	Disabled bool `yaml:"disabled"`

@@ -267,6 +267,12 @@ func (v *validator) checkout() {
 		v.nonNegative(p+".timeout", b.b.Timeout)
 		v.nonNegative(p+".probe_timeout", b.b.ProbeTimeout)
 		v.nonNegative(p+".open_for", b.b.OpenFor)
+		switch {
+		case b.b.Slots < 0:
+			v.add(p+".slots", "%d is negative (0 means no line)", b.b.Slots)
+		case b.b.Slots > 0 && b.name != "payment":
+			v.add(p+".slots", "only payment has a line of its own")
+		}
 	}
 }
 

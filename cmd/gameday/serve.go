@@ -152,6 +152,7 @@ Flags:
 	fs.Int64Var(&cfg.PriceCents, "price-cents", 1299, "price of one unit, in cents")
 	fs.DurationVar(&cfg.RetryAfter, "retry-after", time.Second, "wait a refusal asks for (Retry-After)")
 	fs.DurationVar(&cfg.MinPaymentTime, "min-payment-time", 0, "do not start a charge with less than this left before the shopper's deadline")
+	fs.IntVar(&cfg.PaymentSlots, "payment-slots", 0, "charges at the payment provider at once; the rest wait in the checkout's line, where the deadline modes skip whoever could not finish in time (0: no line)")
 	fs.IntVar(&cfg.PaymentAttempts, "payment-attempts", 2, "sends of one charge when the connection fails (same idempotency key)")
 	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", time.Second, "how often charges to void are looked for and voids retried")
 	fs.DurationVar(&cfg.LateClaimGrace, "late-claim-grace", 0, "how long after a lease expired a payment may still claim the unit (0: payment timeout × attempts + 1s)")

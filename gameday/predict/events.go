@@ -11,6 +11,7 @@ const (
 	evChargeDone             // a charge's processing ends in the stand-in (id: request)
 	evGuardEnd               // the payment guard's deadline on a call (id: request)
 	evCallerEnd              // the shopper's deadline on a call, in the modes that honour it (id: request)
+	evLineLate               // a request in the payment line can no longer finish in time (id: request)
 	evTick                   // the waiting room's controller steps (id unused)
 )
 

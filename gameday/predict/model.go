@@ -43,6 +43,8 @@ import (
 //     long tail;
 //   - the payment stand-in's slots: strictly first come, first served (the
 //     stand-in's semaphore is only roughly so);
+//   - the checkout's payment line (LineSlots): strictly first come, first
+//     served, as the checkout's is;
 //   - the payment guard: its timeout, bulkhead and breaker, as gobreaker
 //     behaves with an Interval of 0 (counts cleared only by a change of
 //     state or a success).
@@ -86,6 +88,14 @@ type Model struct {
 	PaymentMin, PaymentMax time.Duration
 	DeclineRate            float64
 	Slots                  int
+
+	// LineSlots is the checkout's payment line (checkout.Config.PaymentSlots):
+	// at most that many charges at the provider at once, the others waiting
+	// in the checkout, first come, first served; in the modes that honour
+	// the deadline a freed slot goes only to a waiter with more than
+	// MinPaymentTime left, and a waiter leaves too_late the moment it has
+	// no more. 0: no line.
+	LineSlots int
 
 	// PaymentTimeout is the payment guard's deadline on a charge, from the
 	// call to the answer, slot wait included (0: none). A charge that
@@ -174,6 +184,9 @@ func (m Model) Validate() error {
 	}
 	if m.Slots < 0 {
 		bad("Slots", m.Slots, "must not be negative (0 means no limit)")
+	}
+	if m.LineSlots < 0 {
+		bad("LineSlots", m.LineSlots, "must not be negative (0 means no line)")
 	}
 	if m.PaymentTimeout < 0 {
 		bad("PaymentTimeout", m.PaymentTimeout, "must not be negative (0 means none)")

@@ -58,6 +58,7 @@ func FromScenario(sc *scenarios.Scenario) (Model, error) {
 		MinPaymentTime: sc.Checkout.MinPaymentTime.D(),
 		PaymentMin:     sc.Payment.MinLatency.D(), PaymentMax: sc.Payment.MaxLatency.D(),
 		DeclineRate: sc.Payment.DeclineRate, Slots: sc.Payment.Slots,
+		LineSlots:  sc.Checkout.Payment.Slots,
 		Overhead:   CheckoutOverhead,
 		RetryAfter: sc.Checkout.RetryAfter.D(),
 	}

@@ -85,6 +85,8 @@ type request struct {
 	unit     bool // holds a reserved unit (reserve mode) or read stock (naive)
 	soldOut  bool // the stock read or reservation found none
 	calling  bool // the checkout waits for the payment call
+	inLine   bool // waits in the checkout's payment line
+	lineSlot bool // holds a slot of the checkout's payment line
 	declined bool // the charge's drawn outcome
 	answered bool // the checkout responded (the room's Done was called)
 }
@@ -129,6 +131,9 @@ type sim struct {
 	slotQueue []int32 // requests waiting for a slot, FIFO from slotHead
 	slotHead  int
 	freeSlots int
+	lineQueue []int32 // requests in the checkout's payment line, FIFO from lineHead
+	lineHead  int
+	lineFree  int
 	calls     int // payment calls in flight (the guard's bulkhead count)
 	br        breaker
 	pay       rand.PCG
@@ -205,6 +210,7 @@ func (s *sim) reset(room *admission.Room, seed int64) {
 	s.reqs = s.reqs[:0]
 	s.slotQueue, s.slotHead = s.slotQueue[:0], 0
 	s.freeSlots, s.calls = m.Slots, 0
+	s.lineQueue, s.lineHead, s.lineFree = s.lineQueue[:0], 0, m.LineSlots
 	s.br = newBreaker(m.Breaker)
 	// The payment draws have their own stream, apart from the shoppers'
 	// (which load.Shoppers seeds with (seed, index)).
@@ -270,6 +276,9 @@ func (s *sim) step() bool {
 	case evCallerEnd:
 		s.pending--
 		s.callEnded(id, excluded)
+	case evLineLate:
+		s.pending--
+		s.lineLate(id)
 	case evTick:
 		s.room.Tick()
 		// Tick while anything else is still to happen; the last events
@@ -346,17 +355,39 @@ func (s *sim) ready(r int32) {
 		s.respond(r, ansTooLate)
 		return
 	}
-	// The payment guard: bulkhead, then breaker.
+	if s.m.LineSlots > 0 {
+		if s.lineFree == 0 {
+			// Its turn comes when a slot is freed for it; in the modes
+			// that honour the deadline it leaves the line too_late the
+			// moment it could no longer finish.
+			req.inLine = true
+			s.lineQueue = append(s.lineQueue, r)
+			if honours {
+				s.push(deadline-s.m.MinPaymentTime, evLineLate, r)
+			}
+			return
+		}
+		s.lineFree--
+		req.lineSlot = true
+	}
+	s.call(r)
+}
+
+// call is the checkout's payment call for request r, through the payment
+// guard: bulkhead, then breaker, then the stand-in's slots. It reports
+// whether the call started (false: refused, and answered).
+func (s *sim) call(r int32) bool {
+	req := &s.reqs[r]
+	deadline := s.shoppers[req.shopper].deadline
+	honours := s.mode.HonoursDeadline()
 	if s.m.PaymentBulkhead > 0 && s.calls >= s.m.PaymentBulkhead {
-		s.release(req)
-		s.respond(r, ansBulkheadFull)
-		return
+		s.refuse(r, ansBulkheadFull)
+		return false
 	}
 	ok, probe, gen := s.br.allow(s.now)
 	if !ok {
-		s.release(req)
-		s.respond(r, ansBreakerOpen)
-		return
+		s.refuse(r, ansBreakerOpen)
+		return false
 	}
 	s.calls++
 	req.calling, req.gen = true, gen
@@ -377,10 +408,71 @@ func (s *sim) ready(r int32) {
 			s.freeSlots--
 		}
 		s.process(r)
-		return
+		return true
 	}
 	req.charge = chargeQueued
 	s.slotQueue = append(s.slotQueue, r)
+	return true
+}
+
+// refuse answers request r without a charge: its line slot, if any, and
+// its unit go back.
+func (s *sim) refuse(r int32, a answer) {
+	req := &s.reqs[r]
+	s.release(req)
+	s.respond(r, a)
+	if req.lineSlot {
+		req.lineSlot = false
+		s.nextInLine()
+	}
+}
+
+// callOver: request r's payment call returned; its line slot, if any, goes
+// to the next in line.
+func (s *sim) callOver(r int32) {
+	if req := &s.reqs[r]; req.lineSlot {
+		req.lineSlot = false
+		s.nextInLine()
+	}
+}
+
+// nextInLine gives a freed slot of the checkout's payment line to the
+// first waiter that can still finish before its deadline, answering the
+// ones before it too_late, or frees it. A waiter whose call is refused at
+// once (bulkhead, breaker) gives the slot on at once, as in the checkout.
+func (s *sim) nextInLine() {
+	honours := s.mode.HonoursDeadline()
+	for s.lineHead < len(s.lineQueue) {
+		w := s.lineQueue[s.lineHead]
+		s.lineHead++
+		req := &s.reqs[w]
+		if !req.inLine {
+			continue // left too_late already
+		}
+		req.inLine = false
+		if honours && s.shoppers[req.shopper].deadline-s.now <= s.m.MinPaymentTime {
+			s.release(req)
+			s.respond(w, ansTooLate)
+			continue
+		}
+		req.lineSlot = true
+		if s.call(w) {
+			return
+		}
+	}
+	s.lineFree++
+}
+
+// lineLate: request r, if still in the payment line, can no longer finish
+// before its shopper's deadline, and leaves it too_late.
+func (s *sim) lineLate(r int32) {
+	req := &s.reqs[r]
+	if !req.inLine {
+		return
+	}
+	req.inLine = false
+	s.release(req)
+	s.respond(r, ansTooLate)
 }
 
 // process starts request r's charge in a slot: the stand-in draws its
@@ -415,6 +507,7 @@ func (s *sim) chargeDone(r int32) {
 	req.calling = false
 	s.calls--
 	s.br.report(s.now, req.gen, success)
+	s.callOver(r)
 	if req.declined {
 		s.release(req)
 		s.respond(r, ansDeclined)
@@ -456,6 +549,7 @@ func (s *sim) callEnded(r int32, res result) {
 	req.calling = false
 	s.calls--
 	s.br.report(s.now, req.gen, res)
+	s.callOver(r)
 	if req.charge == chargeQueued {
 		req.charge = chargeDropped
 	}

@@ -62,9 +62,13 @@ var shopperOutcomes = []string{
 // outcome each, attempts consistent with it, and nothing left in flight.
 func TestConservation(t *testing.T) {
 	for _, mode := range admission.Modes() {
-		for _, naive := range []bool{false, true} {
+		for _, variant := range []struct{ naive, line bool }{{false, false}, {true, false}, {false, true}} {
+			naive := variant.naive
 			m := overload(mode)
 			m.Naive, m.Stock, m.MaxShoppers = naive, 150, 120
+			if variant.line {
+				m.LineSlots = m.Slots
+			}
 			m.PaymentTimeout = time.Second
 			m.PaymentBulkhead = 6
 			m.Breaker = Breaker{Failures: 5, OpenFor: time.Second}
@@ -72,6 +76,9 @@ func TestConservation(t *testing.T) {
 			name := mode.String()
 			if naive {
 				name += "/naive"
+			}
+			if variant.line {
+				name += "/line"
 			}
 			checkRecords(t, name, s, m)
 			if f.Shoppers != len(s.schedule) {
@@ -81,13 +88,16 @@ func TestConservation(t *testing.T) {
 				t.Errorf("%s: after the run %d payment calls and %d checkouts still in progress", name, s.calls, s.room.Stats().InProgress)
 			}
 			for r, req := range s.reqs {
-				if !req.answered || req.calling || req.charge == chargeQueued || req.charge == chargeProcessing {
+				if !req.answered || req.calling || req.inLine || req.lineSlot || req.charge == chargeQueued || req.charge == chargeProcessing {
 					t.Errorf("%s: request %d unfinished after the run: %+v", name, r, req)
 					break
 				}
 			}
 			if m.Slots > 0 && s.freeSlots != m.Slots {
 				t.Errorf("%s: %d of %d slots free after the run", name, s.freeSlots, m.Slots)
+			}
+			if s.lineFree != m.LineSlots {
+				t.Errorf("%s: %d of %d line slots free after the run", name, s.lineFree, m.LineSlots)
 			}
 			if !naive && s.available+s.sold != m.Stock {
 				t.Errorf("%s: %d available + %d sold after the run, stock %d", name, s.available, s.sold, m.Stock)
@@ -247,6 +257,54 @@ func TestDetachedCharge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPaymentLine is the checkout's TestPaymentLineSkipsWhoCannotFinish
+// in the model: every charge takes 1s, the provider has one slot, and
+// shoppers A, B and C come 0.5s apart with 1.4s of patience. A holds the
+// slot until 1s; B could finish only with the slot by 0.9s.
+//
+// With the checkout's line B leaves too_late at 0.9s, 0.5s before its
+// deadline, uncharged, and the slot goes from A to C, who buys. Through the
+// provider's queue B gets the slot at 1s, is cut at its deadline and
+// charged after (voided); C, behind B's doomed charge, is cut too.
+func TestPaymentLine(t *testing.T) {
+	for _, line := range []bool{true, false} {
+		m := Model{
+			Stages: steady(2, 1700*time.Millisecond), Patience: 1400 * time.Millisecond, Stock: 10,
+			Admission:      admission.Config{Mode: admission.ModeDeadline},
+			MinPaymentTime: time.Second, PaymentMin: time.Second, PaymentMax: time.Second, Slots: 1,
+		}
+		if line {
+			m.LineSlots = 1
+		}
+		s, f := simulate(t, m, 1)
+		if len(s.recs) != 3 {
+			t.Fatalf("%d arrivals, want 3", len(s.recs))
+		}
+		a, b, c := s.recs[0], s.recs[1], s.recs[2]
+		if a.Outcome != load.OutcomeConfirmed {
+			t.Errorf("line %v: A %s, want confirmed", line, a.Outcome)
+		}
+		if b.Outcome != load.OutcomeTooLate || b.Charged {
+			t.Errorf("line %v: B %s, charged %v; want too_late, uncharged", line, b.Outcome, b.Charged)
+		}
+		if line {
+			if want := b.Scheduled + m.Patience - m.MinPaymentTime; b.Finished != want {
+				t.Errorf("B told at %v, want %v: the moment it could no longer finish", b.Finished, want)
+			}
+			if c.Outcome != load.OutcomeConfirmed || f.Confirmed != 2 {
+				t.Errorf("C %s, %d confirmed; want C confirmed, 2 in all", c.Outcome, f.Confirmed)
+			}
+			continue
+		}
+		if want := b.Scheduled + m.Patience; b.Finished != want {
+			t.Errorf("provider queue: B told at %v, want its deadline %v", b.Finished, want)
+		}
+		if c.Outcome != load.OutcomeTooLate || f.Confirmed != 1 {
+			t.Errorf("provider queue: C %s, %d confirmed; want C too_late, 1 in all", c.Outcome, f.Confirmed)
+		}
 	}
 }
 
