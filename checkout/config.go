@@ -114,6 +114,11 @@ func (c *Config) normalise() {
 	}
 	// "none" is spelled ModeNone from here on ("" and "none" are one mode).
 	c.Admission.Mode, _ = admission.ParseMode(string(c.Admission.Mode))
+	// The paced room says "not today" to a shopper whose turn would leave
+	// less than a charge needs.
+	if c.Admission.Need == 0 {
+		c.Admission.Need = c.MinPaymentTime
+	}
 	if c.PaymentAttempts == 0 {
 		c.PaymentAttempts = 2
 	}

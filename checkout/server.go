@@ -211,6 +211,10 @@ type Response struct {
 	Reason       string `json:"reason,omitempty"`
 	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
 	Error        string `json:"error,omitempty"`
+
+	// retryAfter is the paced room's wait for this shopper (0: the
+	// checkout's RetryAfter, or the room's).
+	retryAfter time.Duration
 }
 
 var statusCodes = map[Outcome]int{
@@ -233,7 +237,10 @@ func (s *Server) handleCheckout(w http.ResponseWriter, r *http.Request) {
 	s.metrics.observe(resp, time.Since(start))
 	if resp.Status == OutcomeUnavailable || resp.Status == OutcomeInProgress || resp.Status == OutcomePending {
 		ra := s.cfg.RetryAfter
-		if resp.Reason == admission.RefusalWaitingRoom {
+		switch {
+		case resp.retryAfter > 0:
+			ra = resp.retryAfter
+		case resp.Reason == admission.RefusalWaitingRoom:
 			ra = s.cfg.Admission.RetryAfter
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(int(max(1, (ra+time.Second-1)/time.Second))))
@@ -270,14 +277,20 @@ func (s *Server) checkout(w http.ResponseWriter, r *http.Request) Response {
 	req.Token = r.Header.Get(admission.TokenHeader)
 	// The token is signed over the checkout id and the shopper (neither
 	// holds a space): another shopper cannot use one handed to someone.
-	d := s.room.Admit(req.CheckoutID+" "+req.Shopper, req.Token)
+	var deadline time.Time
+	if s.cfg.Admission.Mode.HonoursDeadline() {
+		deadline = req.Deadline
+	}
+	d := s.room.AdmitBy(req.CheckoutID+" "+req.Shopper, req.Token, deadline)
 	if d.Token != "" {
 		w.Header().Set(admission.TokenHeader, d.Token)
 	}
 	switch d.Refusal {
 	case "":
 	case admission.RefusalWaitingRoom:
-		return Response{Status: OutcomeUnavailable, CheckoutID: req.CheckoutID, Reason: d.Refusal}
+		return Response{Status: OutcomeUnavailable, CheckoutID: req.CheckoutID, Reason: d.Refusal, retryAfter: d.RetryAfter}
+	case admission.RefusalNotToday:
+		return Response{Status: OutcomeTooLate, CheckoutID: req.CheckoutID, Reason: d.Refusal}
 	case admission.RefusalTokenExpired:
 		return Response{Status: OutcomeInvalid, CheckoutID: req.CheckoutID, Reason: d.Refusal,
 			Error: admission.TokenHeader + ": expired; start again without it"}

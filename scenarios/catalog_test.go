@@ -19,7 +19,7 @@ func TestCatalogue(t *testing.T) {
 	}
 	want := []string{"baseline", "drop-naive", "drop-reserve", "inventory-down", "inventory-latency",
 		"payment-down", "payment-killed", "payment-latency", "payment-timeouts",
-		"peak-deadline", "peak-fair", "peak-fair-deadline", "peak-lottery", "peak-queue",
+		"peak-deadline", "peak-fair", "peak-fair-deadline", "peak-lottery", "peak-paced", "peak-queue",
 		"redis-killed", "redis-reset-peer", "sessions-down"}
 	var names []string
 	seen := map[string]bool{}

@@ -47,7 +47,7 @@ func (s *Scenario) SetDefaults() {
 		}
 		// The deadline modes skip a charge that could not finish before
 		// the shopper leaves: the longest a healthy charge takes.
-		if m := s.Checkout.Admission.Mode; (m == "deadline" || m == "fair-deadline") && s.Checkout.MinPaymentTime == 0 {
+		if m := s.Checkout.Admission.Mode; (m == "deadline" || m == "fair-deadline" || m == "paced") && s.Checkout.MinPaymentTime == 0 {
 			s.Checkout.MinPaymentTime = s.Payment.MaxLatency
 		}
 	}

@@ -137,14 +137,14 @@ type Checkout struct {
 // The zero value is mode "none": today's checkout, which honours the
 // shopper's deadline and has no waiting room.
 //
-// In the deadline modes (deadline, fair-deadline) Parse sets a zero
+// In the deadline modes (deadline, fair-deadline, paced) Parse sets a zero
 // Checkout.MinPaymentTime to the payment stand-in's max_latency: the
 // checkout skips a charge that could not finish before the shopper leaves.
 type Admission struct {
-	// Mode is none, queue, deadline, lottery, fair or fair-deadline.
+	// Mode is none, queue, deadline, lottery, fair, fair-deadline or paced.
 	Mode string `yaml:"mode"`
 	// InProgress is how many checkouts a waiting room (lottery, fair,
-	// fair-deadline) lets in at once: required there, above 0; must be 0
+	// fair-deadline, paced) lets in at once: required there, above 0; must be 0
 	// in the other modes.
 	InProgress int `yaml:"in_progress"`
 	// TokenTTL is how long a fair waiting room's token stays valid after

@@ -26,7 +26,7 @@ var (
 	processes  = []string{"kill", "pause", "restart"}
 	// AdmissionModes are the reference checkout's admission modes
 	// (checkout/admission), as a scenario spells them.
-	AdmissionModes = []string{"none", "queue", "deadline", "lottery", "fair", "fair-deadline"}
+	AdmissionModes = []string{"none", "queue", "deadline", "lottery", "fair", "fair-deadline", "paced"}
 	windows        = []Window{WindowBefore, WindowDuring, WindowAfter, WindowAll}
 
 	nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
@@ -248,16 +248,16 @@ func (v *validator) checkout() {
 	if a.Mode != "" {
 		v.oneOf("checkout.admission.mode", a.Mode, AdmissionModes)
 	}
-	room := a.Mode == "lottery" || a.Mode == "fair" || a.Mode == "fair-deadline"
+	room := a.Mode == "lottery" || a.Mode == "fair" || a.Mode == "fair-deadline" || a.Mode == "paced"
 	switch {
 	case room && a.InProgress <= 0:
 		v.add("checkout.admission.in_progress", "%d: a waiting room (%s) needs the number of checkouts it lets in at once, above 0", a.InProgress, a.Mode)
 	case !room && a.InProgress != 0:
-		v.add("checkout.admission.in_progress", "%d: only a waiting room (lottery, fair, fair-deadline) has one", a.InProgress)
+		v.add("checkout.admission.in_progress", "%d: only a waiting room (lottery, fair, fair-deadline, paced) has one", a.InProgress)
 	}
 	v.nonNegative("checkout.admission.token_ttl", a.TokenTTL)
-	if a.TokenTTL != 0 && a.Mode != "fair" && a.Mode != "fair-deadline" {
-		v.add("checkout.admission.token_ttl", "only the fair modes issue tokens")
+	if a.TokenTTL != 0 && a.Mode != "fair" && a.Mode != "fair-deadline" && a.Mode != "paced" {
+		v.add("checkout.admission.token_ttl", "only the fair modes and paced issue tokens")
 	}
 	for _, b := range []struct {
 		name string

@@ -57,6 +57,12 @@ type Config struct {
 	// admitted at once when they come back, so they lose nothing, but the
 	// room lets more in than it meant to).
 	GoneAfter time.Duration
+	// Need is, in the paced room, the most an admitted checkout takes to
+	// finish (the checkout's MinPaymentTime: its longest charge). A shopper
+	// whose turn would come less than Need before its deadline is told
+	// "not today" (RefusalNotToday) at once. 0: none (only a turn after the
+	// deadline itself is refused).
+	Need time.Duration
 	// Keys sign and verify fair tokens: the first signs, every one
 	// verifies. Required (at least one) in the fair modes; ignored, but
 	// checked, in the others.
@@ -80,7 +86,7 @@ func (c Config) Validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"retry_after", c.RetryAfter}, {"token_ttl", c.TokenTTL}, {"tick", c.Tick}, {"gone_after", c.GoneAfter}} {
+	}{{"retry_after", c.RetryAfter}, {"token_ttl", c.TokenTTL}, {"tick", c.Tick}, {"gone_after", c.GoneAfter}, {"need", c.Need}} {
 		if d.v < 0 {
 			errs = append(errs, fmt.Errorf("admission.%s %s: must not be negative", d.name, d.v))
 		}

@@ -22,6 +22,12 @@
 //   - "fair": a waiting room that admits in order of first attempt, with
 //     signed tokens (below). The deadline is ignored.
 //   - "fair-deadline": "fair", and the checkout honours the deadline.
+//   - "paced": in order of first attempt, at most Config.InProgress at
+//     once, and every shopper told when to come back (Decision.RetryAfter,
+//     from its place in line and the measured service time), or, when its
+//     turn would come too late for its deadline ([Room.AdmitBy]),
+//     [RefusalNotToday] at once. The checkout honours the deadline. See
+//     paced.go and docs/admission.md.
 //
 // Every mode counts the requests in progress (admitted, not yet answered)
 // and their high-water mark ([Stats]), because a drill reports the most
@@ -29,7 +35,7 @@
 //
 // # Tokens
 //
-// In the fair modes a first attempt (no token) gets a token, sent back to
+// In the fair modes (and paced) a first attempt (no token) gets a token, sent back to
 // the shopper in the [TokenHeader] response header, that stamps the time of
 // the first attempt; it is admitted at once only when the room has a place
 // free and nobody waiting ahead of it (below), and otherwise answered with

@@ -113,24 +113,22 @@ func find(entries []entry, stamp int64) (int, bool) {
 	return slices.BinarySearchFunc(entries, stamp, func(e entry, s int64) int { return cmp.Compare(e.stamp, s) })
 }
 
-// Tick is one step of the fair controller (see the package doc); it does
-// nothing in the other modes.
+// Tick is one step of the fair controller (see the package doc), or of
+// the paced room's estimates (paced.go); it does nothing in the other
+// modes.
 func (r *Room) Tick() {
-	if !r.cfg.Mode.Fair() {
+	switch {
+	case r.cfg.Mode == ModePaced:
+		r.pacedTick()
+		return
+	case !r.cfg.Mode.Fair():
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := &r.fair
 	now := r.nowLocked()
-	// The time this step stands for. A late tick (a paused process)
-	// counts at most one RetryAfter, so that one stale reading of in
-	// progress cannot move K by more than a factor e.
-	var dt float64
-	if f.lastTick > 0 {
-		dt = float64(min(now-f.lastTick, int64(r.cfg.RetryAfter)))
-	}
-	f.lastTick = now
+	dt := r.step(&f.lastTick, now)
 
 	// Called shoppers presumed gone, or whose tokens have expired, stop
 	// counting.
@@ -160,6 +158,20 @@ func (r *Room) Tick() {
 			f.called = append(f.called, e)
 		}
 	}
+}
+
+// step is the time a Tick at now stands for, since *last (0 before the
+// first), and moves *last to now. A late tick (a paused process) counts at
+// most one RetryAfter, so that one stale reading of in progress cannot
+// move the fair room's K by more than a factor e, nor weigh more than a
+// second in the paced room's estimates.
+func (r *Room) step(last *int64, now int64) float64 {
+	var dt float64
+	if *last > 0 {
+		dt = float64(min(now-*last, int64(r.cfg.RetryAfter)))
+	}
+	*last = now
+	return dt
 }
 
 // steer is the integral step on K: ln K moves by (N − in progress) / N

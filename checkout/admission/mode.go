@@ -16,9 +16,10 @@ const (
 	ModeLottery      Mode = "lottery"       // at most N in progress, the rest refused at once
 	ModeFair         Mode = "fair"          // waiting room in order of first attempt
 	ModeFairDeadline Mode = "fair-deadline" // fair, and honour the deadline
+	ModePaced        Mode = "paced"         // in order of first attempt, each told when to come back or "not today"
 )
 
-var modes = []Mode{ModeNone, ModeQueue, ModeDeadline, ModeLottery, ModeFair, ModeFairDeadline}
+var modes = []Mode{ModeNone, ModeQueue, ModeDeadline, ModeLottery, ModeFair, ModeFairDeadline, ModePaced}
 
 // Modes returns every mode, ModeNone first.
 func Modes() []Mode { return append([]Mode(nil), modes...) }
@@ -53,7 +54,7 @@ func (m Mode) String() string {
 // deadline: it answers too_late instead of starting a charge it cannot
 // finish in time, and abandons a charge still waiting at the deadline.
 func (m Mode) HonoursDeadline() bool {
-	return m == ModeNone || m == "none" || m == ModeDeadline || m == ModeFairDeadline
+	return m == ModeNone || m == "none" || m == ModeDeadline || m == ModeFairDeadline || m == ModePaced
 }
 
 // DetachedCharge reports whether a charge survives the shopper's request
@@ -66,9 +67,9 @@ func (m Mode) DetachedCharge() bool {
 // WaitingRoom reports whether the mode limits the checkouts in progress and
 // answers the others with RefusalWaitingRoom.
 func (m Mode) WaitingRoom() bool {
-	return m == ModeLottery || m == ModeFair || m == ModeFairDeadline
+	return m == ModeLottery || m == ModeFair || m == ModeFairDeadline || m == ModePaced
 }
 
 // Fair reports whether the mode admits in order of first attempt, with
-// signed tokens.
-func (m Mode) Fair() bool { return m == ModeFair || m == ModeFairDeadline }
+// signed tokens (and a room that wants Tick called).
+func (m Mode) Fair() bool { return m == ModeFair || m == ModeFairDeadline || m == ModePaced }

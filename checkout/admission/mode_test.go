@@ -19,6 +19,7 @@ func TestModes(t *testing.T) {
 		{"lottery", ModeLottery, false, true, true, false, false},           // random waiting room
 		{"fair", ModeFair, false, true, true, true, false},                  // ordered waiting room
 		{"fair-deadline", ModeFairDeadline, true, false, true, true, false}, // ordered, and the deadline
+		{"paced", ModePaced, true, false, true, true, false},                // ordered, paced, and the deadline
 		{"Fair", ModeNone, false, false, false, false, true},                // names are exact, lower case
 		{"fifo", ModeNone, false, false, false, false, true},                // unknown
 		{" fair", ModeNone, false, false, false, false, true},               // no spaces
@@ -46,7 +47,7 @@ func TestModes(t *testing.T) {
 	if m := Mode("none"); !m.HonoursDeadline() || m.DetachedCharge() || m.WaitingRoom() || m.String() != "none" {
 		t.Errorf("Mode(\"none\") is not taken as ModeNone")
 	}
-	if got := Modes(); len(got) != 6 || got[0] != ModeNone {
+	if got := Modes(); len(got) != 7 || got[0] != ModeNone {
 		t.Errorf("Modes() = %q", got)
 	}
 	for _, m := range Modes() {

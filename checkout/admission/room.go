@@ -16,6 +16,10 @@ const (
 	RefusalTokenInvalid = "token_invalid"
 	// RefusalTokenExpired: the token is older than Config.TokenTTL (400).
 	RefusalTokenExpired = "token_expired"
+	// RefusalNotToday: the paced room's honest no. At the rate the
+	// checkout serves, the shopper's turn would come too close to its
+	// deadline for a purchase to finish (410 too_late, not retried).
+	RefusalNotToday = "not_today"
 )
 
 // Decision is the room's answer to one request.
@@ -27,6 +31,10 @@ type Decision struct {
 	Token string
 	// Refusal is "" when admitted, else one of the Refusal constants.
 	Refusal string
+	// RetryAfter is, with RefusalWaitingRoom in the paced room, when this
+	// shopper should come back: from its place in line and the rate the
+	// checkout serves at. 0: the room's Config.RetryAfter.
+	RetryAfter time.Duration
 }
 
 // Stats is what the room has done, as GET /admin/admission shows it.
@@ -52,6 +60,11 @@ type Stats struct {
 	Called     int       `json:"called"`
 	Target     int       `json:"target,omitempty"`
 	NowServing time.Time `json:"now_serving,omitzero"`
+	// Paced room: NotToday counts the shoppers told RefusalNotToday, and
+	// ServiceMS is the room's estimate of the time a checkout takes (0
+	// until it has one); the checkout serves InProgress per ServiceMS.
+	NotToday  int64   `json:"not_today,omitempty"`
+	ServiceMS float64 `json:"service_ms,omitempty"`
 }
 
 // Room admits requests according to its mode and counts those in
@@ -67,8 +80,10 @@ type Room struct {
 	admitted, waitingAnswers    int64
 	tokensIssued, tokensRefused int64
 
-	// The fair modes' line and controller (fair.go).
+	// The fair modes' line and controller (fair.go), and the paced room's
+	// (paced.go).
 	fair line
+	pace pace
 }
 
 // New returns a room for cfg, reading the time from now (nil means
@@ -98,7 +113,15 @@ func (r *Room) Config() Config {
 // one Done when it is answered. Modes without a waiting room admit every
 // request, and ignore the token, but count it in progress.
 func (r *Room) Admit(checkoutID, token string) Decision {
+	return r.AdmitBy(checkoutID, token, time.Time{})
+}
+
+// AdmitBy is Admit for a shopper who leaves at deadline (zero: unknown).
+// Only the paced room reads it.
+func (r *Room) AdmitBy(checkoutID, token string, deadline time.Time) Decision {
 	switch {
+	case r.cfg.Mode == ModePaced:
+		return r.pacedAdmit(checkoutID, token, deadline)
 	case r.cfg.Mode.Fair():
 		if token == "" {
 			return r.firstAttempt(checkoutID)
@@ -151,10 +174,12 @@ func (r *Room) Stats() Stats {
 		Admitted: r.admitted, WaitingRoomAnswers: r.waitingAnswers,
 		TokensIssued: r.tokensIssued, TokensRefused: r.tokensRefused,
 	}
-	if !r.cfg.Mode.Fair() {
-		return s
+	switch {
+	case r.cfg.Mode == ModePaced:
+		r.pacedStats(&s)
+	case r.cfg.Mode.Fair():
+		r.fairStats(&s)
 	}
-	r.fairStats(&s)
 	return s
 }
 

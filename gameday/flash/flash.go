@@ -61,6 +61,7 @@ type Figures struct {
 
 	SuccessP95MS     float64 `json:"success_p95_ms"`
 	PurchaseMedianMS float64 `json:"purchase_median_ms"`
+	TurnedAwayP95MS  float64 `json:"turned_away_p95_ms"`
 
 	MaxInProgress      int `json:"max_in_progress"`
 	WaitingRoomAnswers int `json:"waiting_room_answers"`
@@ -85,6 +86,7 @@ func Compute(shoppers []Shopper, maxInProgress int, oversold int) Figures {
 	var (
 		success  = make([]time.Duration, 0, n) // Took of the confirming attempts
 		purchase = make([]time.Duration, 0, n) // Finished - Started of buyers
+		away     = make([]time.Duration, 0, n) // Finished - Started of shoppers turned away
 		wait     = make([]time.Duration, 0, n) // Finished - Started of started shoppers
 		started  = make([]int, 0, n)           // indexes into shoppers, of started shoppers
 		buyers   = make([]int, 0, n)           // indexes into shoppers, of buyers
@@ -111,6 +113,10 @@ func Compute(shoppers []Shopper, maxInProgress int, oversold int) Figures {
 			f.ChargedAfterLeaving++
 		}
 		switch s.Outcome {
+		case load.OutcomeTooLate, load.OutcomeUnavailable, load.OutcomeGaveUp:
+			away = append(away, s.Finished-s.Started)
+		}
+		switch s.Outcome {
 		case load.OutcomeConfirmed:
 			f.Confirmed++
 			buyers = append(buyers, i)
@@ -134,6 +140,7 @@ func Compute(shoppers []Shopper, maxInProgress int, oversold int) Figures {
 	}
 	f.SuccessP95MS = ms(percentile(success, 95))
 	f.PurchaseMedianMS = ms(percentile(purchase, 50))
+	f.TurnedAwayP95MS = ms(percentile(away, 95))
 	f.WaitP95MS = ms(percentile(wait, 95))
 	f.FairnessRankCorrelation = fairness(shoppers, buyers)
 	f.EarlyHalfBought = earlyHalf(shoppers, started)

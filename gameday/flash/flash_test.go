@@ -157,7 +157,7 @@ func TestOutcomeCounts(t *testing.T) {
 		ChargedAfterLeaving: 2, MaxInProgress: 7, WaitingRoomAnswers: 3, Oversold: 3,
 	}
 	// Only the counts are under test here.
-	got.SuccessP95MS, got.PurchaseMedianMS, got.WaitP95MS = 0, 0, 0
+	got.SuccessP95MS, got.PurchaseMedianMS, got.WaitP95MS, got.TurnedAwayP95MS = 0, 0, 0, 0
 	got.FairnessRankCorrelation, got.EarlyHalfBought = 0, 0
 	if got != want {
 		t.Errorf("Compute:\n got %+v\nwant %+v", got, want)
@@ -184,18 +184,28 @@ func TestTimes(t *testing.T) {
 	// A shopper that waited 5 s and left: in the wait p95, not in the
 	// purchase median.
 	ss = append(ss, flash.Shopper{Index: 20, Scheduled: 20 * time.Second, Started: 20 * time.Second, Finished: 25 * time.Second, Outcome: load.OutcomeGaveUp})
+	// Turned away: told too_late after 1..19 s; with the one who left
+	// after 5 s, the p95 of 20 is the 19th, 18 s. A declined shopper was
+	// not turned away.
+	for i := range 19 {
+		at := time.Duration(30+i) * time.Second
+		ss = append(ss, flash.Shopper{Index: 21 + i, Scheduled: at, Started: at, Finished: at + time.Duration(i+1)*time.Second, Outcome: load.OutcomeTooLate})
+	}
+	ss = append(ss, flash.Shopper{Index: 40, Scheduled: time.Minute, Started: time.Minute, Finished: 2 * time.Minute, Outcome: load.OutcomeDeclined})
 	in := slices.Clone(ss)
 
 	f := flash.Compute(ss, 0, 0)
 	// Purchases took 101..120 ms: the median of 20 is the 10th, 110 ms.
-	// Waits are those and 5000 ms: the p95 of 21 is the 20th, 120 ms.
+	// Waits are those, 5 s, 1..19 s and 60 s: the p95 of 41 is the 39th,
+	// 18 s.
 	for _, c := range []struct {
 		name      string
 		got, want float64
 	}{
 		{"success_p95_ms", f.SuccessP95MS, 19},
 		{"purchase_median_ms", f.PurchaseMedianMS, 110},
-		{"wait_p95_ms", f.WaitP95MS, 120},
+		{"wait_p95_ms", f.WaitP95MS, 18000},
+		{"turned_away_p95_ms", f.TurnedAwayP95MS, 18000},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)

@@ -33,6 +33,8 @@ var figures = []struct {
 		func(f Figures) float64 { return f.SuccessP95MS }},
 	{Figure{"purchase_median_ms", "ms", "median time of a purchase, from the first attempt to the confirmation"},
 		func(f Figures) float64 { return f.PurchaseMedianMS }},
+	{Figure{"turned_away_p95_ms", "ms", "p95 of how long a shopper turned away (too late, gave up, timed out) was kept before it knew: from its first attempt to a final no, or to leaving"},
+		func(f Figures) float64 { return f.TurnedAwayP95MS }},
 	{Figure{"max_in_progress", "checkouts", "the most checkouts in progress at once"},
 		func(f Figures) float64 { return float64(f.MaxInProgress) }},
 	{Figure{"waiting_room_answers", "answers", "503 answers from the waiting room"},

@@ -238,6 +238,9 @@ func (m Model) admission() admission.Config {
 	if c.RetryAfter == 0 {
 		c.RetryAfter = m.RetryAfter // 0 too: the room's default, 1s, the checkout's
 	}
+	if c.Need == 0 {
+		c.Need = m.MinPaymentTime // as the checkout sets it
+	}
 	if mode, err := admission.ParseMode(string(c.Mode)); err == nil && mode.Fair() && len(c.Keys) == 0 {
 		c.Keys = []admission.Key{simKey}
 	}

@@ -34,6 +34,7 @@ const (
 	ansBreakerOpen                    // 503: the payment breaker
 	ansTokenInvalid                   // 400: a waiting-room token refused
 	ansTokenExpired                   // 400: a waiting-room token too old
+	ansNotToday                       // 410: the paced room's "not today"
 )
 
 // answers are the code, status and reason fields of each answer, as the
@@ -52,6 +53,7 @@ var answers = [...]struct {
 	ansBreakerOpen:  {503, string(checkout.OutcomeUnavailable), "breaker_open"},
 	ansTokenInvalid: {400, string(checkout.OutcomeInvalid), admission.RefusalTokenInvalid},
 	ansTokenExpired: {400, string(checkout.OutcomeInvalid), admission.RefusalTokenExpired},
+	ansNotToday:     {410, string(checkout.OutcomeTooLate), admission.RefusalNotToday},
 }
 
 // shopper is a shopper's state between events.
@@ -310,14 +312,20 @@ func (s *sim) arrive(i int32) {
 func (s *sim) send(i int32) {
 	sh := &s.shoppers[i]
 	sh.sent, sh.inFlight = s.now, true
-	d := s.room.Admit(s.choices[i].ID, sh.token)
+	var deadline time.Time
+	if s.mode.HonoursDeadline() {
+		deadline = epoch.Add(sh.deadline)
+	}
+	d := s.room.AdmitBy(s.choices[i].ID, sh.token, deadline)
 	if d.Token != "" {
 		sh.token = d.Token
 	}
 	if !d.Admitted {
 		switch d.Refusal {
 		case admission.RefusalWaitingRoom:
-			s.deliver(i, ansWaitingRoom)
+			s.deliverWait(i, ansWaitingRoom, d.RetryAfter)
+		case admission.RefusalNotToday:
+			s.deliver(i, ansNotToday)
 		case admission.RefusalTokenExpired:
 			s.deliver(i, ansTokenExpired)
 		default:
@@ -584,7 +592,11 @@ func (s *sim) respond(r int32, a answer) {
 
 // deliver is shopper i getting answer a, and acting on it as
 // gameday/load's shopper does.
-func (s *sim) deliver(i int32, a answer) {
+func (s *sim) deliver(i int32, a answer) { s.deliverWait(i, a, 0) }
+
+// deliverWait is deliver for an answer that asks for a wait of its own
+// (the paced room's); 0 means the answer's usual wait.
+func (s *sim) deliverWait(i int32, a answer, asked time.Duration) {
 	sh := &s.shoppers[i]
 	sh.inFlight, sh.req = false, -1
 	s.attempts = append(s.attempts, attemptRec{at: sh.sent, took: s.now - sh.sent, shopper: i, ans: a})
@@ -599,7 +611,7 @@ func (s *sim) deliver(i int32, a answer) {
 	case ansSoldOut:
 		s.finish(i, load.OutcomeSoldOut)
 		return
-	case ansTooLate:
+	case ansTooLate, ansNotToday:
 		s.finish(i, load.OutcomeTooLate)
 		return
 	case ansWaitingRoom:
@@ -609,6 +621,9 @@ func (s *sim) deliver(i int32, a answer) {
 	default: // 400
 		s.finish(i, load.OutcomeError)
 		return
+	}
+	if asked > 0 {
+		retryAfter = asked
 	}
 	if sh.retries >= s.m.MaxRetries || retryAfter <= 0 {
 		s.finish(i, load.OutcomeUnavailable)
