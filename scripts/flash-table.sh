@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The table of docs/flash-sale.md: every flash-sale scenario drilled at full
 # length with seeds 1, 2 and 3, each figure beside the predictor's range
-# (400 simulated runs from seed 1). About 25 minutes on 2 cores; run it on
+# (400 simulated runs from seed 1). About 30 minutes on 2 cores; run it on
 # an otherwise idle machine, since the drills measure time.
 #
 #   bash scripts/flash-table.sh [RUNS_DIR] > table.md
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=${1:-runs/flash-table}
 mkdir -p bin "$out"
 go build -o bin/gameday ./cmd/gameday
-for sc in drop-naive drop-reserve peak-queue peak-deadline peak-lottery peak-fair peak-fair-deadline; do
+for sc in drop-naive drop-reserve peak-queue peak-deadline peak-lottery peak-fair peak-fair-deadline peak-paced; do
 	observed=()
 	for seed in 1 2 3; do
 		dir="$out/$sc-seed$seed"
