@@ -197,4 +197,8 @@ func TestPaymentLineShopperLeaves(t *testing.T) {
 	if l.free != 1 || l.waitingNow() != 0 {
 		t.Errorf("%d free, %d waiting; want 1, 0", l.free, l.waitingNow())
 	}
+	// Shoppers who closed the page were not too late: not counted so.
+	if _, skipped := l.counts(); skipped != 0 {
+		t.Errorf("%d counted too late, want 0: they left", skipped)
+	}
 }

@@ -157,8 +157,17 @@ func (r *Room) pacedAdmit(checkoutID, token string, deadline time.Time) Decision
 // find looks for stamp in the line.
 func (p *pace) find(stamp int64) (int, bool) { return slices.BinarySearch(p.stamps, stamp) }
 
-// remove takes the shopper at i out of the line.
+// remove takes the shopper at i out of the line, moving whichever side of
+// it is shorter: admissions are at the door, near the head, and a long
+// line must not be moved for each of them.
 func (p *pace) remove(i int) {
+	if i < len(p.line)/2 {
+		copy(p.stamps[1:i+1], p.stamps[:i])
+		copy(p.line[1:i+1], p.line[:i])
+		p.line[0] = seat{} // let go of its token
+		p.stamps, p.line = p.stamps[1:], p.line[1:]
+		return
+	}
 	p.stamps = slices.Delete(p.stamps, i, i+1)
 	p.line = slices.Delete(p.line, i, i+1)
 }
@@ -224,6 +233,7 @@ func (r *Room) dropGoneHead(now int64) {
 	for k < len(p.line) && p.line[k].gone(now) {
 		k++
 	}
+	clear(p.line[:k]) // let go of their tokens
 	p.stamps, p.line = p.stamps[k:], p.line[k:]
 }
 

@@ -447,7 +447,9 @@ func (s *sim) callOver(r int32) {
 // nextInLine gives a freed slot of the checkout's payment line to the
 // first waiter that can still finish before its deadline, answering the
 // ones before it too_late, or frees it. A waiter whose call is refused at
-// once (bulkhead, breaker) gives the slot on at once, as in the checkout.
+// once (bulkhead, breaker) gives the slot on at once, as in the checkout:
+// the loop goes on to the next (the slot is marked held only once a call
+// has started, so that the refusal does not pass it on a second time).
 func (s *sim) nextInLine() {
 	honours := s.mode.HonoursDeadline()
 	for s.lineHead < len(s.lineQueue) {
@@ -463,8 +465,8 @@ func (s *sim) nextInLine() {
 			s.respond(w, ansTooLate)
 			continue
 		}
-		req.lineSlot = true
 		if s.call(w) {
+			s.reqs[w].lineSlot = true
 			return
 		}
 	}
