@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -39,6 +38,14 @@ type Options struct {
 	// (a slow call delays the scheduler or holds a shopper of the pool).
 	// Run does not change the shopper after the call.
 	OnResult func(*Shopper)
+	// Shard is the part of the plan this run sends (the zero Shard: all of
+	// it). The report then holds the shard's shoppers only, with their
+	// indexes in the whole plan; Merge joins the shards' reports.
+	Shard Shard
+	// Start is the sale's start instant, when not zero: the run waits for
+	// it, and every shard of a sale is given the same one, so that their
+	// offsets agree. Zero: the sale starts when Run is called.
+	Start time.Time
 }
 
 // Report is what a run did: one record per arrival of the plan and the
@@ -46,7 +53,8 @@ type Options struct {
 type Report struct {
 	// Start is the sale's start, offset 0 of every Shopper time.
 	Start time.Time
-	// Scheduled is the number of arrivals in the plan (len(Shoppers)).
+	// Scheduled is the number of arrivals in the plan, or in the run's
+	// shard of it (len(Shoppers)).
 	// Started and Dropped count the arrivals that were due before the run
 	// ended; when it was aborted, the rest were neither (their Outcome is
 	// ""), so Started + Dropped < Scheduled.
@@ -95,6 +103,9 @@ func Run(ctx context.Context, plan Plan, t Target, opt Options) (*Report, error)
 	if t == nil {
 		return nil, errors.New("run load: no target")
 	}
+	if err := opt.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("run load: %w", err)
+	}
 	r := &run{ctx: ctx, plan: plan, target: t, clock: opt.Clock, onResult: opt.OnResult}
 	if k, ok := t.(Keeper); ok {
 		r.keeps = k.Keeps()
@@ -103,17 +114,25 @@ func Run(ctx context.Context, plan Plan, t Target, opt Options) (*Report, error)
 		r.clock = time.Now
 	}
 
-	// The records are allocated before the sale starts.
+	// The records are allocated before the sale starts: the shard's
+	// arrivals, with their indexes in the whole plan.
 	sched := Schedule(plan.Stages)
-	rep := &Report{Scheduled: len(sched), Shoppers: make([]*Shopper, len(sched))}
-	shoppers := make([]Shopper, len(sched))
+	shoppers := make([]Shopper, 0, len(sched)/max(opt.Shard.Of, 1)+1)
 	for i, at := range sched {
-		shoppers[i] = Shopper{Index: i, Scheduled: at, Deadline: at + plan.Patience}
+		if opt.Shard.Has(i) {
+			shoppers = append(shoppers, Shopper{Index: i, Scheduled: at, Deadline: at + plan.Patience})
+		}
+	}
+	rep := &Report{Scheduled: len(shoppers), Shoppers: make([]*Shopper, len(shoppers))}
+	for i := range shoppers {
 		rep.Shoppers[i] = &shoppers[i]
 	}
-	p := newPool(min(plan.MaxShoppers, len(sched)), func(i int) { r.shop(&shoppers[i]) })
+	p := newPool(min(opt.Shard.pool(plan.MaxShoppers), len(shoppers)), func(i int) { r.shop(&shoppers[i]) })
 
 	r.start = r.clock()
+	if !opt.Start.IsZero() {
+		r.start = opt.Start
+	}
 	rep.Start = r.start
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -141,21 +160,12 @@ schedule:
 	timer.Stop()
 	p.close()
 
-	late := make([]time.Duration, 0, rep.Started)
 	for i := range shoppers {
-		s := &shoppers[i]
-		if s.ID == "" {
+		if s := &shoppers[i]; s.ID == "" {
 			r.name(s) // never reached: the run was aborted
 		}
-		if s.Outcome != "" && s.Outcome != OutcomeDropped {
-			late = append(late, s.Late())
-		}
 	}
-	slices.Sort(late)
-	rep.LateP50, rep.LateP99 = percentile(late, 0.50), percentile(late, 0.99)
-	if len(late) > 0 {
-		rep.LateMax = late[len(late)-1]
-	}
+	rep.LateP50, rep.LateP99, rep.LateMax = lateness(rep.Shoppers)
 	return rep, ctx.Err()
 }
 

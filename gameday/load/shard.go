@@ -1,0 +1,97 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Shard is one part of a plan's arrivals, for a sale whose load comes from
+// several processes or machines (docs/scale.md): arrival i belongs to
+// shard i mod Of. Every shard keeps the ramp's shape (each sends every
+// Of-th arrival, at its planned instant), and the arrivals, their instants
+// and their choices are those of the whole plan, whatever Of is: a
+// shopper's choices are seeded by the plan's seed and its own index. The
+// zero Shard is the whole plan.
+type Shard struct {
+	Index, Of int
+}
+
+// Validate reports a shard that cannot be.
+func (s Shard) Validate() error {
+	switch {
+	case s.Of < 0:
+		return fmt.Errorf("shard of %d: must not be negative (0 or 1: the whole plan)", s.Of)
+	case s.Of <= 1 && s.Index != 0:
+		return fmt.Errorf("shard %d of %d: the whole plan is shard 0", s.Index, s.Of)
+	case s.Of > 1 && (s.Index < 0 || s.Index >= s.Of):
+		return fmt.Errorf("shard %d of %d: want 0 to %d", s.Index, s.Of, s.Of-1)
+	}
+	return nil
+}
+
+// Has reports whether arrival i is this shard's.
+func (s Shard) Has(i int) bool { return s.Of <= 1 || i%s.Of == s.Index }
+
+// pool is the shard's part of a pool of size shoppers: the pool is shared
+// out as evenly as the arrivals are, the first size mod Of shards taking
+// one more.
+func (s Shard) pool(size int) int {
+	if s.Of <= 1 {
+		return size
+	}
+	n := size / s.Of
+	if s.Index < size%s.Of {
+		n++
+	}
+	return max(n, 1)
+}
+
+// Merge joins the reports of a sale's shards into the report of the whole
+// sale: every shopper once, in schedule order, the counts summed and the
+// lateness recomputed over every shopper. The shards must share their
+// Start (the coordinator fixes it; Options.Start) and hold disjoint
+// arrivals; a report missing leaves its arrivals out, which the caller,
+// knowing the plan, must treat as a failed shard.
+func Merge(reports ...*Report) (*Report, error) {
+	if len(reports) == 0 {
+		return nil, errors.New("merge: no report")
+	}
+	out := &Report{Start: reports[0].Start}
+	for k, r := range reports {
+		if r == nil {
+			return nil, fmt.Errorf("merge: report %d is missing", k)
+		}
+		if !r.Start.Equal(out.Start) {
+			return nil, fmt.Errorf("merge: report %d started at %s, report 0 at %s: shards must share their start", k, r.Start.Format(time.RFC3339Nano), out.Start.Format(time.RFC3339Nano))
+		}
+		out.Scheduled += r.Scheduled
+		out.Started += r.Started
+		out.Dropped += r.Dropped
+		out.Shoppers = append(out.Shoppers, r.Shoppers...)
+	}
+	slices.SortFunc(out.Shoppers, func(a, b *Shopper) int { return a.Index - b.Index })
+	for i := 1; i < len(out.Shoppers); i++ {
+		if out.Shoppers[i].Index == out.Shoppers[i-1].Index {
+			return nil, fmt.Errorf("merge: arrival %d is in two reports", out.Shoppers[i].Index)
+		}
+	}
+	out.LateP50, out.LateP99, out.LateMax = lateness(out.Shoppers)
+	return out, nil
+}
+
+// lateness is the median, p99 and most of the started shoppers' lateness.
+func lateness(shoppers []*Shopper) (p50, p99, most time.Duration) {
+	late := make([]time.Duration, 0, len(shoppers))
+	for _, s := range shoppers {
+		if s.Outcome != "" && s.Outcome != OutcomeDropped {
+			late = append(late, s.Late())
+		}
+	}
+	slices.Sort(late)
+	if len(late) > 0 {
+		most = late[len(late)-1]
+	}
+	return percentile(late, 0.50), percentile(late, 0.99), most
+}
