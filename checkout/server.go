@@ -205,8 +205,8 @@ type Response struct {
 	// Dependency and Reason say why a checkout was refused: the dependency
 	// ("inventory", "payment") and "breaker_open", "bulkhead_full",
 	// "timeout", "error", "deadline", "voided"; or, without a dependency,
-	// the admission room's "waiting_room" (503), "token_invalid" or
-	// "token_expired" (400).
+	// the admission room's "waiting_room" (503), "not_today" (410, the
+	// paced room), "token_invalid" or "token_expired" (400).
 	Dependency   string `json:"dependency,omitempty"`
 	Reason       string `json:"reason,omitempty"`
 	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
