@@ -23,6 +23,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/books"
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/fleet"
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/system"
@@ -94,6 +95,34 @@ type Options struct {
 	// PredictRuns is how many runs of the model Predict simulates; 0 means
 	// the predictor's default, negative no prediction.
 	PredictRuns int
+	// Shards, when set, sends the load from worker processes, one shard
+	// of the plan each, instead of from this process (docs/scale.md).
+	Shards *ShardOptions
+}
+
+// ShardOptions say how a drill's load is sent from several workers: this
+// process coordinates them (the faults, the breakers and the books stay
+// here) and judges the whole sale.
+type ShardOptions struct {
+	// N is the number of shards, at least 1.
+	N int
+	// Remote: the workers are started elsewhere ("gameday worker" in a
+	// Swarm job or a Kubernetes Indexed Job) and call in at Listen with
+	// Token; else this process starts N local worker processes of
+	// Options.Binary.
+	Remote bool
+	// Listen is the coordinator's address; "" means 127.0.0.1:0 (local
+	// workers), which remote ones cannot reach.
+	Listen string
+	// Token is the secret workers must carry (fleet.TokenEnv); "" makes a
+	// random one, which only local workers can be given.
+	Token string
+	// JoinWithin bounds the wait for every worker to be ready; 0 means
+	// fleet.DefaultJoinWithin.
+	JoinWithin time.Duration
+	// Announce, when set, is told where the workers must call in, once
+	// the coordinator listens.
+	Announce func(url string)
 }
 
 // Run carries out one drill. It returns the record and the directory it
@@ -472,6 +501,20 @@ func (d *drill) drive(ctx context.Context) {
 			d.rec.Notes = append(d.rec.Notes, "removing faults: "+err.Error())
 		}
 	}()
+	var shards *fleet.Coordinator
+	if d.o.Shards != nil {
+		c, stop, err := d.joinShards(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				d.fail(VerdictInconclusive, "interrupted while the load's workers joined")
+			} else {
+				d.fail(VerdictInconclusive, "the load's workers could not all take part, so nothing was sent: %v", err)
+			}
+			return
+		}
+		defer stop()
+		shards = c
+	}
 	loadCtx, stopLoad := context.WithCancelCause(ctx)
 	defer stopLoad(nil)
 	start := time.Now()
@@ -514,17 +557,25 @@ func (d *drill) drive(ctx context.Context) {
 		live.schedule = load.Schedule(plan.Stages)
 	}
 	stopProgress := d.liveProgress(&live, probe, start)
-	flow := d.sys.Flow(nil, d.prefix)
-	defer flow.CloseIdleConnections()
-	report, loadErr := load.Run(loadCtx, plan, flow, load.Options{
-		Clock: func() time.Time { return time.Now() },
-		OnResult: func(s *load.Shopper) {
-			live.add(s.Outcome)
-			if guard != nil {
-				guard.observe(s.Outcome)
-			}
-		},
-	})
+	onResult := func(s *load.Shopper) {
+		live.add(s.Outcome)
+		if guard != nil {
+			guard.observe(s.Outcome)
+		}
+	}
+	var report *load.Report
+	var loadErr error
+	if shards != nil {
+		report, loadErr = shards.Send(loadCtx, time.Now().Add(shards.Lead()), onResult)
+		d.rec.Unmatched = shards.Unmatched()
+	} else {
+		flow := d.sys.Flow(nil, d.prefix)
+		report, loadErr = load.Run(loadCtx, plan, flow, load.Options{
+			Clock: func() time.Time { return time.Now() }, OnResult: onResult,
+		})
+		flow.CloseIdleConnections()
+		d.rec.Unmatched = flow.Unmatched()
+	}
 	stopProgress()
 	stopTimeline()
 	tl.wait()
@@ -536,8 +587,6 @@ func (d *drill) drive(ctx context.Context) {
 		d.fail(VerdictError, "could not remove every fault: %v", err)
 	}
 	d.rec.Faults = tl.records(end)
-
-	d.rec.Unmatched = flow.Unmatched()
 	// Let the breakers recover and the books settle: holds expire, voids
 	// land. Sampling goes on meanwhile.
 	d.progress("gameday: %s: settling the books", d.sc.Name)
@@ -560,6 +609,9 @@ func (d *drill) drive(ctx context.Context) {
 		Scheduled: report.Scheduled, Started: report.Started, Dropped: report.Dropped,
 		LateP50MS: ms(report.LateP50), LateP99MS: ms(report.LateP99), LateMaxMS: ms(report.LateMax),
 		DurationMS: end.Milliseconds(),
+	}
+	if shards != nil {
+		d.rec.Load.Shards = shards.Shards()
 	}
 	d.rec.Outcomes = report.Outcomes()
 	shoppers, views := views(report)
@@ -653,6 +705,8 @@ func (d *drill) drive(ctx context.Context) {
 		d.fail(VerdictError, "%v; the drill was stopped", cause)
 	case broken(books, "") != "":
 		d.fail(VerdictFail, "%s", broken(books, ""))
+	case errors.Is(loadErr, fleet.ErrShard):
+		d.fail(VerdictInconclusive, "the load was not sent whole (%v): the load was stopped everywhere and every fault removed", loadErr)
 	case ctx.Err() != nil:
 		d.fail(VerdictInconclusive, "interrupted: the load was stopped and every fault removed")
 		if b := broken(checks, ""); b != "" && d.unsettled {
@@ -679,6 +733,57 @@ func (d *drill) drive(ctx context.Context) {
 			d.fail(VerdictFail, "%s", b)
 		}
 	}
+}
+
+// joinShards starts the coordinator of the load's workers (and, unless
+// they are remote, the workers) and waits until every one is ready. stop
+// ends the workers and the coordinator.
+func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), error) {
+	so := d.o.Shards
+	listen := so.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	if so.Remote && so.Token == "" {
+		return nil, nil, fmt.Errorf("remote workers need the run's token (%s) given to them and to the coordinator", fleet.TokenEnv)
+	}
+	job := fleet.Job{Of: so.N, System: d.sys.Source(), Plan: d.plan()}
+	c, err := fleet.Listen(listen, job, so.Token)
+	if err != nil {
+		return nil, nil, err
+	}
+	var local *fleet.Local
+	stop := func() {
+		if local != nil {
+			local.Stop()
+		}
+		_ = c.Close()
+	}
+	if so.Announce != nil {
+		so.Announce(c.URL())
+	}
+	if so.Remote {
+		d.progress("gameday: %s: waiting for %d workers to call in at %s", d.sc.Name, so.N, c.URL())
+	} else {
+		bin := d.o.Binary
+		if bin == "" {
+			if bin, err = os.Executable(); err != nil {
+				stop()
+				return nil, nil, err
+			}
+		}
+		d.progress("gameday: %s: starting %d local load workers", d.sc.Name, so.N)
+		if local, err = fleet.StartLocal(c, bin, d.dir); err != nil {
+			stop()
+			return nil, nil, err
+		}
+	}
+	if err := c.Join(ctx, so.JoinWithin); err != nil {
+		d.rec.Load.Shards = c.Shards()
+		stop()
+		return nil, nil, err
+	}
+	return c, stop, nil
 }
 
 // startMetrics samples the scenario's PromQL expressions every second

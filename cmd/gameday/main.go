@@ -44,6 +44,7 @@ Usage:
   gameday serve checkout [flags]   run the reference checkout
   gameday serve payment [flags]    run the payment-gateway stand-in
   gameday serve toxiproxy [flags]  run Toxiproxy (its standard HTTP API) embedded
+  gameday worker -coordinator URL  send one shard of a drill's load (gameday run -shards N)
   gameday health URL               exit 0 when URL answers 2xx (the images' health check)
   gameday version
 
@@ -109,6 +110,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return nil
 	case "health":
 		return healthCmd(args[1:], stdout, stderr)
+	case "worker":
+		return workerCmd(args[1:], stdout, stderr)
 	case "serve":
 		if len(args) < 2 {
 			return usagef("serve: which service? checkout, payment or toxiproxy")

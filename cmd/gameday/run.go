@@ -16,6 +16,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/fleet"
 	"github.com/gameday-dev/gameday/gameday/predict"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/scenarios"
@@ -55,6 +56,9 @@ type runFlags struct {
 	metricURL  *string
 	commit     *string
 	system     *string
+	shards     *int
+	workers    *string
+	listen     *string
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -76,6 +80,9 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.StringVar(&r.ext.CheckoutURL, "checkout-url", "", "external: the checkout's base URL")
 	fs.StringVar(&r.ext.PaymentURL, "payment-url", "", "external: the payment provider's base URL, for reconciling charges")
 	fs.Var(r.proxies, "proxy", "external: DEPENDENCY=PROXY names the proxy in front of a dependency (repeatable)")
+	r.shards = fs.Int("shards", 0, "send the load from this many worker processes, one shard of the sale each (docs/scale.md); 0: from this process")
+	r.workers = fs.String("workers", "local", "with -shards: local (start the workers here) or remote (they are started elsewhere — a Swarm job, a Kubernetes Indexed Job — and call in at -coordinator-listen with $GAMEDAY_SHARD_TOKEN)")
+	r.listen = fs.String("coordinator-listen", "", "with -shards: the address the workers call in at (default 127.0.0.1:0; remote workers need one they can reach)")
 	r.metricURL = fs.String("breaker-metric-url", "", "external: read breaker states from this Prometheus endpoint (gauge gameday_breaker_state{dependency}: 0 closed, 1 half-open, 2 open) instead of the checkout's /admin/breakers")
 	return r
 }
@@ -129,6 +136,27 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 		o.Proxies = r.proxies
 	} else if *r.envKind == "external" && o.External != nil && (o.External.Toxiproxy == "" || o.External.CheckoutURL == "") {
 		return o, usagef("%s: -env external needs a system file (-system FILE), or, for a reference checkout you run, -toxiproxy and -checkout-url", name)
+	}
+	switch {
+	case *r.shards < 0:
+		return o, usagef("%s: -shards %d: want 0 (no workers) or more", name, *r.shards)
+	case *r.shards > 0:
+		so := &gameday.ShardOptions{N: *r.shards, Listen: *r.listen}
+		switch *r.workers {
+		case "local":
+		case "remote":
+			so.Remote = true
+			so.Token = os.Getenv(fleet.TokenEnv)
+			if so.Token == "" || *r.listen == "" {
+				return o, usagef("%s: -workers remote needs -coordinator-listen (an address the workers reach) and $%s (the secret they are given too)", name, fleet.TokenEnv)
+			}
+			so.Announce = func(url string) {
+				fmt.Fprintf(stderr, "gameday: %s: workers call in at %s (gameday worker -coordinator %s, $%s set)\n", name, url, url, fleet.TokenEnv)
+			}
+		default:
+			return o, usagef("%s: -workers %q: want local or remote", name, *r.workers)
+		}
+		o.Shards = so
 	}
 	o.Predict = predict.ForDrill
 	if o.PredictRuns > maxPredictRuns {

@@ -165,7 +165,7 @@ schedule:
 			r.name(s) // never reached: the run was aborted
 		}
 	}
-	rep.LateP50, rep.LateP99, rep.LateMax = lateness(rep.Shoppers)
+	rep.LateP50, rep.LateP99, rep.LateMax = Lateness(rep.Shoppers)
 	return rep, ctx.Err()
 }
 

@@ -34,19 +34,22 @@ func (s Shard) Validate() error {
 // Has reports whether arrival i is this shard's.
 func (s Shard) Has(i int) bool { return s.Of <= 1 || i%s.Of == s.Index }
 
+// Count is how many of a plan's n arrivals are the shard's.
+func (s Shard) Count(n int) int {
+	if s.Of <= 1 {
+		return n
+	}
+	c := n / s.Of
+	if s.Index < n%s.Of {
+		c++
+	}
+	return c
+}
+
 // pool is the shard's part of a pool of size shoppers: the pool is shared
 // out as evenly as the arrivals are, the first size mod Of shards taking
 // one more.
-func (s Shard) pool(size int) int {
-	if s.Of <= 1 {
-		return size
-	}
-	n := size / s.Of
-	if s.Index < size%s.Of {
-		n++
-	}
-	return max(n, 1)
-}
+func (s Shard) pool(size int) int { return max(s.Count(size), 1) }
 
 // Merge joins the reports of a sale's shards into the report of the whole
 // sale: every shopper once, in schedule order, the counts summed and the
@@ -59,6 +62,7 @@ func Merge(reports ...*Report) (*Report, error) {
 		return nil, errors.New("merge: no report")
 	}
 	out := &Report{Start: reports[0].Start}
+	var all []*Shopper
 	for k, r := range reports {
 		if r == nil {
 			return nil, fmt.Errorf("merge: report %d is missing", k)
@@ -69,20 +73,76 @@ func Merge(reports ...*Report) (*Report, error) {
 		out.Scheduled += r.Scheduled
 		out.Started += r.Started
 		out.Dropped += r.Dropped
-		out.Shoppers = append(out.Shoppers, r.Shoppers...)
+		all = append(all, r.Shoppers...)
 	}
-	slices.SortFunc(out.Shoppers, func(a, b *Shopper) int { return a.Index - b.Index })
-	for i := 1; i < len(out.Shoppers); i++ {
-		if out.Shoppers[i].Index == out.Shoppers[i-1].Index {
-			return nil, fmt.Errorf("merge: arrival %d is in two reports", out.Shoppers[i].Index)
-		}
+	if err := out.take(all); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
 	}
-	out.LateP50, out.LateP99, out.LateMax = lateness(out.Shoppers)
 	return out, nil
 }
 
-// lateness is the median, p99 and most of the started shoppers' lateness.
-func lateness(shoppers []*Shopper) (p50, p99, most time.Duration) {
+// Complete is the report of the whole of plan's sale begun at start, from
+// the records of the shoppers that came back (from any shards, in any
+// order): every arrival of the plan once, in schedule order. An arrival
+// with no record was never reached (its shard was stopped, or died, before
+// it was due) and keeps Outcome "", as in an aborted run; Started and
+// Dropped count the records. A record of an arrival the plan does not have,
+// or of one arrival twice, is refused.
+func Complete(plan Plan, start time.Time, got []*Shopper) (*Report, error) {
+	sched := Schedule(plan.Stages)
+	all := make([]*Shopper, 0, len(sched))
+	seen := make([]bool, len(sched))
+	for _, s := range got {
+		if s == nil || s.Index < 0 || s.Index >= len(sched) {
+			return nil, fmt.Errorf("complete: a record of an arrival the plan of %d does not have", len(sched))
+		}
+		if seen[s.Index] {
+			return nil, fmt.Errorf("complete: arrival %d came back twice", s.Index)
+		}
+		seen[s.Index] = true
+		all = append(all, s)
+	}
+	r := &run{plan: plan}
+	for i, at := range sched {
+		if !seen[i] {
+			s := &Shopper{Index: i, Scheduled: at, Deadline: at + plan.Patience}
+			r.name(s)
+			all = append(all, s)
+		}
+	}
+	out := &Report{Start: start, Scheduled: len(sched)}
+	for _, s := range all {
+		switch s.Outcome {
+		case "":
+		case OutcomeDropped:
+			out.Dropped++
+		default:
+			out.Started++
+		}
+	}
+	if err := out.take(all); err != nil {
+		return nil, fmt.Errorf("complete: %w", err)
+	}
+	return out, nil
+}
+
+// take makes shoppers the report's, in schedule order, and measures their
+// lateness; an arrival held twice is refused.
+func (r *Report) take(shoppers []*Shopper) error {
+	slices.SortFunc(shoppers, func(a, b *Shopper) int { return a.Index - b.Index })
+	for i := 1; i < len(shoppers); i++ {
+		if shoppers[i].Index == shoppers[i-1].Index {
+			return fmt.Errorf("arrival %d is in two reports", shoppers[i].Index)
+		}
+	}
+	r.Shoppers = shoppers
+	r.LateP50, r.LateP99, r.LateMax = Lateness(shoppers)
+	return nil
+}
+
+// Lateness is the median, p99 and most of the started shoppers' lateness
+// (Shopper.Late), as a Report gives them.
+func Lateness(shoppers []*Shopper) (p50, p99, most time.Duration) {
 	late := make([]time.Duration, 0, len(shoppers))
 	for _, s := range shoppers {
 		if s.Outcome != "" && s.Outcome != OutcomeDropped {

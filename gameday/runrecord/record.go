@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/flash"
@@ -94,6 +95,39 @@ type Unmatched struct {
 	Count       int    `json:"count"`
 	ContentType string `json:"content_type,omitempty"`
 	Sample      string `json:"sample"`
+}
+
+// JoinUnmatched joins lists of unmatched answers (a load sent by several
+// workers has one each): one entry per step, code and content type, the
+// counts summed and the first sample kept, most frequent first.
+func JoinUnmatched(lists ...[]Unmatched) []Unmatched {
+	type key struct {
+		step string
+		code int
+	}
+	at := map[key]int{}
+	var out []Unmatched
+	for _, l := range lists {
+		for _, u := range l {
+			k := key{u.Step, u.Code}
+			if i, ok := at[k]; ok {
+				out[i].Count += u.Count
+				continue
+			}
+			at[k] = len(out)
+			out = append(out, u)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		if out[i].Step != out[j].Step {
+			return out[i].Step < out[j].Step
+		}
+		return out[i].Code < out[j].Code
+	})
+	return out
 }
 
 // Host is how well the machine running the drill kept up with it. The
@@ -195,6 +229,30 @@ type LoadSummary struct {
 	// fault was in place; nil without faults.
 	CheckoutP95DuringMS *float64 `json:"checkout_p95_during_ms"`
 	DurationMS          int64    `json:"duration_ms"`
+	// Shards are the load's worker processes, when it was sent by several
+	// (docs/scale.md); none when this process sent it all.
+	Shards []Shard `json:"shards,omitempty"`
+}
+
+// Shard is one worker of a sale sent from several processes or machines:
+// where it ran, its clock against the coordinator's, and what came back.
+type Shard struct {
+	Index int    `json:"index"`
+	Host  string `json:"host,omitempty"`
+	// ClockOffsetMS is the coordinator's clock minus the worker's, as the
+	// worker measured it before the start; every time of its shoppers is
+	// on the coordinator's clock. ClockRTTMS is the round trip of that
+	// measurement: the offset is known to within half of it.
+	ClockOffsetMS float64 `json:"clock_offset_ms"`
+	ClockRTTMS    float64 `json:"clock_rtt_ms"`
+	// Scheduled is the shard's part of the plan; Shoppers the records it
+	// sent back.
+	Scheduled int     `json:"scheduled"`
+	Shoppers  int     `json:"shoppers"`
+	LateP99MS float64 `json:"late_p99_ms"`
+	// Error is why the shard failed (it died, started late, could not
+	// reach the target), which makes the run inconclusive.
+	Error string `json:"error,omitempty"`
 }
 
 // Invariants are the reconciliation's counts; each must be zero unless

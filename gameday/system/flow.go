@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -167,16 +166,7 @@ func (f *Flow) Unmatched() []Unmatched {
 		out = append(out, *u)
 	}
 	f.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Count != out[j].Count {
-			return out[i].Count > out[j].Count
-		}
-		if out[i].Step != out[j].Step {
-			return out[i].Step < out[j].Step
-		}
-		return out[i].Code < out[j].Code
-	})
-	return out
+	return runrecord.JoinUnmatched(out)
 }
 
 // CloseIdleConnections closes the client's idle keep-alive connections.

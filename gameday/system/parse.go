@@ -64,7 +64,8 @@ func Parse(file string, data []byte, vars map[string]string) (*System, error) {
 	d := strictyaml.NewDecoder(file)
 	d.AnyBools = true // json: {degraded: true}
 	d.Substituted = map[*yaml.Node]bool{}
-	expandVars(file, root, "", vars, d.Substituted, &errs)
+	used := map[string]string{}
+	expandVars(file, root, "", vars, used, d.Substituted, &errs)
 	if len(errs) > 0 {
 		return nil, fileerr.Join(errs)
 	}
@@ -76,6 +77,7 @@ func Parse(file string, data []byte, vars map[string]string) (*System, error) {
 	}
 	s.File = file
 	s.lines = d.Lines
+	s.source = Source{File: file, Data: append([]byte(nil), data...), Vars: used}
 	s.setDefaults()
 	if err := s.validate(); err != nil {
 		return nil, err
@@ -85,8 +87,9 @@ func Parse(file string, data []byte, vars map[string]string) (*System, error) {
 
 var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expandVars replaces ${NAME} in every scalar value (never in keys).
-func expandVars(file string, n *yaml.Node, path string, vars map[string]string, substituted map[*yaml.Node]bool, errs *[]*Error) {
+// expandVars replaces ${NAME} in every scalar value (never in keys), and
+// records in used the value each name was given.
+func expandVars(file string, n *yaml.Node, path string, vars, used map[string]string, substituted map[*yaml.Node]bool, errs *[]*Error) {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if !strings.Contains(n.Value, "${") {
@@ -95,12 +98,15 @@ func expandVars(file string, n *yaml.Node, path string, vars map[string]string, 
 		n.Value = varRE.ReplaceAllStringFunc(n.Value, func(m string) string {
 			sub := varRE.FindStringSubmatch(m)
 			if v, ok := vars[sub[1]]; ok {
+				used[sub[1]] = v
 				return v
 			}
 			if v, ok := os.LookupEnv(sub[1]); ok && v != "" {
+				used[sub[1]] = v
 				return v
 			}
 			if sub[2] != "" {
+				used[sub[1]] = sub[3]
 				return sub[3]
 			}
 			*errs = append(*errs, &Error{File: file, Line: n.Line, Field: path, Msg: fmt.Sprintf("${%s} is not set (set it in the environment, or write ${%s:-default})", sub[1], sub[1])})
@@ -109,11 +115,11 @@ func expandVars(file string, n *yaml.Node, path string, vars map[string]string, 
 		substituted[n] = true // read by what the field wants (strictyaml.Decoder)
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			expandVars(file, n.Content[i+1], strictyaml.JoinPath(path, n.Content[i].Value), vars, substituted, errs)
+			expandVars(file, n.Content[i+1], strictyaml.JoinPath(path, n.Content[i].Value), vars, used, substituted, errs)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			expandVars(file, c, path+"["+strconv.Itoa(i)+"]", vars, substituted, errs)
+			expandVars(file, c, path+"["+strconv.Itoa(i)+"]", vars, used, substituted, errs)
 		}
 	}
 }

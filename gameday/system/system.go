@@ -76,6 +76,8 @@ type System struct {
 
 	// lines maps field paths to the line they were read from.
 	lines map[string]int
+	// source is what the system was parsed from.
+	source Source
 	// compiled holds the templates and matchers, made by Parse.
 	compiled *compiled
 }
@@ -387,3 +389,19 @@ type PromQL struct {
 // Duration is a time.Duration written as a string ("250ms"), never a
 // bare number.
 type Duration = strictyaml.Duration
+
+// Source is what a System was parsed from: its file's name and bytes and
+// the value every ${NAME} in it was given, whether from the caller's
+// variables, the environment or a default. Parse(File, Data, Vars) gives
+// the same system on any machine, whatever its environment: a load
+// shard's worker builds the coordinator's system from it (docs/scale.md).
+// Vars may hold secrets (the admin token): it is sent only to workers
+// that hold the run's token, never on a command line.
+type Source struct {
+	File string            `json:"file"`
+	Data []byte            `json:"data"`
+	Vars map[string]string `json:"vars,omitempty"`
+}
+
+// Source is what s was parsed from.
+func (s *System) Source() Source { return s.source }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/gameday-dev/gameday/gameday/fleet"
+)
+
+// workerCmd is one shard of a sale's load: it calls in at the
+// coordinator ("gameday run -shards N"), sends its part and streams its
+// shoppers' records back (docs/scale.md). Its shard comes from -shard, or
+// from the engine that started it: $GAMEDAY_SHARD, a Kubernetes Indexed
+// Job's $JOB_COMPLETION_INDEX, or a Swarm task's slot in
+// $GAMEDAY_SHARD_SLOT (from 1); without any, the coordinator gives it a
+// free one. The run's token is read from $GAMEDAY_SHARD_TOKEN only.
+func workerCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("worker", stderr)
+	coordinator := fs.String("coordinator", os.Getenv("GAMEDAY_COORDINATOR"), "the coordinator's URL, as gameday run printed it (default $GAMEDAY_COORDINATOR)")
+	shard := fs.Int("shard", -1, "this worker's shard, from 0 (default: $GAMEDAY_SHARD, $JOB_COMPLETION_INDEX, $GAMEDAY_SHARD_SLOT minus 1, else any free one)")
+	host := fs.String("host", "", "this worker's name in the run's record (default: the host name)")
+	if err := parseFlags2(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usagef("worker: no arguments wanted, got %q", fs.Args())
+	}
+	if *coordinator == "" {
+		return usagef("worker: -coordinator (or $GAMEDAY_COORDINATOR) is required")
+	}
+	token := os.Getenv(fleet.TokenEnv)
+	if token == "" {
+		return usagef("worker: $%s is required: the run's token, never given on the command line", fleet.TokenEnv)
+	}
+	k, err := shardFromEnv(*shard)
+	if err != nil {
+		return usageError{err}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return fleet.Work(ctx, fleet.WorkerOptions{Coordinator: *coordinator, Token: token, Shard: k, Host: *host, Log: stderr})
+}
+
+// shardFromEnv is the worker's shard: the flag's, else the engine's.
+func shardFromEnv(flagged int) (int, error) {
+	if flagged >= 0 {
+		return flagged, nil
+	}
+	for _, name := range []string{"GAMEDAY_SHARD", "JOB_COMPLETION_INDEX", "GAMEDAY_SHARD_SLOT"} {
+		v := os.Getenv(name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if name == "GAMEDAY_SHARD_SLOT" {
+			n-- // Swarm's task slots count from 1
+		}
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("worker: $%s=%q: want a shard number", name, v)
+		}
+		return n, nil
+	}
+	return -1, nil
+}

@@ -1,0 +1,535 @@
+package fleet
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+)
+
+// How long the coordinator waits, by default.
+const (
+	// DefaultJoinWithin bounds the wait for every worker to be ready:
+	// processes start in well under a second, containers in a few.
+	DefaultJoinWithin = 60 * time.Second
+	// StreamWithin is how long after the start a shard has to begin its
+	// stream before it is taken for dead.
+	StreamWithin = 5 * time.Second
+	// StopWithin is how long shards have to end their streams once told
+	// to stop: a stopped shard cancels its shoppers at once.
+	StopWithin = 10 * time.Second
+	// maxLine bounds one line of a stream: a shopper of a hundred attempts
+	// is some 30 kB.
+	maxLine = 4 << 20
+)
+
+// Coordinator serves the shard protocol for one sale.
+type Coordinator struct {
+	job   Job
+	token string
+	ln    net.Listener
+	srv   *http.Server
+
+	events chan event
+	closed chan struct{} // Close was called
+
+	mu                  sync.Mutex
+	shards              []*shardState
+	ready               int
+	joined              chan struct{} // every shard is ready
+	begun               chan struct{} // the start is fixed (Send)
+	stopped             chan struct{} // the shards must stop sending
+	start               time.Time
+	got                 []*load.Shopper // every record that came back
+	unmatched           [][]runrecord.Unmatched
+	stopOnce, closeOnce sync.Once
+
+	offMu  sync.Mutex
+	offErr error // why the sale was called off or stopped
+}
+
+type shardState struct {
+	claimed   bool
+	ready     *Ready
+	streaming bool
+	got       int
+	done      *Done
+	err       error
+}
+
+// event is what a shard's stream or its launcher tells Send.
+type event struct {
+	shard   int
+	shopper *load.Shopper
+	done    *Done
+	err     error
+}
+
+// Listen starts serving the protocol for job (its Shard is set per worker)
+// on addr ("127.0.0.1:0" for workers on this machine; an address workers
+// elsewhere reach for a Swarm or a Kubernetes Job). token is the secret
+// every request must carry; "" makes a random one (Token).
+func Listen(addr string, job Job, token string) (*Coordinator, error) {
+	if job.Of < 1 {
+		return nil, fmt.Errorf("coordinator: %d shards: want at least 1", job.Of)
+	}
+	if err := job.Plan.Validate(); err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	if token == "" {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		token = hex.EncodeToString(b)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator: %w", err)
+	}
+	job.Protocol = Protocol
+	c := &Coordinator{
+		job: job, token: token, ln: ln,
+		events: make(chan event, 1024), closed: make(chan struct{}),
+		joined: make(chan struct{}), begun: make(chan struct{}), stopped: make(chan struct{}),
+	}
+	for range job.Of {
+		c.shards = append(c.shards, &shardState{})
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/job", c.auth(c.serveJob))
+	mux.HandleFunc("GET /v1/clock", c.auth(c.serveClock))
+	mux.HandleFunc("POST /v1/ready", c.auth(c.serveReady))
+	mux.HandleFunc("POST /v1/shoppers", c.auth(c.serveShoppers))
+	mux.HandleFunc("GET /v1/stop", c.auth(c.serveStop))
+	c.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = c.srv.Serve(ln) }()
+	return c, nil
+}
+
+// URL is where workers call in.
+func (c *Coordinator) URL() string { return "http://" + c.ln.Addr().String() }
+
+// Job is the sale's job (its Shard is each worker's own).
+func (c *Coordinator) Job() Job { return c.job }
+
+// Token is the secret workers must carry (TokenEnv).
+func (c *Coordinator) Token() string { return c.token }
+
+// Close stops serving; workers still waiting are told the sale is off.
+func (c *Coordinator) Close() error {
+	c.callOff(errors.New("the coordinator closed"))
+	c.closeOnce.Do(func() { close(c.closed) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := c.srv.Shutdown(ctx); err != nil {
+		return c.srv.Close()
+	}
+	return nil
+}
+
+func (c *Coordinator) auth(h http.HandlerFunc) http.HandlerFunc {
+	want := []byte("Bearer " + c.token)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			http.Error(w, "this sale's token is wanted ("+TokenEnv+")", http.StatusUnauthorized)
+			return
+		}
+		h(w, r)
+	}
+}
+
+// shardParam reads ?shard=K; "any" claims the first free one.
+func (c *Coordinator) shardParam(r *http.Request, claim bool) (int, error) {
+	v := r.URL.Query().Get("shard")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v == "any" && claim {
+		for k, s := range c.shards {
+			if !s.claimed {
+				s.claimed = true
+				return k, nil
+			}
+		}
+		return 0, fmt.Errorf("every one of the %d shards is taken", len(c.shards))
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 0 || k >= len(c.shards) {
+		return 0, fmt.Errorf("shard %q: want 0 to %d", v, len(c.shards)-1)
+	}
+	if claim {
+		if c.shards[k].claimed {
+			return 0, fmt.Errorf("shard %d is taken: two workers were given it", k)
+		}
+		c.shards[k].claimed = true
+	} else if !c.shards[k].claimed {
+		return 0, fmt.Errorf("shard %d has not asked for its job", k)
+	}
+	return k, nil
+}
+
+func (c *Coordinator) serveJob(w http.ResponseWriter, r *http.Request) {
+	k, err := c.shardParam(r, true)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	j := c.job
+	j.Shard = k
+	writeJSON(w, j)
+}
+
+func (c *Coordinator) serveClock(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]int64{"now": time.Now().UnixNano()})
+}
+
+func (c *Coordinator) serveReady(w http.ResponseWriter, r *http.Request) {
+	k, err := c.shardParam(r, false)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	var rd Ready
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&rd); err != nil {
+		http.Error(w, "ready: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if rd.Error != "" {
+		c.callOff(fmt.Errorf("shard %d cannot take part: %s", k, rd.Error))
+		http.Error(w, "called off", http.StatusConflict)
+		return
+	}
+	c.mu.Lock()
+	if c.shards[k].ready == nil {
+		c.shards[k].ready = &rd
+		c.ready++
+		if c.ready == len(c.shards) {
+			close(c.joined)
+		}
+	}
+	c.mu.Unlock()
+	select {
+	case <-c.begun:
+		writeJSON(w, start{Start: c.start.UnixNano()})
+	case <-c.stopped:
+		http.Error(w, "the sale was called off: "+c.offReason(), http.StatusConflict)
+	case <-r.Context().Done():
+	}
+}
+
+func (c *Coordinator) offReason() string {
+	c.offMu.Lock()
+	defer c.offMu.Unlock()
+	if c.offErr != nil {
+		return c.offErr.Error()
+	}
+	return "stopped"
+}
+
+func (c *Coordinator) serveStop(w http.ResponseWriter, r *http.Request) {
+	if _, err := c.shardParam(r, false); err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	select {
+	case <-c.stopped:
+		writeJSON(w, map[string]string{"stop": c.offReason()})
+	case <-r.Context().Done():
+	}
+}
+
+func (c *Coordinator) serveShoppers(w http.ResponseWriter, r *http.Request) {
+	k, err := c.shardParam(r, false)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	select {
+	case <-c.begun:
+	default:
+		http.Error(w, "the sale has not started", http.StatusConflict)
+		return
+	}
+	c.mu.Lock()
+	again := c.shards[k].streaming
+	c.shards[k].streaming = true
+	c.mu.Unlock()
+	if again {
+		http.Error(w, fmt.Sprintf("shard %d is already sending", k), http.StatusConflict)
+		return
+	}
+	sc := bufio.NewScanner(r.Body)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		var l Line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			c.send(event{shard: k, err: fmt.Errorf("shard %d sent a line that is not a record: %v", k, err)})
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		switch {
+		case l.Done != nil:
+			c.send(event{shard: k, done: l.Done})
+			w.WriteHeader(http.StatusNoContent)
+			return
+		case l.Shopper != nil:
+			c.send(event{shard: k, shopper: l.Shopper})
+		}
+	}
+	err = sc.Err()
+	if err == nil {
+		err = errors.New("the stream ended before its last line")
+	}
+	c.send(event{shard: k, err: fmt.Errorf("shard %d died: %v", k, err)})
+}
+
+// send hands an event to Send, unless the coordinator is gone.
+func (c *Coordinator) send(e event) {
+	select {
+	case c.events <- e:
+	case <-c.closed:
+	}
+}
+
+// Lost tells the coordinator that shard k's worker is gone (its process
+// exited): unless the shard had already ended, the run has lost it.
+func (c *Coordinator) Lost(k int, err error) {
+	err = fmt.Errorf("shard %d died: %v", k, err)
+	select {
+	case <-c.begun:
+		c.send(event{shard: k, err: err})
+	default:
+		c.callOff(err) // Join is waiting: it ends
+	}
+}
+
+// callOff ends the sale before or during it: waiting workers are told, and
+// streaming ones stop.
+func (c *Coordinator) callOff(err error) {
+	c.offMu.Lock()
+	if c.offErr == nil {
+		c.offErr = err
+	}
+	c.offMu.Unlock()
+	c.stopOnce.Do(func() { close(c.stopped) })
+}
+
+// Join waits until every shard is ready, at most within. A shard that
+// cannot take part, or missing at the end of the wait, calls the sale off:
+// the error wraps ErrShard and says which.
+func (c *Coordinator) Join(ctx context.Context, within time.Duration) error {
+	if within <= 0 {
+		within = DefaultJoinWithin
+	}
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case <-c.joined:
+		return nil
+	case <-c.stopped:
+		return fmt.Errorf("%w: %s", ErrShard, c.offReason())
+	case <-ctx.Done():
+		c.callOff(ctx.Err())
+		return ctx.Err()
+	case <-t.C:
+		var missing []string
+		c.mu.Lock()
+		for k, s := range c.shards {
+			if s.ready == nil {
+				missing = append(missing, strconv.Itoa(k))
+			}
+		}
+		c.mu.Unlock()
+		err := fmt.Errorf("%w: shards %s of %d were not ready within %s", ErrShard, strings.Join(missing, ", "), len(c.shards), within)
+		c.callOff(err)
+		return err
+	}
+}
+
+// Lead is how long before the start instant the workers are told of it:
+// enough for the answer to reach the farthest of them.
+func (c *Coordinator) Lead() time.Duration {
+	var most time.Duration
+	c.mu.Lock()
+	for _, s := range c.shards {
+		if s.ready != nil {
+			most = max(most, s.ready.RTT)
+		}
+	}
+	c.mu.Unlock()
+	return 100*time.Millisecond + 4*most
+}
+
+// Send fixes the sale's start (after Join), takes every shard's records
+// as they come, calling onResult (from one goroutine) for each, and
+// returns the whole sale's report when every shard has ended. When ctx
+// ends, or a shard fails, every shard is told to stop; the report then
+// holds what came back, and the error wraps ErrShard for a failure (naming
+// the first) or is ctx's.
+func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*load.Shopper)) (*load.Report, error) {
+	c.mu.Lock()
+	c.start = at
+	c.mu.Unlock()
+	close(c.begun)
+	defer c.callOff(errors.New("the sale is over"))
+
+	plan := c.job.Plan
+	sched := load.Schedule(plan.Stages)
+	var last time.Duration
+	if len(sched) > 0 {
+		last = sched[len(sched)-1]
+	}
+	// A shard still sending past its last arrival's deadline and the
+	// stop grace is hung.
+	overall := time.NewTimer(time.Until(at.Add(last + plan.Patience + load.AnswerGrace + StopWithin)))
+	defer overall.Stop()
+	streamCheck := time.NewTimer(time.Until(at.Add(StreamWithin)))
+	defer streamCheck.Stop()
+	var stopTimer <-chan time.Time
+	var firstErr error
+	ended := 0
+	fail := func(k int, err error) {
+		s := c.shards[k]
+		if s.done != nil || s.err != nil {
+			return
+		}
+		s.err = err
+		ended++
+		if firstErr == nil {
+			firstErr = err
+			c.callOff(err)
+		}
+	}
+	stop := func() {
+		if stopTimer == nil {
+			c.callOff(context.Cause(ctx))
+			stopTimer = time.After(StopWithin)
+		}
+	}
+	ctxDone := ctx.Done()
+	for ended < len(c.shards) {
+		select {
+		case e := <-c.events:
+			c.mu.Lock()
+			s := c.shards[e.shard]
+			switch {
+			case e.shopper != nil && s.done == nil && s.err == nil:
+				sh := e.shopper
+				if !(load.Shard{Index: e.shard, Of: len(c.shards)}).Has(sh.Index) {
+					fail(e.shard, fmt.Errorf("shard %d sent arrival %d, which is not its own", e.shard, sh.Index))
+					c.mu.Unlock()
+					continue
+				}
+				s.got++
+				c.got = append(c.got, sh)
+				c.mu.Unlock()
+				if onResult != nil {
+					onResult(sh)
+				}
+				continue
+			case e.done != nil && s.done == nil && s.err == nil:
+				if e.done.Error != "" {
+					fail(e.shard, fmt.Errorf("shard %d: %s", e.shard, e.done.Error))
+				} else {
+					s.done = e.done
+					ended++
+				}
+				c.unmatched = append(c.unmatched, e.done.Unmatched)
+			case e.err != nil:
+				fail(e.shard, e.err)
+			}
+			c.mu.Unlock()
+		case <-streamCheck.C:
+			c.mu.Lock()
+			for k, s := range c.shards {
+				if !s.streaming {
+					fail(k, fmt.Errorf("shard %d did not begin sending within %s of the start", k, StreamWithin))
+				}
+			}
+			c.mu.Unlock()
+		case <-ctxDone:
+			ctxDone = nil
+			stop()
+		case <-stopTimer:
+			c.giveUp(fail, fmt.Sprintf("did not end within %s of being told to stop", StopWithin))
+		case <-overall.C:
+			c.giveUp(fail, "was still sending after its last shopper's deadline")
+		}
+	}
+	c.mu.Lock()
+	got := slices.Clone(c.got)
+	c.mu.Unlock()
+	rep, err := load.Complete(plan, at, got)
+	if err != nil {
+		return nil, err
+	}
+	if firstErr != nil {
+		return rep, fmt.Errorf("%w: %v", ErrShard, firstErr)
+	}
+	return rep, ctx.Err()
+}
+
+// giveUp fails every shard still sending.
+func (c *Coordinator) giveUp(fail func(int, error), why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.shards {
+		fail(k, fmt.Errorf("shard %d %s", k, why))
+	}
+}
+
+// Unmatched are the answers no rule understood, of every shard that ended.
+func (c *Coordinator) Unmatched() []runrecord.Unmatched {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return runrecord.JoinUnmatched(c.unmatched...)
+}
+
+// Shards is what each shard did, for the run's record.
+func (c *Coordinator) Shards() []runrecord.Shard {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(load.Schedule(c.job.Plan.Stages))
+	mine := make([][]*load.Shopper, len(c.shards))
+	for _, sh := range c.got {
+		k := sh.Index % len(c.shards)
+		mine[k] = append(mine[k], sh)
+	}
+	out := make([]runrecord.Shard, len(c.shards))
+	for k, s := range c.shards {
+		r := runrecord.Shard{Index: k, Shoppers: s.got, Scheduled: load.Shard{Index: k, Of: len(c.shards)}.Count(n)}
+		if s.ready != nil {
+			r.Host = s.ready.Host
+			r.ClockOffsetMS = ms(s.ready.Offset)
+			r.ClockRTTMS = ms(s.ready.RTT)
+		}
+		_, p99, _ := load.Lateness(mine[k])
+		r.LateP99MS = ms(p99)
+		if s.err != nil {
+			r.Error = s.err.Error()
+		}
+		out[k] = r
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,299 @@
+package fleet
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/gameday/system"
+)
+
+// clockReadings is how many times a worker reads the coordinator's clock;
+// it keeps the reading of the shortest round trip.
+const clockReadings = 8
+
+// WorkerOptions say where a worker calls in and which shard it sends.
+type WorkerOptions struct {
+	// Coordinator is the coordinator's base URL; Token the run's secret.
+	Coordinator, Token string
+	// Shard is the worker's shard, or -1: whichever is free.
+	Shard int
+	// Host names the worker in the run's record; "" means os.Hostname's.
+	Host string
+	// Log receives a line per step; nil means none.
+	Log io.Writer
+}
+
+// Work takes part in one sale as a worker: it fetches the job, checks that
+// it can reach the system under test, measures its clock against the
+// coordinator's, waits for the start, sends its shard's arrivals and
+// streams every shopper's record back. It stops sending when the
+// coordinator says so, or cannot be reached, or ctx ends. It returns nil
+// when its whole part was sent and taken.
+func Work(ctx context.Context, o WorkerOptions) error {
+	w := &worker{o: o, hc: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}}
+	base, err := url.Parse(strings.TrimRight(o.Coordinator, "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return fmt.Errorf("worker: coordinator %q: want an http URL", o.Coordinator)
+	}
+	w.base = base.String()
+	if w.o.Host == "" {
+		w.o.Host, _ = os.Hostname()
+	}
+	shard := "any"
+	if o.Shard >= 0 {
+		shard = strconv.Itoa(o.Shard)
+	}
+
+	var job Job
+	if err := w.get(ctx, "/v1/job?shard="+shard, &job, 10*time.Second); err != nil {
+		return fmt.Errorf("worker: fetch the job: %w", err)
+	}
+	w.shard = strconv.Itoa(job.Shard)
+	w.logf("shard %d of %d: %d arrivals of %s", job.Shard, job.Of, load.Shard{Index: job.Shard, Of: job.Of}.Count(len(load.Schedule(job.Plan.Stages))), job.System.File)
+
+	flow, err := w.prepare(ctx, job)
+	if err != nil {
+		_ = w.post(ctx, "/v1/ready", Ready{Host: w.o.Host, Error: err.Error()}, nil)
+		return fmt.Errorf("worker: shard %d: %w", job.Shard, err)
+	}
+	defer flow.CloseIdleConnections()
+	offset, rtt, err := w.clock(ctx)
+	if err != nil {
+		return fmt.Errorf("worker: read the coordinator's clock: %w", err)
+	}
+	w.logf("clock: coordinator minus this machine %s (round trip %s)", offset, rtt)
+	var st start
+	if err := w.post(ctx, "/v1/ready", Ready{Offset: offset, RTT: rtt, Host: w.o.Host}, &st); err != nil {
+		return fmt.Errorf("worker: shard %d: %w", job.Shard, err)
+	}
+	clock := func() time.Time { return time.Now().Add(offset) }
+	at := time.Unix(0, st.Start)
+
+	// Told to stop, or the coordinator gone: stop sending.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var told atomic.Bool
+	go func() {
+		defer stop()
+		if w.get(runCtx, "/v1/stop?shard="+w.shard, nil, 0) == nil {
+			told.Store(true)
+		}
+	}()
+
+	pr, pw := io.Pipe()
+	sent := make(chan error, 1)
+	go func() { sent <- w.stream(runCtx, pr) }()
+	records := make(chan *load.Shopper, 4096)
+	wrote := make(chan error, 1)
+	go func() { wrote <- writeLines(pw, records) }()
+
+	var d Done
+	if late := clock().Sub(at); late > 0 {
+		d.Error = fmt.Sprintf("was told of the start %s after it had passed", late.Round(time.Microsecond))
+	} else {
+		w.logf("start at %s (coordinator's clock), in %s", at.UTC().Format(time.RFC3339Nano), -late)
+		rep, err := load.Run(runCtx, job.Plan, flow, load.Options{
+			Clock: clock, Start: at, Shard: load.Shard{Index: job.Shard, Of: job.Of},
+			OnResult: func(s *load.Shopper) { records <- s },
+		})
+		if rep != nil {
+			d.Scheduled, d.Started, d.Dropped = rep.Scheduled, rep.Started, rep.Dropped
+			w.logf("sent: %d of %d started, %d dropped", rep.Started, rep.Scheduled, rep.Dropped)
+		}
+		switch {
+		case err == nil:
+		case told.Load(): // the coordinator stopped the sale: its part is sent
+		case ctx.Err() != nil:
+			d.Error = "the worker was interrupted before its part was sent"
+		case runCtx.Err() != nil:
+			d.Error = "the worker lost the coordinator before its part was sent"
+		default:
+			d.Error = err.Error()
+		}
+		d.Unmatched = flow.Unmatched()
+	}
+	close(records)
+	err = <-wrote
+	if err == nil {
+		err = json.NewEncoder(pw).Encode(Line{Done: &d})
+	}
+	pw.CloseWithError(err)
+	if serr := <-sent; serr != nil && err == nil {
+		err = serr
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("worker: shard %d: send the records: %w", job.Shard, err)
+	case d.Error != "":
+		return fmt.Errorf("worker: shard %d: %s", job.Shard, d.Error)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return nil
+}
+
+type worker struct {
+	o     WorkerOptions
+	hc    *http.Client
+	base  string
+	shard string
+}
+
+func (w *worker) logf(format string, args ...any) {
+	if w.o.Log != nil {
+		fmt.Fprintf(w.o.Log, "gameday worker: "+format+"\n", args...)
+	}
+}
+
+// prepare builds the shard's purchase flow from the job, as the
+// coordinator built its own, and checks that the system answers on its
+// address.
+func (w *worker) prepare(ctx context.Context, job Job) (*system.Flow, error) {
+	if job.Protocol != Protocol {
+		return nil, fmt.Errorf("the coordinator speaks %q, this worker %q: run the same gameday version on both", job.Protocol, Protocol)
+	}
+	if err := (load.Shard{Index: job.Shard, Of: job.Of}).Validate(); err != nil {
+		return nil, err
+	}
+	sys, err := system.Parse(job.System.File, job.System.Data, job.System.Vars)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(sys.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	hostport := u.Host
+	if u.Port() == "" {
+		hostport = net.JoinHostPort(u.Hostname(), map[string]string{"https": "443"}[u.Scheme]+map[string]string{"http": "80"}[u.Scheme])
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", hostport)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the system under test at %s: %v", sys.BaseURL, err)
+	}
+	conn.Close()
+	return sys.Flow(nil, job.Plan.IDPrefix), nil
+}
+
+// clock measures the coordinator's clock minus this machine's: of
+// clockReadings readings, the one of the shortest round trip, taken to be
+// read halfway through it.
+func (w *worker) clock(ctx context.Context) (offset, rtt time.Duration, err error) {
+	rtt = -1
+	for range clockReadings {
+		var c struct {
+			Now int64 `json:"now"`
+		}
+		t0 := time.Now()
+		if err := w.get(ctx, "/v1/clock", &c, 5*time.Second); err != nil {
+			return 0, 0, err
+		}
+		took := time.Since(t0)
+		if rtt < 0 || took < rtt {
+			rtt = took
+			offset = time.Unix(0, c.Now).Sub(t0.Add(took / 2))
+		}
+	}
+	return offset, rtt, nil
+}
+
+// writeLines encodes the records as JSON lines as they come, flushing
+// whenever none is waiting.
+func writeLines(w io.Writer, records <-chan *load.Shopper) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(bw)
+	var err error
+	for s := range records {
+		if err == nil {
+			err = enc.Encode(Line{Shopper: s})
+		}
+		if err == nil && len(records) == 0 {
+			err = bw.Flush()
+		}
+		// After an error the records are still taken, so that the
+		// shoppers never block on a stream that is gone.
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	return err
+}
+
+// stream sends body as the shard's records.
+func (w *worker) stream(ctx context.Context, body io.Reader) error {
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, w.base+"/v1/shoppers?shard="+w.shard, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+w.o.Token)
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	resp, err := w.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return answerError(resp)
+	}
+	return nil
+}
+
+func (w *worker) get(ctx context.Context, path string, out any, timeout time.Duration) error {
+	return w.do(ctx, http.MethodGet, path, nil, out, timeout)
+}
+
+// post sends in as JSON; the answer may take as long as the coordinator
+// needs (ready waits for every shard).
+func (w *worker) post(ctx context.Context, path string, in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return w.do(ctx, http.MethodPost, path+"?shard="+w.shard, b, out, 0)
+}
+
+func (w *worker) do(ctx context.Context, method, path string, body []byte, out any, timeout time.Duration) error {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, w.base+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+w.o.Token)
+	resp, err := w.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return answerError(resp)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(out)
+}
+
+func answerError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	return errors.New(resp.Status + ": " + strings.TrimSpace(string(b)))
+}
