@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/gameday-dev/gameday/gameday/fleet"
@@ -16,9 +17,11 @@ import (
 // coordinator ("gameday run -shards N"), sends its part and streams its
 // shoppers' records back (docs/scale.md). Its shard comes from -shard, or
 // from the engine that started it: $GAMEDAY_SHARD, a Kubernetes Indexed
-// Job's $JOB_COMPLETION_INDEX, or a Swarm task's slot in
-// $GAMEDAY_SHARD_SLOT (from 1); without any, the coordinator gives it a
-// free one. The run's token is read from $GAMEDAY_SHARD_TOKEN only.
+// Job's $JOB_COMPLETION_INDEX, or a Swarm replicated job's task slot in
+// $GAMEDAY_SHARD_SLOT; without any, the coordinator gives it a free one.
+// The run's token is read from $GAMEDAY_SHARD_TOKEN, or from the file
+// $GAMEDAY_SHARD_TOKEN_FILE names (a Docker or Kubernetes secret), never
+// from the command line.
 func workerCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("worker", stderr)
 	coordinator := fs.String("coordinator", os.Getenv("GAMEDAY_COORDINATOR"), "the coordinator's URL, as gameday run printed it (default $GAMEDAY_COORDINATOR)")
@@ -34,8 +37,15 @@ func workerCmd(args []string, stdout, stderr io.Writer) error {
 		return usagef("worker: -coordinator (or $GAMEDAY_COORDINATOR) is required")
 	}
 	token := os.Getenv(fleet.TokenEnv)
+	if f := os.Getenv(fleet.TokenEnv + "_FILE"); token == "" && f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return usagef("worker: $%s_FILE: %v", fleet.TokenEnv, err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
 	if token == "" {
-		return usagef("worker: $%s is required: the run's token, never given on the command line", fleet.TokenEnv)
+		return usagef("worker: $%s (or $%s_FILE) is required: the run's token, never given on the command line", fleet.TokenEnv, fleet.TokenEnv)
 	}
 	k, err := shardFromEnv(*shard)
 	if err != nil {
@@ -57,8 +67,12 @@ func shardFromEnv(flagged int) (int, error) {
 			continue
 		}
 		n, err := strconv.Atoi(v)
-		if name == "GAMEDAY_SHARD_SLOT" {
-			n-- // Swarm's task slots count from 1
+		if name == "GAMEDAY_SHARD_SLOT" && err != nil {
+			// A replicated job's tasks have slots 0 to N-1, but Swarm
+			// renders slot 0 as the node's ID (it takes 0 for "no slot").
+			// Were two tasks without a number, the coordinator would
+			// refuse the second: "shard 0 is taken".
+			n, err = 0, nil
 		}
 		if err != nil || n < 0 {
 			return 0, fmt.Errorf("worker: $%s=%q: want a shard number", name, v)

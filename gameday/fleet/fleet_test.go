@@ -378,3 +378,64 @@ func TestTheProtocolWantsTheToken(t *testing.T) {
 		}
 	}
 }
+
+// TestAWorkerWaitsForItsCoordinator: a pod or a task may start before the
+// coordinator listens; the worker calls again until it does.
+func TestAWorkerWaitsForItsCoordinator(t *testing.T) {
+	s := newShop(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const token = "early-worker"
+	done := make(chan error, 1)
+	go func() {
+		done <- fleet.Work(ctx, fleet.WorkerOptions{Coordinator: "http://" + addr, Token: token, Shard: 0, Wait: 20 * time.Second})
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	c, err := fleet.Listen(addr, job(t, s.srv.URL, 1, load.Stage{Duration: 500 * time.Millisecond, Target: 20}), token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Join(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(ctx, time.Now().Add(c.Lead()), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("the early worker: %v", err)
+	}
+}
+
+// TestAWorkerInterruptedFailsTheSale: a worker stopped by its own signal
+// (its pod evicted, its task shut down) has not sent its part: the sale
+// cannot be judged whole, though its stream ended cleanly.
+func TestAWorkerInterruptedFailsTheSale(t *testing.T) {
+	s := newShop(t)
+	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 2, load.Stage{Duration: 100 * time.Millisecond, Target: 50}, load.Stage{Duration: 20 * time.Second, Target: 50}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	wait := workers(ctx, c, 0)
+	evicted, evict := context.WithCancel(ctx)
+	waitEvicted := workers(evicted, c, 1)
+	if err := c.Join(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(time.Second, evict)
+	_, err = c.Send(ctx, time.Now().Add(c.Lead()), nil)
+	if !errors.Is(err, fleet.ErrShard) || !strings.Contains(err.Error(), "shard 1: the worker was interrupted") {
+		t.Fatalf("Send: %v, want shard 1 interrupted", err)
+	}
+	wait()
+	waitEvicted()
+}

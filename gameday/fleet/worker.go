@@ -35,7 +35,15 @@ type WorkerOptions struct {
 	Host string
 	// Log receives a line per step; nil means none.
 	Log io.Writer
+	// Wait is how long the worker keeps calling while the coordinator
+	// cannot be reached (a pod or a task may start before it); 0 means
+	// DefaultWorkerWait.
+	Wait time.Duration
 }
+
+// DefaultWorkerWait bounds how long a worker calls a coordinator it
+// cannot reach before it gives up.
+const DefaultWorkerWait = 2 * time.Minute
 
 // Work takes part in one sale as a worker: it fetches the job, checks that
 // it can reach the system under test, measures its clock against the
@@ -58,8 +66,8 @@ func Work(ctx context.Context, o WorkerOptions) error {
 		shard = strconv.Itoa(o.Shard)
 	}
 
-	var job Job
-	if err := w.get(ctx, "/v1/job?shard="+shard, &job, 10*time.Second); err != nil {
+	job, err := w.job(ctx, shard)
+	if err != nil {
 		return fmt.Errorf("worker: fetch the job: %w", err)
 	}
 	w.shard = strconv.Itoa(job.Shard)
@@ -156,6 +164,33 @@ type worker struct {
 func (w *worker) logf(format string, args ...any) {
 	if w.o.Log != nil {
 		fmt.Fprintf(w.o.Log, "gameday worker: "+format+"\n", args...)
+	}
+}
+
+// job fetches the job, calling again every second while the coordinator
+// cannot be reached, within WorkerOptions.Wait; an answer that refuses
+// (a wrong token, a shard taken) is final.
+func (w *worker) job(ctx context.Context, shard string) (Job, error) {
+	wait := w.o.Wait
+	if wait <= 0 {
+		wait = DefaultWorkerWait
+	}
+	deadline := time.Now().Add(wait)
+	for n := 0; ; n++ {
+		var job Job
+		err := w.get(ctx, "/v1/job?shard="+shard, &job, 10*time.Second)
+		var refused *refusal
+		if err == nil || errors.As(err, &refused) || ctx.Err() != nil || time.Now().Add(time.Second).After(deadline) {
+			return job, err
+		}
+		if n == 0 {
+			w.logf("the coordinator is not reachable yet (%v); calling again every second for %s", err, wait)
+		}
+		select {
+		case <-ctx.Done():
+			return job, ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
 }
 
@@ -293,7 +328,12 @@ func (w *worker) do(ctx context.Context, method, path string, body []byte, out a
 	return json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(out)
 }
 
+// refusal is the coordinator's answer refusing a request.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string { return r.msg }
+
 func answerError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	return errors.New(resp.Status + ": " + strings.TrimSpace(string(b)))
+	return &refusal{resp.Status + ": " + strings.TrimSpace(string(b))}
 }

@@ -122,3 +122,29 @@ func TestShardsMergeIntoTheWholeSale(t *testing.T) {
 		t.Error("reports with different starts merged")
 	}
 }
+
+// TestCompleteRefusesWhatThePlanDoesNotHave: records from shards are
+// joined into the whole plan; the arrivals no record came back for keep no
+// outcome, and a record twice, or of no arrival of the plan, is refused.
+func TestCompleteRefusesWhatThePlanDoesNotHave(t *testing.T) {
+	plan := Plan{Stages: []Stage{{Duration: time.Second, Target: 10}, {Duration: time.Second, Target: 10}}, Patience: time.Second, MaxShoppers: 4, Seed: 3}
+	n := len(Schedule(plan.Stages))
+	start := time.Now()
+	got := []*Shopper{{Index: 2, Outcome: OutcomeConfirmed, Started: time.Millisecond}, {Index: 0, Outcome: OutcomeDropped}}
+	r, err := Complete(plan, start, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Scheduled != n || r.Started != 1 || r.Dropped != 1 || len(r.Shoppers) != n || r.Shoppers[1].Outcome != "" || r.Shoppers[1].ID != Shoppers(plan)[1].ID {
+		t.Fatalf("report %+v: want %d arrivals, 1 started, 1 dropped, the rest named and unreached", r, n)
+	}
+	for _, bad := range [][]*Shopper{
+		{{Index: 1}, {Index: 1}},
+		{{Index: n}},
+		{{Index: -1}},
+	} {
+		if _, err := Complete(plan, start, bad); err == nil {
+			t.Errorf("Complete(%+v) took it", bad[0])
+		}
+	}
+}
