@@ -40,14 +40,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func options(t *testing.T) gameday.Options {
+func options(t testing.TB) gameday.Options {
 	return gameday.Options{
 		Binary: binary, RunsDir: t.TempDir(), TimeScale: 0.4,
 		Journal: faults.OpenJournal(filepath.Join(t.TempDir(), "journal.json")),
 	}
 }
 
-func lookup(t *testing.T, name string) *scenarios.Scenario {
+func lookup(t testing.TB, name string) *scenarios.Scenario {
 	t.Helper()
 	sc, err := scenarios.Lookup(name)
 	if err != nil {

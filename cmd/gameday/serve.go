@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -209,7 +211,7 @@ Flags:
 	}
 	log.Info("checkout starting", "mode", cfg.Mode, "admission", cfg.Admission.Mode.String(), "admission_in_progress", cfg.Admission.InProgress,
 		"inventory_redis", cfg.InventoryRedis, "session_redis", cfg.SessionRedis, "payment_url", cfg.PaymentURL)
-	return serveHTTP(*listen, srv, log)
+	return serveHTTP("checkout", *listen, srv, log)
 }
 
 // breakerFlags registers the guard settings of one dependency.
@@ -263,7 +265,7 @@ func servePayment(args []string, stderr io.Writer) error {
 		return usageError{err}
 	}
 	log.Info("payment stand-in starting", "min_latency", cfg.MinLatency, "max_latency", cfg.MaxLatency, "decline_rate", cfg.DeclineRate, "slots", cfg.Slots, "seed", cfg.Seed)
-	return serveHTTP(*listen, srv, log)
+	return serveHTTP("payment", *listen, srv, log)
 }
 
 func checkListen(addr string) error {
@@ -282,10 +284,24 @@ func checkListen(addr string) error {
 }
 
 // serveHTTP serves h on addr until SIGINT or SIGTERM, then shuts down,
-// letting requests in flight finish for up to 10s.
-func serveHTTP(addr string, h http.Handler, log *slog.Logger) error {
+// letting requests in flight finish for up to 10s. With
+// $GAMEDAY_CPUPROFILE_DIR set, it writes a CPU profile of the whole time
+// it served there, as NAME-PID.pprof (docs/benchmarks.md: how a drill's
+// children spend their CPU).
+func serveHTTP(name, addr string, h http.Handler, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if dir := os.Getenv("GAMEDAY_CPUPROFILE_DIR"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", name, os.Getpid())))
+		if err != nil {
+			return fmt.Errorf("$GAMEDAY_CPUPROFILE_DIR: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("$GAMEDAY_CPUPROFILE_DIR: %w", err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usageError{fmt.Errorf("-listen %s: %w", addr, err)}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -84,14 +85,29 @@ func serveBench() {
 		held.Store(0)
 		mu.Unlock()
 	})
+	_ = testenv.RaiseOpenFiles(openFiles)
 	srv := httptest.NewServer(mux)
-	fmt.Println(srv.URL)
+	// A second address: loopback has some 28,000 ephemeral ports for each
+	// address a client connects to, fewer than the shoppers of
+	// BenchmarkMemoryPerWaitingShopper.
+	srv2 := httptest.NewServer(mux)
+	fmt.Println(srv.URL, srv2.URL)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 }
+
+// openFiles is what the benchmarks' processes need open at most: 30,000
+// connections each, and some.
+const openFiles = 40_000
 
 // startBenchServer starts the target in a child process and returns its
 // URL; the child ends with the benchmark.
 func startBenchServer(b *testing.B) string {
+	return startBenchServers(b)[0]
+}
+
+// startBenchServers starts the target in a child process and returns its
+// two URLs (the same server on two ports).
+func startBenchServers(b *testing.B) []string {
 	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -126,7 +142,7 @@ func startBenchServer(b *testing.B) string {
 	if err != nil {
 		b.Fatalf("read bench server's URL: %v", err)
 	}
-	return strings.TrimSpace(line)
+	return strings.Fields(line)
 }
 
 // loadFigures are one tool's figures over the iterations of a benchmark.
@@ -195,7 +211,16 @@ func BenchmarkVsVegeta(b *testing.B) {
 		b.Run(fmt.Sprintf("rate=%d/tool=gameday", rate), func(b *testing.B) {
 			var f loadFigures
 			for range b.N {
-				benchGameday(b, url, rate, &f)
+				benchGameday(b, url, rate, nil, &f)
+			}
+			f.report(b)
+		})
+		// The generator before it had its own transport: the same flow
+		// through net/http's Transport, with NewClient's old settings.
+		b.Run(fmt.Sprintf("rate=%d/tool=gameday-net-http", rate), func(b *testing.B) {
+			var f loadFigures
+			for range b.N {
+				benchGameday(b, url, rate, netHTTPClient(), &f)
 			}
 			f.report(b)
 		})
@@ -209,7 +234,7 @@ func BenchmarkVsVegeta(b *testing.B) {
 	}
 }
 
-func benchGameday(b *testing.B, url string, rate int, f *loadFigures) {
+func benchGameday(b *testing.B, url string, rate int, hc *http.Client, f *loadFigures) {
 	plan := load.Plan{
 		// A ramp to the rate over one interval (half an arrival), then the
 		// rate for 2 s: the same count and spacing as vegeta's constant
@@ -220,7 +245,7 @@ func benchGameday(b *testing.B, url string, rate int, f *loadFigures) {
 		Seed:        1,
 		IDPrefix:    "bench",
 	}
-	t := benchSystem(b, url).Flow(nil, "bench")
+	t := benchSystem(b, url).Flow(hc, "bench")
 	defer t.CloseIdleConnections()
 	var rep *load.Report
 	var err error
@@ -263,20 +288,37 @@ func benchVegeta(b *testing.B, url string, rate int, f *loadFigures) {
 	})
 }
 
-// BenchmarkMemoryPerWaitingShopper: 8,000 shoppers through a described
+// BenchmarkMemoryPerWaitingShopper: 30,000 shoppers through a described
 // system's Flow to a server (in the child process) that holds every
 // request, so each shopper also holds a keep-alive connection with its
-// buffers and two transport goroutines. 8,000 because the machine's file
-// limit is 20,000 per process. The generator alone: gameday/load's.
+// buffers. Half of them go to each of the server's two ports (see
+// serveBench). 30,000 connections need the open-file limit of both
+// processes raised to 40,000 (root with CAP_SYS_RESOURCE, or a hard limit
+// that high); where it cannot be, 15,000 are held (under a 20,000 limit),
+// and the 30,000 figure is the per-shopper cost times 30,000 (rss-MiB-30k).
+// rss-MiB is the generator process's resident memory while they all wait.
+// Side by side: the generator's own transport and net/http's. The
+// generator alone, without connections: gameday/load's.
 func BenchmarkMemoryPerWaitingShopper(b *testing.B) {
-	const n = 8_000
-	url := startBenchServer(b)
+	n := 30_000
+	if err := testenv.RaiseOpenFiles(openFiles); err != nil {
+		n = 15_000
+		b.Logf("%d open files cannot be had (%v): %d shoppers", openFiles, err, n)
+	}
+	urls := startBenchServers(b)
+	b.Run("client=gameday", func(b *testing.B) { benchWaiting(b, n, urls, load.NewClient) })
+	b.Run("client=net-http", func(b *testing.B) { benchWaiting(b, n, urls, netHTTPClient) })
+}
+
+func benchWaiting(b *testing.B, n int, urls []string, client func() *http.Client) {
 	ctl := &http.Client{Timeout: 5 * time.Second}
 	for range b.N {
-		t := benchSystem(b, url+"/hold").Flow(nil, "mem")
+		a := benchSystem(b, urls[0]+"/hold").Flow(client(), "mem")
+		c := benchSystem(b, urls[1]+"/hold").Flow(client(), "mem")
+		t := halves{a, c}
 		testenv.MeasureWaiting(b, n, t, func() {
-			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				resp, err := ctl.Get(url + "/held")
+			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				resp, err := ctl.Get(urls[0] + "/held")
 				if err != nil {
 					b.Fatalf("ask the server: %v", err)
 				}
@@ -288,14 +330,33 @@ func BenchmarkMemoryPerWaitingShopper(b *testing.B) {
 			}
 			b.Fatal("the server never held every shopper")
 		}, func() {
-			resp, err := ctl.Post(url+"/release", "", nil)
+			resp, err := ctl.Post(urls[0]+"/release", "", nil)
 			if err != nil {
 				b.Fatalf("release: %v", err)
 			}
 			resp.Body.Close()
 		})
-		t.CloseIdleConnections()
+		a.CloseIdleConnections()
+		c.CloseIdleConnections()
 	}
+}
+
+// netHTTPClient is load.NewClient as it was before the generator had a
+// transport of its own: net/http's, with the same settings.
+func netHTTPClient() *http.Client {
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Client{Transport: &http.Transport{
+		Proxy: http.ProxyFromEnvironment, DialContext: d.DialContext,
+		MaxIdleConnsPerHost: load.PoolLimit, IdleConnTimeout: 5 * time.Second, TLSHandshakeTimeout: 5 * time.Second,
+		DisableCompression: true, WriteBufferSize: 1 << 10, ReadBufferSize: 2 << 10,
+	}}
+}
+
+// halves sends even shoppers to one flow and odd ones to the other.
+type halves [2]*system.Flow
+
+func (h halves) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
+	return h[call.Number%2].Do(ctx, call)
 }
 
 // benchSystem is the system the benchmarks drive: the reference checkout's

@@ -85,7 +85,7 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 		// The body is the request's own: the transport may still be
 		// reading it after Do returns (an answer that came before the
 		// whole body went).
-		body = bytes.NewReader(st.body.render(make([]byte, 0, 256), &v))
+		body = bytes.NewBuffer(st.body.render(make([]byte, 0, 256), &v))
 	}
 	req, err := http.NewRequestWithContext(ctx, st.method, u, body)
 	if err != nil {

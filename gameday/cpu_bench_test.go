@@ -1,0 +1,145 @@
+package gameday_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/internal/testenv"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// BenchmarkDrillCPU runs a whole drill — the runner (load generator,
+// embedded Toxiproxy, breaker probe), the checkout, the payment stand-in
+// and two redis-servers on this machine — and reports what it cost in CPU:
+// cores (all processes' user + system time over the drill's wall time)
+// and each process's user and system seconds, printed by name.
+//
+//	go test -run '^$' -bench DrillCPU -benchtime 1x ./gameday/
+//
+// GAMEDAY_BENCH_SCENARIO names the drill (default drop-reserve, 8,250
+// shoppers in 35 s).
+func BenchmarkDrillCPU(b *testing.B) {
+	name := os.Getenv("GAMEDAY_BENCH_SCENARIO")
+	if name == "" {
+		name = "drop-reserve"
+	}
+	sc := lookup(b, name)
+	for range b.N {
+		o := options(b)
+		o.TimeScale = 1
+		o.PredictRuns = -1
+		self0, kids0 := testenv.Usage()
+		watch := testenv.WatchChildren(100 * time.Millisecond)
+		began := time.Now()
+		rec, _, err := gameday.Run(context.Background(), sc, o)
+		wall := time.Since(began)
+		procs := watch.Stop()
+		self1, kids1 := testenv.Usage()
+		if err != nil || rec.Verdict != gameday.VerdictPass {
+			b.Fatalf("%s: %v %s %s", name, err, rec.Verdict, rec.Reason)
+		}
+		runner := procCPUDelta(self0, self1)
+		children := procCPUDelta(kids0, kids1)
+		total := runner.User + runner.Sys + children.User + children.Sys
+		b.ReportMetric(total.Seconds()/wall.Seconds(), "cores")
+		b.ReportMetric((runner.User + children.User).Seconds(), "user-s")
+		b.ReportMetric((runner.Sys + children.Sys).Seconds(), "sys-s")
+		b.ReportMetric(float64(rec.Load.Scheduled), "shoppers")
+		b.ReportMetric(wall.Seconds(), "wall-s")
+		slices.SortFunc(procs, func(a, c testenv.ProcCPU) int { return int((c.User + c.Sys) - (a.User + a.Sys)) })
+		var lines []string
+		lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs", "runner (generator, Toxiproxy, probe)", runner.User.Seconds(), runner.Sys.Seconds()))
+		for _, p := range procs {
+			lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs", shortName(p.Name), p.User.Seconds(), p.Sys.Seconds()))
+		}
+		lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  (getrusage of the ended children)", "children, in all", children.User.Seconds(), children.Sys.Seconds()))
+		b.Logf("%s: %d shoppers over %.1fs of drill, %.2f cores in all\n%s", name, rec.Load.Scheduled, wall.Seconds(), total.Seconds()/wall.Seconds(), strings.Join(lines, "\n"))
+	}
+}
+
+// procCPUDelta is b's CPU time minus a's.
+func procCPUDelta(a, b testenv.ProcCPU) testenv.ProcCPU {
+	return testenv.ProcCPU{Name: b.Name, User: b.User - a.User, Sys: b.Sys - a.Sys}
+}
+
+// shortName names a child by its command: "gameday serve checkout",
+// "redis-server 127.0.0.1:PORT".
+func shortName(cmd string) string {
+	f := strings.Fields(cmd)
+	if len(f) == 0 {
+		return "?"
+	}
+	base := f[0][strings.LastIndexByte(f[0], '/')+1:]
+	switch {
+	case base == "gameday" && len(f) >= 3:
+		return "gameday " + f[1] + " " + f[2]
+	case strings.HasPrefix(base, "redis-server"):
+		for i, a := range f {
+			if a == "--port" && i+1 < len(f) {
+				return "redis-server :" + f[i+1]
+			}
+		}
+	}
+	if len(cmd) > 44 {
+		return cmd[:44]
+	}
+	return cmd
+}
+
+// BenchmarkStackThroughput drives testdata/throughput.yaml (payments of
+// 1-5 ms, no limits, 10 s at the rate) through the whole local stack at
+// 1,000, 2,000 and 3,000 arrivals a second, one sub-benchmark each, and
+// reports whether it passed, the confirmed p95, the share refused or in
+// error, the drops and the CPU the machine spent (all processes' cores).
+//
+//	go test -run '^$' -bench StackThroughput -benchtime 1x ./gameday/
+func BenchmarkStackThroughput(b *testing.B) {
+	sc, err := scenarios.LoadFile("testdata/throughput.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, scale := range []float64{1, 2, 3} {
+		b.Run(fmt.Sprintf("rate=%.0f", 1000*scale), func(b *testing.B) {
+			for range b.N {
+				o := options(b)
+				o.TimeScale, o.RateScale, o.PredictRuns = 1, scale, -1
+				self0, kids0 := testenv.Usage()
+				began := time.Now()
+				rec, _, err := gameday.Run(context.Background(), sc, o)
+				wall := time.Since(began)
+				self1, kids1 := testenv.Usage()
+				if err != nil {
+					b.Fatal(err)
+				}
+				runner, children := procCPUDelta(self0, self1), procCPUDelta(kids0, kids1)
+				pass := 0.0
+				if rec.Verdict == gameday.VerdictPass {
+					pass = 1
+				}
+				refused := 0
+				for o, n := range rec.Outcomes {
+					if o != "confirmed" && o != "declined" {
+						refused += n
+					}
+				}
+				var p95 float64
+				if rec.Flash != nil {
+					p95 = rec.Flash.Observed.SuccessP95MS
+				}
+				b.ReportMetric(pass, "pass")
+				b.ReportMetric(p95, "confirmed-p95-ms")
+				b.ReportMetric(100*float64(refused)/float64(max(rec.Load.Scheduled, 1)), "refused-%")
+				b.ReportMetric(float64(rec.Load.Dropped), "dropped")
+				b.ReportMetric(float64(rec.Load.Scheduled), "shoppers")
+				b.ReportMetric((runner.User+runner.Sys+children.User+children.Sys).Seconds()/wall.Seconds(), "cores")
+				b.Logf("rate %.0f/s: %s (%s); outcomes %v; load %+v", 1000*scale, rec.Verdict, rec.Reason, rec.Outcomes, rec.Load)
+			}
+		})
+	}
+}
