@@ -705,8 +705,6 @@ func (d *drill) drive(ctx context.Context) {
 		d.fail(VerdictError, "%v; the drill was stopped", cause)
 	case broken(books, "") != "":
 		d.fail(VerdictFail, "%s", broken(books, ""))
-	case errors.Is(loadErr, fleet.ErrShard):
-		d.fail(VerdictInconclusive, "the load was not sent whole (%v): the load was stopped everywhere and every fault removed", loadErr)
 	case ctx.Err() != nil:
 		d.fail(VerdictInconclusive, "interrupted: the load was stopped and every fault removed")
 		if b := broken(checks, ""); b != "" && d.unsettled {
@@ -716,6 +714,8 @@ func (d *drill) drive(ctx context.Context) {
 		d.fail(VerdictInconclusive, "aborted by the halt condition: %s", haltReason)
 	case errors.Is(cause, errAborted):
 		d.fail(VerdictInconclusive, "aborted by the guard: %s", guard.reason())
+	case errors.Is(loadErr, fleet.ErrShard):
+		d.fail(VerdictInconclusive, "the load was not sent whole (%v): the load was stopped everywhere and every fault removed", loadErr)
 	case steadyStateFailed(d.rec.Expectations):
 		d.fail(VerdictInconclusive, "the steady state failed before any fault: %s", broken(d.rec.Expectations, "before"))
 	default:

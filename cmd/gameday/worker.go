@@ -25,7 +25,7 @@ import (
 func workerCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("worker", stderr)
 	coordinator := fs.String("coordinator", os.Getenv("GAMEDAY_COORDINATOR"), "the coordinator's URL, as gameday run printed it (default $GAMEDAY_COORDINATOR)")
-	shard := fs.Int("shard", -1, "this worker's shard, from 0 (default: $GAMEDAY_SHARD, $JOB_COMPLETION_INDEX, $GAMEDAY_SHARD_SLOT minus 1, else any free one)")
+	shard := fs.Int("shard", -1, "this worker's shard, from 0 (default: $GAMEDAY_SHARD, $JOB_COMPLETION_INDEX, $GAMEDAY_SHARD_SLOT (a Swarm replicated job's task slot, from 0), else any free one)")
 	host := fs.String("host", "", "this worker's name in the run's record (default: the host name)")
 	if err := parseFlags2(fs, args); err != nil {
 		return err

@@ -32,6 +32,11 @@ const (
 	// StopWithin is how long shards have to end their streams once told
 	// to stop: a stopped shard cancels its shoppers at once.
 	StopWithin = 10 * time.Second
+	// Heartbeat is how long the coordinator holds a worker's question
+	// whether to stop before it answers "go on": a worker that hears
+	// nothing for twice as long takes the coordinator for gone and stops
+	// sending.
+	Heartbeat = 2 * time.Second
 	// maxLine bounds one line of a stream: a shopper of a hundred attempts
 	// is some 30 kB.
 	maxLine = 4 << 20
@@ -46,6 +51,7 @@ type Coordinator struct {
 
 	events chan event
 	closed chan struct{} // Close was called
+	sent   chan struct{} // Send returned: nobody reads events any more
 
 	mu                  sync.Mutex
 	shards              []*shardState
@@ -104,7 +110,7 @@ func Listen(addr string, job Job, token string) (*Coordinator, error) {
 	job.Protocol = Protocol
 	c := &Coordinator{
 		job: job, token: token, ln: ln,
-		events: make(chan event, 1024), closed: make(chan struct{}),
+		events: make(chan event, 1024), closed: make(chan struct{}), sent: make(chan struct{}),
 		joined: make(chan struct{}), begun: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	for range job.Of {
@@ -245,9 +251,13 @@ func (c *Coordinator) serveStop(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusConflict)
 		return
 	}
+	t := time.NewTimer(Heartbeat)
+	defer t.Stop()
 	select {
 	case <-c.stopped:
-		writeJSON(w, map[string]string{"stop": c.offReason()})
+		writeJSON(w, map[string]any{"stop": true, "why": c.offReason()})
+	case <-t.C:
+		writeJSON(w, map[string]any{"stop": false}) // go on, and ask again
 	case <-r.Context().Done():
 	}
 }
@@ -297,10 +307,12 @@ func (c *Coordinator) serveShoppers(w http.ResponseWriter, r *http.Request) {
 	c.send(event{shard: k, err: fmt.Errorf("shard %d died: %v", k, err)})
 }
 
-// send hands an event to Send, unless the coordinator is gone.
+// send hands an event to Send, unless Send has returned or the
+// coordinator is gone.
 func (c *Coordinator) send(e event) {
 	select {
 	case c.events <- e:
+	case <-c.sent:
 	case <-c.closed:
 	}
 }
@@ -385,6 +397,7 @@ func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*loa
 	c.start = at
 	c.mu.Unlock()
 	close(c.begun)
+	defer close(c.sent)
 	defer c.callOff(errors.New("the sale is over"))
 
 	plan := c.job.Plan
@@ -402,6 +415,7 @@ func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*loa
 	var stopTimer <-chan time.Time
 	var firstErr error
 	ended := 0
+	seen := make([]bool, len(sched))
 	fail := func(k int, err error) {
 		s := c.shards[k]
 		if s.done != nil || s.err != nil {
@@ -429,11 +443,12 @@ func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*loa
 			switch {
 			case e.shopper != nil && s.done == nil && s.err == nil:
 				sh := e.shopper
-				if !(load.Shard{Index: e.shard, Of: len(c.shards)}).Has(sh.Index) {
-					fail(e.shard, fmt.Errorf("shard %d sent arrival %d, which is not its own", e.shard, sh.Index))
+				if sh.Index < 0 || sh.Index >= len(sched) || !(load.Shard{Index: e.shard, Of: len(c.shards)}).Has(sh.Index) || seen[sh.Index] {
+					fail(e.shard, fmt.Errorf("shard %d sent arrival %d, which is not its own to send (or not once)", e.shard, sh.Index))
 					c.mu.Unlock()
 					continue
 				}
+				seen[sh.Index] = true
 				s.got++
 				c.got = append(c.got, sh)
 				c.mu.Unlock()
@@ -454,6 +469,9 @@ func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*loa
 			}
 			c.mu.Unlock()
 		case <-streamCheck.C:
+			if stopTimer != nil {
+				continue // stopping: a shard that never began has nothing to end
+			}
 			c.mu.Lock()
 			for k, s := range c.shards {
 				if !s.streaming {
@@ -470,12 +488,27 @@ func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*loa
 			c.giveUp(fail, "was still sending after its last shopper's deadline")
 		}
 	}
+	// A shard that ended of its own accord must have sent back every one
+	// of its arrivals: one that stopped early (another version, a bug)
+	// would otherwise pass for a sale that had fewer shoppers.
+	if stopTimer == nil && firstErr == nil {
+		c.mu.Lock()
+		for k, s := range c.shards {
+			if want := (load.Shard{Index: k, Of: len(c.shards)}).Count(len(sched)); s.got != want {
+				s.err = fmt.Errorf("shard %d ended with %d of its %d shoppers sent back", k, s.got, want)
+				if firstErr == nil {
+					firstErr = s.err
+				}
+			}
+		}
+		c.mu.Unlock()
+	}
 	c.mu.Lock()
 	got := slices.Clone(c.got)
 	c.mu.Unlock()
 	rep, err := load.Complete(plan, at, got)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrShard, err)
 	}
 	if firstErr != nil {
 		return rep, fmt.Errorf("%w: %v", ErrShard, firstErr)

@@ -439,3 +439,130 @@ func TestAWorkerInterruptedFailsTheSale(t *testing.T) {
 	wait()
 	waitEvicted()
 }
+
+// TestAWorkerStopsWithoutItsCoordinator: a worker whose coordinator is
+// gone stops sending load within moments, and says why.
+func TestAWorkerStopsWithoutItsCoordinator(t *testing.T) {
+	s := newShop(t)
+	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 1, load.Stage{Duration: 100 * time.Millisecond, Target: 50}, load.Stage{Duration: time.Minute, Target: 50}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	defer c.Close()
+	// The worker reaches the coordinator through a relay that the test
+	// cuts: the coordinator's machine gone, with no goodbye.
+	relay := newRelay(t, strings.TrimPrefix(c.URL(), "http://"))
+	done := make(chan error, 1)
+	go func() {
+		done <- fleet.Work(ctx, fleet.WorkerOptions{Coordinator: "http://" + relay.addr(), Token: c.Token(), Shard: 0})
+	}()
+	if err := c.Join(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	sendCtx, stopSend := context.WithCancel(ctx)
+	defer stopSend()
+	go func() { _, _ = c.Send(sendCtx, time.Now().Add(c.Lead()), nil) }()
+	time.Sleep(time.Second)
+	relay.cut()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a worker that lost its coordinator returned nil")
+		}
+	case <-time.After(4 * fleet.Heartbeat):
+		t.Fatal("the worker went on sending without its coordinator")
+	}
+	s.mu.Lock()
+	n := len(s.ids)
+	s.mu.Unlock()
+	time.Sleep(500 * time.Millisecond)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.ids) != n {
+		t.Errorf("the shop saw %d more checkouts after the worker returned", len(s.ids)-n)
+	}
+}
+
+// relay passes TCP connections to an address until cut.
+type relay struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newRelay(t *testing.T, to string) *relay {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &relay{ln: ln}
+	t.Cleanup(r.cut)
+	go func() {
+		for {
+			a, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, err := net.Dial("tcp", to)
+			if err != nil {
+				a.Close()
+				continue
+			}
+			r.mu.Lock()
+			r.conns = append(r.conns, a, b)
+			r.mu.Unlock()
+			go func() { _, _ = io.Copy(a, b); a.Close() }()
+			go func() { _, _ = io.Copy(b, a); b.Close() }()
+		}
+	}()
+	return r
+}
+
+func (r *relay) addr() string { return r.ln.Addr().String() }
+
+func (r *relay) cut() {
+	r.ln.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.conns {
+		c.Close()
+	}
+}
+
+// TestAShardThatEndsEarlyFailsTheSale: a worker that says it is done with
+// arrivals of its part never sent back (another version, a bug) fails the
+// sale: a sale with fewer shoppers must not pass for the planned one.
+func TestAShardThatEndsEarlyFailsTheSale(t *testing.T) {
+	s := newShop(t)
+	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 1, load.Stage{Duration: time.Second, Target: 20}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	call := func(method, path, body string) {
+		req, _ := http.NewRequest(method, c.URL()+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+c.Token())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		resp.Body.Close()
+	}
+	go func() {
+		call("GET", "/v1/job?shard=0", "")
+		call("POST", "/v1/ready?shard=0", `{"rtt_ns": 1000}`)
+		call("POST", "/v1/shoppers?shard=0", `{"shopper":{"Index":0,"ID":"fleet-0","Outcome":"confirmed"}}`+"\n"+`{"done":{"scheduled":10,"started":1}}`+"\n")
+	}()
+	if err := c.Join(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Send(ctx, time.Now().Add(c.Lead()), nil)
+	if !errors.Is(err, fleet.ErrShard) || !strings.Contains(err.Error(), "ended with 1 of its 10 shoppers") {
+		t.Fatalf("Send: %v, want the short shard named", err)
+	}
+}

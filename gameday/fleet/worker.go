@@ -94,17 +94,34 @@ func Work(ctx context.Context, o WorkerOptions) error {
 	// Told to stop, or the coordinator gone: stop sending.
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	// The stream outlives the run (its last line says how the run
+	// ended), but not a coordinator that is gone.
+	streamCtx, cancelStream := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelStream()
 	var told atomic.Bool
 	go func() {
 		defer stop()
-		if w.get(runCtx, "/v1/stop?shard="+w.shard, nil, 0) == nil {
-			told.Store(true)
+		for runCtx.Err() == nil {
+			var answer struct {
+				Stop bool `json:"stop"`
+			}
+			if err := w.get(runCtx, "/v1/stop?shard="+w.shard, &answer, 2*Heartbeat); err != nil {
+				if runCtx.Err() == nil {
+					w.logf("the coordinator does not answer (%v): stopping", err)
+					cancelStream()
+				}
+				return
+			}
+			if answer.Stop {
+				told.Store(true)
+				return
+			}
 		}
 	}()
 
 	pr, pw := io.Pipe()
 	sent := make(chan error, 1)
-	go func() { sent <- w.stream(runCtx, pr) }()
+	go func() { sent <- w.stream(streamCtx, pr) }()
 	records := make(chan *load.Shopper, 4096)
 	wrote := make(chan error, 1)
 	go func() { wrote <- writeLines(pw, records) }()
@@ -140,7 +157,14 @@ func Work(ctx context.Context, o WorkerOptions) error {
 		err = json.NewEncoder(pw).Encode(Line{Done: &d})
 	}
 	pw.CloseWithError(err)
-	if serr := <-sent; serr != nil && err == nil {
+	var serr error
+	select {
+	case serr = <-sent:
+	case <-time.After(StopWithin):
+		cancelStream()
+		serr = <-sent
+	}
+	if serr != nil && err == nil {
 		err = serr
 	}
 	switch {
@@ -272,7 +296,7 @@ func writeLines(w io.Writer, records <-chan *load.Shopper) error {
 
 // stream sends body as the shard's records.
 func (w *worker) stream(ctx context.Context, body io.Reader) error {
-	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodPost, w.base+"/v1/shoppers?shard="+w.shard, body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.base+"/v1/shoppers?shard="+w.shard, body)
 	if err != nil {
 		return err
 	}

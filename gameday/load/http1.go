@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -115,7 +116,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c == nil {
 		nc, err := t.dial(ctx, "tcp", key)
 		if err != nil {
-			return nil, err
+			return nil, ctxErr(ctx, err)
 		}
 		c = &conn1{t: t, key: key, c: nc}
 	}
@@ -131,7 +132,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if e := ctxErr(ctx, err); e == context.Canceled || e == context.DeadlineExceeded {
 			return nil, e
 		}
-		if reused && errors.Is(err, io.EOF) {
+		if reused && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 			// Closed by the server while idle, between the check and
 			// the write: whether it read the request is unknown, so it
 			// is not sent again (a POST may have been taken).
@@ -139,7 +140,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	reuse := !resp.Close && !req.Close
+	reuse := !resp.Close && !req.Close && !closes(req.Header)
 	resp.Body = &body1{rc: resp.Body, c: c, stop: stop, reuse: reuse, ctx: ctx}
 	return resp, nil
 }
@@ -162,6 +163,9 @@ func (c *conn1) exchange(req *http.Request, body []byte) (*http.Response, error)
 		w.WriteString("User-Agent: Go-http-client/1.1\r\n")
 	}
 	for k, vs := range req.Header {
+		if framing[http.CanonicalHeaderKey(k)] {
+			continue // the transport's own, as net/http ignores them
+		}
 		for _, v := range vs {
 			w.WriteString(k)
 			w.WriteString(": ")
@@ -197,6 +201,23 @@ func (c *conn1) exchange(req *http.Request, body []byte) (*http.Response, error)
 		}
 		resp.Body.Close() // 1xx: no body; the answer follows
 	}
+}
+
+// framing are the headers the transport writes itself: a request's own
+// are not sent (as net/http's Transport does not), so that a system file
+// cannot make a request with two Host or two lengths.
+var framing = map[string]bool{"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Trailer": true}
+
+// closes reports a request that asked for its connection to be closed.
+func closes(h http.Header) bool {
+	for _, v := range h["Connection"] {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "close") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkHeaders refuses what would break the request's framing: a name
@@ -267,17 +288,20 @@ type body1 struct {
 	reuse bool
 	ctx   context.Context
 	done  bool
+	err   error // what ended it: io.EOF, or why it broke
 }
 
 func (b *body1) Read(p []byte) (int, error) {
 	if b.done {
-		return 0, io.EOF
+		return 0, b.err
 	}
 	n, err := b.rc.Read(p)
 	if err == io.EOF {
+		b.err = io.EOF
 		b.finish(true)
 	} else if err != nil {
 		err = ctxErr(b.ctx, err)
+		b.err = err
 		b.finish(false)
 	}
 	return n, err
@@ -291,12 +315,18 @@ func (b *body1) Close() error {
 	}
 	var buf [512]byte
 	n, err := io.ReadFull(b.rc, buf[:])
+	b.err = errors.New("read on a closed answer")
 	b.finish(n < len(buf) && (err == io.EOF || err == io.ErrUnexpectedEOF))
 	return nil
 }
 
 func (b *body1) finish(whole bool) {
 	b.done = true
+	if !whole {
+		// net/http's body would read what is left to the end before it
+		// closes: the socket goes first, so that nobody waits for it.
+		b.c.c.Close()
+	}
 	b.rc.Close()
 	clean := b.c.drop()
 	// stop reports false when the context ended meanwhile: the deadline

@@ -235,14 +235,50 @@ func TestClientSpeaksToARawServer(t *testing.T) {
 		seen <- head.String() + string(body)
 		io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi")
 	}()
-	code, body, _, err := post(t, load.NewClient(), context.Background(), "http://"+ln.Addr().String()+"/p", "abcd")
-	if err != nil || code != 200 || body != "hi" {
-		t.Fatalf("%d %q %v", code, body, err)
+	// The transport writes the framing itself: a request's own Host and
+	// Content-Length (a system file may name any header) are not sent.
+	r, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/p", strings.NewReader("abcd"))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Host", "elsewhere.example")
+	r.Header.Set("Content-Length", "99")
+	resp, err := load.NewClient().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if code, body := resp.StatusCode, string(b); code != 200 || body != "hi" {
+		t.Fatalf("%d %q", code, body)
 	}
 	req := <-seen
+	if strings.Count(req, "Host:") != 1 || strings.Count(req, "Content-Length:") != 1 {
+		t.Errorf("the request %q: want one Host and one Content-Length", req)
+	}
 	for _, want := range []string{"POST /p HTTP/1.1\r\n", "Host: " + ln.Addr().String() + "\r\n", "Content-Length: 4\r\n", "Content-Type: application/json\r\n", "\r\n\r\nabcd"} {
 		if !strings.Contains(req, want) {
 			t.Errorf("the request %q lacks %q", req, want)
 		}
+	}
+}
+
+// TestClientClosingATrickleDoesNotWait: a shopper that stops reading an
+// answer whose body is still coming does not wait for the rest.
+func TestClientClosingATrickleDoesNotWait(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100000")
+		for i := 0; i < 30 && r.Context().Err() == nil; i++ {
+			w.Write(make([]byte, 1000))
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	resp, err := load.NewClient().Post(srv.URL, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	resp.Body.Close()
+	if took := time.Since(began); took > 500*time.Millisecond {
+		t.Errorf("closing took %s", took)
 	}
 }

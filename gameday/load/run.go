@@ -112,6 +112,10 @@ func Run(ctx context.Context, plan Plan, t Target, opt Options) (*Report, error)
 	}
 	if r.clock == nil {
 		r.clock = time.Now
+	} else {
+		// This machine's clock minus the run's, read once: a context's
+		// deadline is on this machine's clock.
+		r.shift = time.Now().Sub(r.clock())
 	}
 
 	// The records are allocated before the sale starts: the shard's
@@ -185,7 +189,8 @@ type run struct {
 	clock    func() time.Time
 	onResult func(*Shopper)
 	start    time.Time
-	keeps    int // Call.Kept's length (see Keeper)
+	keeps    int           // Call.Kept's length (see Keeper)
+	shift    time.Duration // this machine's clock minus the run's
 }
 
 func (r *run) name(s *Shopper) {
@@ -214,7 +219,9 @@ func (r *run) shop(s *Shopper) {
 	}
 	for retries := 0; ; {
 		sent := r.clock()
-		actx, cancel := context.WithDeadline(r.ctx, deadline.Add(AnswerGrace))
+		// The deadline is on the run's clock (a worker's is the
+		// coordinator's), the context's on this machine's.
+		actx, cancel := context.WithDeadline(r.ctx, deadline.Add(AnswerGrace).Add(r.shift))
 		ans, err := r.target.Do(actx, &call)
 		cancel()
 		got := r.clock()
