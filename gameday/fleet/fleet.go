@@ -16,7 +16,8 @@
 //	POST /v1/ready?shard=K   a Ready; answered when every shard is ready,
 //	                         with {"start": ...} (or 409 and why not)
 //	POST /v1/shoppers?shard=K  JSON lines, one Line each: a shopper, then done
-//	GET  /v1/stop?shard=K    answered when the shard must stop sending
+//	GET  /v1/stop?shard=K    {"stop": true} when the shard must stop sending,
+//	                         {"stop": false} after Heartbeat: ask again
 //
 // A shard that dies (its stream ends before its done line, its process
 // exits), that is given the start after the start has passed, or that
