@@ -18,7 +18,8 @@ import (
 // embedded Toxiproxy, breaker probe), the checkout, the payment stand-in
 // and two redis-servers on this machine — and reports what it cost in CPU:
 // cores (all processes' user + system time over the drill's wall time)
-// and each process's user and system seconds, printed by name.
+// and each process's user and system seconds and its read and write
+// system calls per shopper, printed by name.
 //
 //	go test -run '^$' -bench DrillCPU -benchtime 1x ./gameday/
 //
@@ -35,12 +36,14 @@ func BenchmarkDrillCPU(b *testing.B) {
 		o.TimeScale = 1
 		o.PredictRuns = -1
 		self0, kids0 := testenv.Usage()
+		r0, w0 := testenv.SyscallsIO()
 		watch := testenv.WatchChildren(100 * time.Millisecond)
 		began := time.Now()
 		rec, _, err := gameday.Run(context.Background(), sc, o)
 		wall := time.Since(began)
 		procs := watch.Stop()
 		self1, kids1 := testenv.Usage()
+		r1, w1 := testenv.SyscallsIO()
 		if err != nil || rec.Verdict != gameday.VerdictPass {
 			b.Fatalf("%s: %v %s %s", name, err, rec.Verdict, rec.Reason)
 		}
@@ -54,9 +57,10 @@ func BenchmarkDrillCPU(b *testing.B) {
 		b.ReportMetric(wall.Seconds(), "wall-s")
 		slices.SortFunc(procs, func(a, c testenv.ProcCPU) int { return int((c.User + c.Sys) - (a.User + a.Sys)) })
 		var lines []string
-		lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs", "runner (generator, Toxiproxy, probe)", runner.User.Seconds(), runner.Sys.Seconds()))
+		n := float64(rec.Load.Scheduled)
+		lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  reads %5.1f writes %5.1f a shopper", "runner (generator, Toxiproxy, probe)", runner.User.Seconds(), runner.Sys.Seconds(), float64(r1-r0)/n, float64(w1-w0)/n))
 		for _, p := range procs {
-			lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs", shortName(p.Name), p.User.Seconds(), p.Sys.Seconds()))
+			lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  reads %5.1f writes %5.1f a shopper", shortName(p.Name), p.User.Seconds(), p.Sys.Seconds(), float64(p.Reads)/n, float64(p.Writes)/n))
 		}
 		lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  (getrusage of the ended children)", "children, in all", children.User.Seconds(), children.Sys.Seconds()))
 		b.Logf("%s: %d shoppers over %.1fs of drill, %.2f cores in all\n%s", name, rec.Load.Scheduled, wall.Seconds(), total.Seconds()/wall.Seconds(), strings.Join(lines, "\n"))

@@ -14,6 +14,29 @@ type ProcCPU struct {
 	PID       int
 	Name      string // what it is: its command line, shortened
 	User, Sys time.Duration
+	// Reads and Writes are the read and write system calls it made
+	// (/proc/PID/io syscr, syscw: every recv, send, read and write).
+	Reads, Writes int64
+}
+
+// SyscallsIO is this process's read and write system calls so far.
+func SyscallsIO() (reads, writes int64) { return procIO("self") }
+
+// procIO reads syscr and syscw of /proc/PID/io.
+func procIO(pid string) (reads, writes int64) {
+	b, err := os.ReadFile("/proc/" + pid + "/io")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			reads, _ = strconv.ParseInt(v, 10, 64)
+		}
+		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			writes, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return reads, writes
 }
 
 // Usage is what getrusage says of this process and of its children that
@@ -117,6 +140,10 @@ func (w *ChildWatch) sample() {
 				name = name[:80]
 			}
 		}
-		w.last[pid] = ProcCPU{PID: pid, Name: name, User: time.Duration(ut) * time.Second / tick, Sys: time.Duration(st) * time.Second / tick}
+		r, wr := procIO(strconv.Itoa(pid))
+		if r == 0 && wr == 0 { // gone meanwhile: keep the last reading
+			r, wr = w.last[pid].Reads, w.last[pid].Writes
+		}
+		w.last[pid] = ProcCPU{PID: pid, Name: name, User: time.Duration(ut) * time.Second / tick, Sys: time.Duration(st) * time.Second / tick, Reads: r, Writes: wr}
 	}
 }
