@@ -66,6 +66,20 @@ func job(t *testing.T, baseURL string, of int, stages ...load.Stage) fleet.Job {
 	}}
 }
 
+// sale is a coordinator of job's sale on loopback and a context that
+// bounds the test; both end with it.
+func sale(t *testing.T, baseURL string, of int, stages ...load.Stage) (*fleet.Coordinator, context.Context) {
+	t.Helper()
+	c, err := fleet.Listen("127.0.0.1:0", job(t, baseURL, of, stages...), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c, ctx
+}
+
 // workers runs one in-process worker per shard (each as "gameday worker"
 // would), and returns a function that waits for them and gives their
 // errors.
@@ -146,13 +160,7 @@ func TestFourWorkersSendTheWholeSale(t *testing.T) {
 // refused.
 func TestWorkersClaimAnyShard(t *testing.T) {
 	s := newShop(t)
-	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 3, load.Stage{Duration: 500 * time.Millisecond, Target: 60}), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	c, ctx := sale(t, s.srv.URL, 3, load.Stage{Duration: 500 * time.Millisecond, Target: 60})
 	wait := workers(ctx, c, -1, -1, -1)
 	if err := c.Join(ctx, 10*time.Second); err != nil {
 		t.Fatal(err)
@@ -180,13 +188,7 @@ func TestWorkersClaimAnyShard(t *testing.T) {
 // report holds what came back.
 func TestAShardThatDiesFailsTheSale(t *testing.T) {
 	s := newShop(t)
-	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 2, load.Stage{Duration: 20 * time.Second, Target: 50}), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	c, ctx := sale(t, s.srv.URL, 2, load.Stage{Duration: 20 * time.Second, Target: 50})
 	wait := workers(ctx, c, 0)
 	// Shard 1 is a worker that sends one record and dies.
 	dying := make(chan struct{})
@@ -253,13 +255,7 @@ func TestAShardThatCannotReachTheTargetCallsTheSaleOff(t *testing.T) {
 	}
 	closed := "http://" + ln.Addr().String()
 	ln.Close()
-	c, err := fleet.Listen("127.0.0.1:0", job(t, closed, 2, load.Stage{Duration: time.Second, Target: 10}), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	c, ctx := sale(t, closed, 2, load.Stage{Duration: time.Second, Target: 10})
 	wait := workers(ctx, c, 0, 1)
 	err = c.Join(ctx, 10*time.Second)
 	if !errors.Is(err, fleet.ErrShard) || !strings.Contains(err.Error(), "cannot reach the system under test at "+closed) {
@@ -275,15 +271,9 @@ func TestAShardThatCannotReachTheTargetCallsTheSaleOff(t *testing.T) {
 // TestAMissingShardCallsTheSaleOff: a shard that never joins is named.
 func TestAMissingShardCallsTheSaleOff(t *testing.T) {
 	s := newShop(t)
-	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 3, load.Stage{Duration: time.Second, Target: 10}), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	c, ctx := sale(t, s.srv.URL, 3, load.Stage{Duration: time.Second, Target: 10})
 	wait := workers(ctx, c, 0, 2)
-	err = c.Join(ctx, 500*time.Millisecond)
+	err := c.Join(ctx, 500*time.Millisecond)
 	if !errors.Is(err, fleet.ErrShard) || !strings.Contains(err.Error(), "shards 1 of 3 were not ready") {
 		t.Fatalf("Join: %v, want shard 1 named", err)
 	}
@@ -299,18 +289,12 @@ func TestAMissingShardCallsTheSaleOff(t *testing.T) {
 // nothing and the sale fails.
 func TestAShardToldLateFailsTheSale(t *testing.T) {
 	s := newShop(t)
-	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 2, load.Stage{Duration: time.Second, Target: 50}), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	c, ctx := sale(t, s.srv.URL, 2, load.Stage{Duration: time.Second, Target: 50})
 	wait := workers(ctx, c, 0, 1)
 	if err := c.Join(ctx, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Send(ctx, time.Now().Add(-50*time.Millisecond), nil)
+	_, err := c.Send(ctx, time.Now().Add(-50*time.Millisecond), nil)
 	if !errors.Is(err, fleet.ErrShard) || !strings.Contains(err.Error(), "after it had passed") {
 		t.Fatalf("Send: %v, want a shard told late", err)
 	}
@@ -326,13 +310,7 @@ func TestAShardToldLateFailsTheSale(t *testing.T) {
 // stops every worker within moments.
 func TestTheSaleStopsWhenTheCoordinatorSaysSo(t *testing.T) {
 	s := newShop(t)
-	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 2, load.Stage{Duration: 100 * time.Millisecond, Target: 50}, load.Stage{Duration: time.Minute, Target: 50}), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	c, ctx := sale(t, s.srv.URL, 2, load.Stage{Duration: 100 * time.Millisecond, Target: 50}, load.Stage{Duration: time.Minute, Target: 50})
 	wait := workers(ctx, c, 0, 1)
 	if err := c.Join(ctx, 10*time.Second); err != nil {
 		t.Fatal(err)
@@ -418,13 +396,7 @@ func TestAWorkerWaitsForItsCoordinator(t *testing.T) {
 // cannot be judged whole, though its stream ended cleanly.
 func TestAWorkerInterruptedFailsTheSale(t *testing.T) {
 	s := newShop(t)
-	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 2, load.Stage{Duration: 100 * time.Millisecond, Target: 50}, load.Stage{Duration: 20 * time.Second, Target: 50}), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	c, ctx := sale(t, s.srv.URL, 2, load.Stage{Duration: 100 * time.Millisecond, Target: 50}, load.Stage{Duration: 20 * time.Second, Target: 50})
 	wait := workers(ctx, c, 0)
 	evicted, evict := context.WithCancel(ctx)
 	waitEvicted := workers(evicted, c, 1)
@@ -432,7 +404,7 @@ func TestAWorkerInterruptedFailsTheSale(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.AfterFunc(time.Second, evict)
-	_, err = c.Send(ctx, time.Now().Add(c.Lead()), nil)
+	_, err := c.Send(ctx, time.Now().Add(c.Lead()), nil)
 	if !errors.Is(err, fleet.ErrShard) || !strings.Contains(err.Error(), "shard 1: the worker was interrupted") {
 		t.Fatalf("Send: %v, want shard 1 interrupted", err)
 	}
@@ -536,13 +508,7 @@ func (r *relay) cut() {
 // sale: a sale with fewer shoppers must not pass for the planned one.
 func TestAShardThatEndsEarlyFailsTheSale(t *testing.T) {
 	s := newShop(t)
-	c, err := fleet.Listen("127.0.0.1:0", job(t, s.srv.URL, 1, load.Stage{Duration: time.Second, Target: 20}), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	c, ctx := sale(t, s.srv.URL, 1, load.Stage{Duration: time.Second, Target: 20})
 	call := func(method, path, body string) {
 		req, _ := http.NewRequest(method, c.URL()+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+c.Token())
@@ -561,7 +527,7 @@ func TestAShardThatEndsEarlyFailsTheSale(t *testing.T) {
 	if err := c.Join(ctx, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Send(ctx, time.Now().Add(c.Lead()), nil)
+	_, err := c.Send(ctx, time.Now().Add(c.Lead()), nil)
 	if !errors.Is(err, fleet.ErrShard) || !strings.Contains(err.Error(), "ended with 1 of its 10 shoppers") {
 		t.Fatalf("Send: %v, want the short shard named", err)
 	}

@@ -296,25 +296,16 @@ func writeLines(w io.Writer, records <-chan *load.Shopper) error {
 
 // stream sends body as the shard's records.
 func (w *worker) stream(ctx context.Context, body io.Reader) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.base+"/v1/shoppers?shard="+w.shard, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+w.o.Token)
-	req.Header.Set("Content-Type", "application/x-ndjson")
-	resp, err := w.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return answerError(resp)
-	}
-	return nil
+	return w.call(ctx, http.MethodPost, "/v1/shoppers?shard="+w.shard, body, nil)
 }
 
 func (w *worker) get(ctx context.Context, path string, out any, timeout time.Duration) error {
-	return w.do(ctx, http.MethodGet, path, nil, out, timeout)
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	return w.call(ctx, http.MethodGet, path, nil, out)
 }
 
 // post sends in as JSON; the answer may take as long as the coordinator
@@ -324,16 +315,13 @@ func (w *worker) post(ctx context.Context, path string, in, out any) error {
 	if err != nil {
 		return err
 	}
-	return w.do(ctx, http.MethodPost, path+"?shard="+w.shard, b, out, 0)
+	return w.call(ctx, http.MethodPost, path+"?shard="+w.shard, bytes.NewReader(b), out)
 }
 
-func (w *worker) do(ctx context.Context, method, path string, body []byte, out any, timeout time.Duration) error {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, w.base+path, bytes.NewReader(body))
+// call sends one request with the run's token and decodes a 2xx answer
+// into out (unless nil); any other answer is a refusal.
+func (w *worker) call(ctx context.Context, method, path string, body io.Reader, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, w.base+path, body)
 	if err != nil {
 		return err
 	}

@@ -14,39 +14,42 @@ import (
 // net/http learns the same from its reader goroutine; this costs one
 // system call.
 func open(c net.Conn) bool {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return true
+	raw, err := rawConn(c)
+	if raw == nil {
+		return err == nil
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	alive := false
+	quiet := false
 	err = raw.Read(func(fd uintptr) bool {
-		var b [1]byte
-		_, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		alive = rerr == syscall.EAGAIN || rerr == syscall.EWOULDBLOCK
+		quiet = !peek(fd)
 		return true
 	})
-	return err == nil && alive
+	return err == nil && quiet
 }
 
 // readable waits, holding no buffer, until c has something to read (or
 // has ended, or its deadline passed): a shopper waiting for its answer
 // holds its connection and nothing more.
 func readable(c net.Conn) error {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
+	raw, err := rawConn(c)
+	if raw == nil {
 		return err
 	}
-	return raw.Read(func(fd uintptr) bool {
-		var b [1]byte
-		_, _, rerr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return rerr != syscall.EAGAIN && rerr != syscall.EWOULDBLOCK
-	})
+	return raw.Read(peek)
+}
+
+// rawConn is c's socket; nil, nil for a connection that has none.
+func rawConn(c net.Conn) (syscall.RawConn, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil, nil
+	}
+	return sc.SyscallConn()
+}
+
+// peek reports whether the socket has something to say — bytes, end of
+// file or an error — without taking it and without waiting.
+func peek(fd uintptr) bool {
+	var b [1]byte
+	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return err != syscall.EAGAIN && err != syscall.EWOULDBLOCK
 }
