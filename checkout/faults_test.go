@@ -299,6 +299,75 @@ func TestLostClaimReplyIsNeverARefusal(t *testing.T) {
 	}
 }
 
+// Pending stays the answer while it is the truth. A shopper answered
+// pending (paid, the order written, the reply lost) asks again while Redis
+// cannot be reached: answering 503 there told a shopper who holds an order
+// to start a new purchase; it is told pending again, and the order is
+// replayed once Redis is back. A shopper whose claim never reached Redis
+// is told pending until its lease expires, when the sweeper may void its
+// charge: from then on it is refused like anyone else.
+func TestPendingIsAnsweredAgainWhileRedisCannotSay(t *testing.T) {
+	e := newEnv(t, envOptions{stock: 5, cfg: checkout.Config{
+		Inventory:      breakers.Settings{Timeout: 100 * time.Millisecond, ConsecutiveFailures: 1, OpenFor: 300 * time.Millisecond},
+		LeaseTTL:       2 * time.Second,
+		SweepInterval:  50 * time.Millisecond,
+		LateClaimGrace: 200 * time.Millisecond,
+	}})
+	if a := e.post(shopper(9)); a.body.Status != checkout.OutcomeConfirmed {
+		t.Fatalf("warm-up purchase: %+v", a.body)
+	}
+	paidThenCut := func(i int, cut func(), heal func()) answer {
+		e.addToxic("payment", toxi.Toxic{Name: "slow", Type: "latency", Stream: "downstream", Attributes: map[string]any{"latency": 400}})
+		done := make(chan answer, 1)
+		go func() { done <- e.post(shopper(i)) }()
+		time.Sleep(200 * time.Millisecond) // reserved; the charge is on its way
+		cut()
+		a := <-done
+		heal()
+		e.removeToxic("payment", "slow")
+		if a.code != http.StatusAccepted || a.body.Status != checkout.OutcomePending {
+			t.Fatalf("shopper %d paid, claim cut: %d %+v, want 202 pending", i, a.code, a.body)
+		}
+		return a
+	}
+
+	// The order written, its reply lost.
+	paidThenCut(1, func() {
+		e.addToxic("inventory", toxi.Toxic{Name: "late", Type: "latency", Stream: "downstream", Attributes: map[string]any{"latency": 600}})
+	}, func() { e.removeToxic("inventory", "late") })
+	e.setEnabled("inventory", false)
+	for i, why := range []string{"Redis unreachable", "the inventory breaker open"} {
+		if a := e.post(shopper(1)); a.code != http.StatusAccepted || a.body.Status != checkout.OutcomePending || a.retryAfter == "" {
+			t.Fatalf("ask %d again, %s: %d %+v, want 202 pending with Retry-After", i+1, why, a.code, a.body)
+		}
+	}
+	if a := e.post(shopper(2)); a.body.Status != checkout.OutcomeUnavailable {
+		t.Errorf("a shopper never answered pending, Redis unreachable: %d %+v, want unavailable", a.code, a.body)
+	}
+	e.setEnabled("inventory", true)
+	eventually(t, 5*time.Second, func() (bool, string) {
+		a := e.post(shopper(1))
+		return a.body.Status == checkout.OutcomeConfirmed && a.body.Replayed, fmt.Sprintf("%d %+v", a.code, a.body)
+	})
+
+	// No order: the claim never reached Redis.
+	leased := time.Now()
+	paidThenCut(3, func() { e.setEnabled("inventory", false) }, func() {})
+	if a := e.post(shopper(3)); a.body.Status != checkout.OutcomePending {
+		t.Fatalf("ask again within the lease, Redis unreachable: %d %+v, want pending", a.code, a.body)
+	}
+	time.Sleep(time.Until(leased.Add(2 * time.Second)))
+	if a := e.post(shopper(3)); a.body.Status != checkout.OutcomeUnavailable {
+		t.Fatalf("ask again after the lease, Redis unreachable: %d %+v, want unavailable", a.code, a.body)
+	}
+	e.setEnabled("inventory", true)
+	eventually(t, 10*time.Second, func() (bool, string) {
+		b := e.books()
+		return b.approved == 2 && b.ledger.Sold == 2 && b.ledger.Balanced() && b.ledger.AwaitingSweep == 0 && b.chargeNoOrder+b.orderNoCharge+b.doubleCharged == 0,
+			fmt.Sprintf("books %+v, charges %s", b, chargesString(e.payment.Charges()))
+	})
+}
+
 // A paid attempt whose claim never reached Redis (pending, no order), then
 // a retry of the same checkout id that refreshes its lease but cannot pay
 // (the payment breaker is open) and releases it: the released lease held an

@@ -46,6 +46,12 @@ type Server struct {
 
 	mu       sync.Mutex
 	inFlight map[string]struct{} // checkout ids being processed here
+	// pending holds the checkout ids this instance answered pending (paid,
+	// the order not confirmed), each until its lease expires: the sweeper
+	// may void the charge from then on, and pending is no longer the
+	// truth.
+	pending  map[string]time.Time
+	prunedAt time.Time // when pending last lost its expired ids
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -72,6 +78,7 @@ func New(cfg Config) (*Server, error) {
 		invG:     breakers.New(cfg.Inventory),
 		sessG:    breakers.New(cfg.Sessions),
 		inFlight: map[string]struct{}{},
+		pending:  map[string]time.Time{},
 	}
 	s.inv = NewInventory(s.invRedis)
 	if cfg.SessionRedis != "" {
@@ -344,6 +351,38 @@ func (s *Server) begin(id string) bool {
 	return true
 }
 
+// markPending remembers that id was answered pending, until its lease
+// expires at until. Expired ids go at most once a second, so the map holds
+// no more than the pending answers of one lease's time.
+func (s *Server) markPending(id string, until time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now := time.Now(); now.Sub(s.prunedAt) >= time.Second {
+		s.prunedAt = now
+		for k, exp := range s.pending {
+			if !now.Before(exp) {
+				delete(s.pending, k)
+			}
+		}
+	}
+	s.pending[id] = until
+}
+
+// stillPending reports whether id was answered pending and its lease has
+// not yet expired.
+func (s *Server) stillPending(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	exp, ok := s.pending[id]
+	return ok && time.Now().Before(exp)
+}
+
+func (s *Server) forgetPending(id string) {
+	s.mu.Lock()
+	delete(s.pending, id)
+	s.mu.Unlock()
+}
+
 func (s *Server) end(id string) {
 	s.mu.Lock()
 	delete(s.inFlight, id)
@@ -373,6 +412,8 @@ func (s *Server) touchSession(ctx context.Context, req Request, resp *Response) 
 // but success; void a charge that may have been made but cannot be
 // confirmed.
 func (s *Server) reserve(ctx context.Context, req Request, resp Response) Response {
+	// The lease, if this reserves one, expires no sooner than this.
+	leased := time.Now()
 	res, err := breakers.Call(ctx, s.invG, func(ctx context.Context) (reservation, error) {
 		return s.inv.Reserve(ctx, req.SKU, req.CheckoutID, s.cfg.LeaseTTL)
 	})
@@ -384,8 +425,20 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		// back if we can; otherwise the lease expires on its own. The lease
 		// may be an earlier attempt's, whose charge went through: the
 		// sweeper settles it (voids that charge unless an order was made).
+		if s.stillPending(req.CheckoutID) {
+			// This purchase was paid and answered pending, and Redis still
+			// cannot say whether its order was made: that is still the
+			// truth, and its lease stays for the next ask. A refusal would
+			// tell a shopper who may hold an order to start a new purchase.
+			resp.Status, resp.Reason = OutcomePending, "order_unconfirmed"
+			return resp
+		}
 		go s.release(req, true)
 		return s.refused(ctx, resp, "inventory", err)
+	}
+	// Redis answered: what follows is definite, or pending afresh.
+	s.forgetPending(req.CheckoutID)
+	switch {
 	case res.status == resSold && res.order.Shopper != req.Shopper:
 		// Someone else's order: the same answer as for any id used by
 		// another shopper, and nothing of the order.
@@ -436,6 +489,7 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		// with it. Answering 503 here told a paying shopper to start a new
 		// purchase.
 		s.log.Warn("claim failed after payment; answering pending", "checkout_id", req.CheckoutID, "charge_key", key, "err", err)
+		s.markPending(req.CheckoutID, leased.Add(s.cfg.LeaseTTL))
 		resp.Status, resp.Reason = OutcomePending, "order_unconfirmed"
 		return resp
 	case res.status == resLost:

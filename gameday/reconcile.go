@@ -45,6 +45,10 @@ type shopperView struct {
 	// told is what the answer to the shopper's last attempt meant
 	// ("unavailable", "retry_later", ...); "" when it left before one came.
 	told string
+	// toldPending: an answer to one of its attempts said the purchase was
+	// going on or paid and not yet confirmed (retry_later: in progress,
+	// pending): the shopper left knowing it might have bought.
+	toldPending bool
 }
 
 // oracle is one invariant: the facts it needs and how it counts.
@@ -96,7 +100,7 @@ var oracles = []oracle{
 				o, ok := orders[c.checkoutID]
 				// Paid for nothing, or paid again beside the charge the
 				// order was made with.
-				if !ok || (o.charge != "" && c.id != "" && o.charge != c.id) {
+				if !ok || !paidWith(o, c) {
 					n++
 				}
 			}
@@ -108,15 +112,9 @@ var oracles = []oracle{
 			approved := f.approvedByCheckout()
 			var n int64
 			for _, o := range f.orders {
-				cs := approved[o.checkoutID]
-				ok := len(cs) > 0
-				if o.charge != "" && ok {
-					ok = false
-					for _, c := range cs {
-						if c.id == "" || c.id == o.charge {
-							ok = true
-						}
-					}
+				ok := false
+				for _, c := range approved[o.checkoutID] {
+					ok = ok || paidWith(o, c)
 				}
 				if !ok {
 					n++
@@ -128,6 +126,10 @@ var oracles = []oracle{
 		func(f *facts) bool { return f.chargesKnown },
 		func(f *facts, s []shopperView) int64 {
 			approved := f.approvedByCheckout()
+			var orders map[string]order
+			if f.ordersKnown {
+				orders = f.ordersByCheckout()
+			}
 			var n int64
 			for _, v := range s {
 				if v.outcome == "confirmed" || v.cut {
@@ -136,7 +138,17 @@ var oracles = []oracle{
 				for _, c := range approved[v.checkoutID] {
 					// Charged, and the shopper left without a confirmation.
 					late := !c.at.IsZero() && c.at.After(v.leftAt)
-					if late || v.outcome == "gave_up" || v.outcome == "too_late" {
+					left := v.outcome == "gave_up" || v.outcome == "too_late"
+					// Except a shopper told its purchase was pending, who
+					// holds the order made with this charge: it was charged
+					// while there, told the truth (paid, not yet confirmed)
+					// and has what it paid for; the system could do no
+					// better when its store crashed between writing the
+					// order and answering. Without the orders, it counts.
+					if o, ok := orders[v.checkoutID]; ok && !late && v.toldPending && paidWith(o, c) {
+						continue
+					}
+					if late || left {
 						n++
 					}
 				}
@@ -203,6 +215,12 @@ func (f *facts) approvedByCheckout() map[string][]charge {
 		}
 	}
 	return m
+}
+
+// paidWith reports whether order o was made with charge c, as far as the
+// books say: either side not naming the charge is taken as yes.
+func paidWith(o order, c charge) bool {
+	return o.charge == "" || c.id == "" || o.charge == c.id
 }
 
 func (f *facts) ordersByCheckout() map[string]order {

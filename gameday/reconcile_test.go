@@ -173,3 +173,43 @@ func TestToldIsTheLastAttemptsAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A shopper told its purchase was pending (paid, the order not yet
+// confirmed: the store crashed between writing the order and answering)
+// who left before it could ask again, and holds the order made with its
+// charge, was charged while there and told the truth: not charged after
+// leaving. Every other way of leaving with that charge still counts.
+func TestAShopperToldPendingWhoHoldsTheOrderIsNotChargedAfterLeaving(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	rep := &load.Report{Start: t0, Shoppers: []*load.Shopper{{ID: "a", Outcome: load.OutcomeGaveUp, Deadline: time.Second, Attempts: []load.Attempt{
+		{Code: 202, Status: "retry_later", Reason: "order_unconfirmed", RetryAfter: time.Second},
+		{Code: 503, Status: "unavailable", Reason: "breaker_open", RetryAfter: time.Second},
+		{Err: context.DeadlineExceeded.Error()},
+	}}}}
+	_, vs := views(rep)
+	if len(vs) != 1 || !vs[0].toldPending || vs[0].told != "" {
+		t.Fatalf("views: %+v", vs)
+	}
+	healthy := func() (*facts, []shopperView) {
+		return &facts{initial: p64(1), sold: p64(1), ordersKnown: true, chargesKnown: true,
+			orders:  []order{{checkoutID: "a", charge: "ch_a", units: 1}},
+			charges: []charge{{checkoutID: "a", id: "ch_a", status: "approved", at: t0.Add(100 * time.Millisecond)}}}, []shopperView{vs[0]}
+	}
+	if f, s := healthy(); func() int64 { iv, _ := reconcile(f, s, 0); return iv.ChargedAfterLeaving }() != 0 {
+		t.Fatal("told pending, holding the order made with its charge: counted as charged after leaving")
+	}
+	for name, brk := range map[string]func(f *facts, s []shopperView){
+		"never told pending":         func(_ *facts, s []shopperView) { s[0].toldPending = false },
+		"no order":                   func(f *facts, _ []shopperView) { f.orders, f.sold = nil, p64(0) },
+		"the order paid another way": func(f *facts, _ []shopperView) { f.orders[0].charge = "ch_other" },
+		"charged after its deadline": func(f *facts, _ []shopperView) { f.charges[0].at = t0.Add(2 * time.Second) },
+		"orders unknown":             func(f *facts, _ []shopperView) { f.orders, f.ordersKnown, f.sold = nil, false, p64(1) },
+		"too late":                   func(_ *facts, s []shopperView) { s[0].toldPending = false; s[0].outcome = "too_late" },
+	} {
+		f, s := healthy()
+		brk(f, s)
+		if iv, _ := reconcile(f, s, 0); iv.ChargedAfterLeaving != 1 {
+			t.Errorf("%s: charged after leaving %d, want 1", name, iv.ChargedAfterLeaving)
+		}
+	}
+}

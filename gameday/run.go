@@ -998,6 +998,9 @@ func views(r *load.Report) ([]shopperRun, []shopperView) {
 			if n := len(s.Attempts); n > 0 && s.Attempts[n-1].Code != 0 {
 				v.told = s.Attempts[n-1].Status
 			}
+			for _, a := range s.Attempts {
+				v.toldPending = v.toldPending || a.Code != 0 && a.Status == load.MeansRetryLater.String()
+			}
 			vs = append(vs, v)
 		}
 	}
