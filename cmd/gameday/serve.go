@@ -57,6 +57,21 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// describe sets what "-h" of a command prints: its synopsis, what it
+// does, then its flags. Every command's flag set is described so.
+func describe(fs *flag.FlagSet, synopsis, what string) {
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: %s\n\n%s\n", synopsis, strings.TrimSpace(what))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprint(w, "\nflags:\n")
+			fs.PrintDefaults()
+		}
+	}
+}
+
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
