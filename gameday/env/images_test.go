@@ -37,6 +37,25 @@ func TestImageNamesAgreeWithDotEnv(t *testing.T) {
 	}
 }
 
+// The Toxiproxy image is the version of the module gameday embeds and
+// scripts/build-images.sh builds it from: a drill on containers and one on
+// the local environment run the same Toxiproxy.
+func TestToxiproxyImageIsTheModulesVersion(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/Shopify/toxiproxy/v2" {
+			if want := "shopify/toxiproxy:" + strings.TrimPrefix(f[1], "v"); DefaultToxiproxyImage != want {
+				t.Errorf("the Toxiproxy image is %s; go.mod has %s, so want %s", DefaultToxiproxyImage, f[1], want)
+			}
+			return
+		}
+	}
+	t.Fatal("go.mod does not require github.com/Shopify/toxiproxy/v2")
+}
+
 // --env compose reads the compose file's variables: the environment first,
 // then the file, then the defaults; a bad value names the variable.
 func TestComposeDefaults(t *testing.T) {

@@ -93,12 +93,14 @@ func routes(api *toxiproxy.ApiServer, g listenGuard) http.Handler {
 	r.HandleFunc("/proxies", g.check(api.ProxyCreate, false)).Methods("POST")
 	r.HandleFunc("/populate", g.check(api.Populate, true)).Methods("POST")
 	r.HandleFunc("/proxies/{proxy}", api.ProxyShow).Methods("GET")
-	r.HandleFunc("/proxies/{proxy}", g.check(api.ProxyUpdate, false)).Methods("POST")
+	// Updates take PATCH, as Toxiproxy has since 2.6, and POST, which it
+	// still takes (deprecated), as older servers want it.
+	r.HandleFunc("/proxies/{proxy}", g.check(api.ProxyUpdate, false)).Methods("POST", "PATCH")
 	r.HandleFunc("/proxies/{proxy}", api.ProxyDelete).Methods("DELETE")
 	r.HandleFunc("/proxies/{proxy}/toxics", api.ToxicIndex).Methods("GET")
 	r.HandleFunc("/proxies/{proxy}/toxics", api.ToxicCreate).Methods("POST")
 	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", api.ToxicShow).Methods("GET")
-	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", api.ToxicUpdate).Methods("POST")
+	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", api.ToxicUpdate).Methods("POST", "PATCH")
 	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", api.ToxicDelete).Methods("DELETE")
 	r.HandleFunc("/version", api.Version).Methods("GET")
 	return refuseBrowsers(r)

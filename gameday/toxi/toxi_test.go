@@ -168,6 +168,22 @@ func TestEmbeddedProxiesStayOnLoopback(t *testing.T) {
 	if code := post(c, "/proxies/p127001"+"0", `{"listen":"0.0.0.0:0"}`); code != http.StatusForbidden {
 		t.Errorf("moving a proxy to 0.0.0.0: %d, want 403", code)
 	}
+	// PATCH, Toxiproxy's update since 2.6, is guarded as POST is.
+	patch := func(path, body string) int {
+		req, _ := http.NewRequest(http.MethodPatch, c.Addr()+path, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := patch("/proxies/p127001"+"0", `{"listen":"0.0.0.0:0"}`); code != http.StatusForbidden {
+		t.Errorf("moving a proxy to 0.0.0.0 with PATCH: %d, want 403", code)
+	}
+	if code := patch("/proxies/p127001"+"0", `{"enabled":false}`); code != http.StatusOK {
+		t.Errorf("disabling a proxy with PATCH: %d, want 200", code)
+	}
 
 	named := start(toxi.EmbeddedOptions{Listen: []string{"0.0.0.0:0"}})
 	if _, err := named.CreateProxy(ctx, "p", "0.0.0.0:0", "127.0.0.1:1"); err != nil {
