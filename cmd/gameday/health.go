@@ -21,6 +21,12 @@ import (
 // this command.
 func healthCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("health", stderr)
+	describe(fs, "gameday health [flags] URL", `
+Exits 0 when URL answers within -timeout, 1 when it does not: GET an
+http(s):// URL and want a 2xx; connect to tcp://HOST:PORT; or send PING to
+redis://HOST:PORT and want PONG (the password from the URL, else from
+$REDISCLI_AUTH, as redis-cli takes it). The images have no shell, curl or
+redis-cli: their health checks are this command.`)
 	timeout := fs.Duration("timeout", 2*time.Second, "how long to wait for the answer")
 	if err := parseFlags2(fs, args); err != nil {
 		return err

@@ -106,25 +106,13 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case "validate":
 		return validateCmd(args[1:], stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "gameday", version())
-		return nil
+		return versionCmd(args[1:], stdout, stderr)
 	case "health":
 		return healthCmd(args[1:], stdout, stderr)
 	case "worker":
 		return workerCmd(args[1:], stdout, stderr)
 	case "serve":
-		if len(args) < 2 {
-			return usagef("serve: which service? checkout, payment or toxiproxy")
-		}
-		switch args[1] {
-		case "checkout":
-			return serveCheckout(args[2:], stderr)
-		case "payment":
-			return servePayment(args[2:], stderr)
-		case "toxiproxy":
-			return serveToxiproxy(args[2:], stderr)
-		}
-		return usagef("serve: unknown service %q (want checkout, payment or toxiproxy)", args[1])
+		return serveCmd(args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
 	return usagef("unknown command %q", args[0])

@@ -25,15 +25,6 @@ const defaultPredictRuns = predict.DefaultPredictRuns
 // maxPredictRuns bounds -runs.
 const maxPredictRuns = 100_000
 
-const predictUsage = `Usage: gameday predict SCENARIO [-runs N] [-seed S] [-json]
-
-Simulates the scenario's flash sale N times (seeds S, S+1, ...) without
-running anything, and prints each figure's mean and 5th and 95th
-percentiles: what a drill of the scenario should show.
-
-Flags:
-`
-
 // predictCmd is "gameday predict SCENARIO [-runs N] [-seed S] [-json]".
 func predictCmd(args []string, stdout, stderr io.Writer) error {
 	return predictWith(args, stdout, stderr, modelFromScenario)
@@ -42,6 +33,12 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 // predictWith is predictCmd with the scenario's model built by model.
 func predictWith(args []string, stdout, stderr io.Writer, model func(*scenarios.Scenario) (predict.Model, error)) error {
 	fs := newFlagSet("predict", stderr)
+	describe(fs, "gameday predict SCENARIO [flags]", `
+Simulates the flash sale of SCENARIO (a catalogue name or a file) -runs
+times (seeds -seed, -seed+1, ...) without running anything, and prints each
+figure's mean and 5th and 95th percentiles: what a drill of the scenario
+should show (docs/flash-sale.md). Flags may come before or after the
+scenario.`)
 	runs := fs.Int("runs", defaultPredictRuns, "simulated runs")
 	seed := fs.Int64("seed", 0, "seed of the first run (0: the scenario's)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
@@ -51,10 +48,6 @@ func predictWith(args []string, stdout, stderr io.Writer, model func(*scenarios.
 		observed = append(observed, v)
 		return nil
 	})
-	fs.Usage = func() {
-		fmt.Fprint(stderr, predictUsage)
-		fs.PrintDefaults()
-	}
 	// Flags may come before or after the scenario.
 	var pos []string
 	for {

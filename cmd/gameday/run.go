@@ -63,11 +63,11 @@ type runFlags struct {
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
 	r := &runFlags{proxies: proxyFlag{}}
-	r.envKind = fs.String("env", "", "environment: local (start everything here as processes), containers (start everything as containers, testcontainers-go), compose (drill the project docker-compose.yml brought up) or external (drill a running service: a system file, -system); default: the scenario's")
+	r.envKind = fs.String("env", "", "environment: local (start everything here as processes), containers (start everything as containers, testcontainers-go), compose (drill the project docker-compose.yml brought up) or external (drill a running service: a system file, -system, or -toxiproxy and -checkout-url); unset or local: as the scenario says, which is the system its system: names, else its environment: section (kind: external and its addresses), else local")
 	r.system = fs.String("system", "", "the system file (gameday.yaml) describing the system under test: drill it as it runs, through its description only (docs/systems.md)")
 	r.composeEnv = fs.String("compose-env", ".env", "compose: the file of variables docker-compose.yml reads (project name, published ports; GAMEDAY_ADMIN_TOKEN, best from the environment)")
 	r.quiet = fs.Bool("quiet", false, "no progress lines on stderr")
-	r.journal = fs.String("journal", faults.DefaultJournalPath(), "file recording faults on an external Toxiproxy until they are removed")
+	r.journal = fs.String("journal", faults.DefaultJournalPath(), "file recording, until they are removed, the faults that outlive the runner: on a Toxiproxy it did not start (external, compose, one a system file names), and the kills and pauses of a Compose project's containers")
 	r.embedded = fs.Bool("embedded-redis", false, "use the embedded Redis-compatible server even when redis-server is installed")
 	r.commit = fs.String("commit", os.Getenv("GAMEDAY_COMMIT"), "commit of the system under test, for the matrix (default $GAMEDAY_COMMIT)")
 	fs.Float64Var(&r.o.RateScale, "rate-scale", 1, "multiply every arrival rate (1.5 rehearses 150% of the planned peak)")
@@ -76,9 +76,9 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.DurationVar(&r.o.PredictBudget, "predict-budget", gameday.DefaultPredictBudget, "how long the prediction may take; past it the drill goes on without one")
 	fs.Int64Var(&r.o.Seed, "seed", 0, "seed for arrivals, shoppers and payment (0: the scenario's)")
 	fs.StringVar(&r.o.RunsDir, "runs-dir", "runs", "directory that receives one directory per run")
-	fs.StringVar(&r.ext.Toxiproxy, "toxiproxy", "", "external: the Toxiproxy API address")
-	fs.StringVar(&r.ext.CheckoutURL, "checkout-url", "", "external: the checkout's base URL")
-	fs.StringVar(&r.ext.PaymentURL, "payment-url", "", "external: the payment provider's base URL, for reconciling charges")
+	fs.StringVar(&r.ext.Toxiproxy, "toxiproxy", "", "external (compose: overrides the address it reads): the Toxiproxy API address")
+	fs.StringVar(&r.ext.CheckoutURL, "checkout-url", "", "external (compose: overrides the address it reads): the checkout's base URL")
+	fs.StringVar(&r.ext.PaymentURL, "payment-url", "", "external (compose: overrides the address it reads): the payment provider's base URL, for reconciling charges")
 	fs.Var(r.proxies, "proxy", "external: DEPENDENCY=PROXY names the proxy in front of a dependency (repeatable)")
 	r.shards = fs.Int("shards", 0, "send the load from this many worker processes, one shard of the sale each (docs/scale.md); 0: from this process")
 	r.workers = fs.String("workers", "local", "with -shards: local (start the workers here) or remote (they are started elsewhere — a Swarm job, a Kubernetes Indexed Job — and call in at -coordinator-listen with $GAMEDAY_SHARD_TOKEN)")
@@ -222,6 +222,14 @@ func codeError(worst int) error {
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", stderr)
+	describe(fs, "gameday run [flags] SCENARIO...", `
+Runs each SCENARIO as a drill, one after another: a catalogue name (see
+gameday list) or a scenario file. A drill brings up its environment (-env),
+sends the sale's load, injects the scenario's faults, reconciles the books
+and prints its verdict; it writes run.json and its reports to a directory
+of its own under -runs-dir (docs/runner.md). Flags come before the
+scenarios. The exit code is the worst of the drills: 2 (could not be
+carried out) over 1 (a promise did not hold) over 3 (inconclusive) over 0.`)
 	rf := addRunFlags(fs)
 	matrixFile := fs.String("matrix", "", "update the rows of these scenarios in this resiliency matrix (see gameday matrix)")
 	if err := parseFlags2(fs, args); err != nil {

@@ -25,6 +25,38 @@ import (
 	"github.com/gameday-dev/gameday/checkout/payment"
 )
 
+const serveUsage = `usage: gameday serve SERVICE [flags]
+
+Runs one of the services a drill needs, until SIGINT or SIGTERM:
+
+  checkout   the reference checkout and its admin API
+  payment    the payment-gateway stand-in
+  toxiproxy  Toxiproxy (its standard HTTP API), embedded
+
+Run "gameday serve SERVICE -h" for a service's flags.
+`
+
+// serveCmd is "gameday serve SERVICE [flags]".
+func serveCmd(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, serveUsage)
+		return usagef("serve: which service? checkout, payment or toxiproxy")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, serveUsage)
+		return errHelp
+	case "checkout":
+		return serveCheckout(args[1:], stderr)
+	case "payment":
+		return servePayment(args[1:], stderr)
+	case "toxiproxy":
+		return serveToxiproxy(args[1:], stderr)
+	}
+	fmt.Fprint(stderr, serveUsage)
+	return usagef("serve: unknown service %q (want checkout, payment or toxiproxy)", args[0])
+}
+
 // logFlags are the logging flags every server has.
 type logFlags struct {
 	level, format string
@@ -136,22 +168,16 @@ func (k keyFlag) keys() ([]admission.Key, error) {
 
 func serveCheckout(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve checkout", stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `usage: gameday serve checkout [flags]
-
-Serves the reference checkout and its admin API (docs/checkout.md). Two
-settings come from the environment, so that no process listing shows them:
+	describe(fs, "gameday serve checkout [flags]", fmt.Sprintf(`
+Serves the reference checkout and its admin API (docs/checkout.md) until
+SIGINT or SIGTERM. Two settings come from the environment, so that no
+process listing shows them:
 
   %s     the admin API's bearer token; unset, /admin/... answers
                           loopback peers only
   %s  the password both Redis servers ask for (unset: none; set,
                           it is sent even to a Redis that has none, which
-                          refuses it)
-
-Flags:
-`, checkout.AdminTokenEnv, checkout.RedisPasswordEnv)
-		fs.PrintDefaults()
-	}
+                          refuses it)`, checkout.AdminTokenEnv, checkout.RedisPasswordEnv))
 	var (
 		listen = fs.String("listen", "127.0.0.1:8080", "address to serve the checkout and its admin API on")
 		cfg    checkout.Config
@@ -232,7 +258,11 @@ Flags:
 // breakerFlags registers the guard settings of one dependency.
 func breakerFlags(fs *flag.FlagSet, dep string, g *breakers.Settings, timeout time.Duration) {
 	fs.DurationVar(&g.Timeout, dep+"-timeout", timeout, "deadline of one "+dep+" call")
-	fs.DurationVar(&g.ProbeTimeout, dep+"-probe-timeout", 0, "deadline of a half-open probe to "+dep+" (0: a quarter of the timeout)")
+	probe := "a quarter of the timeout"
+	if dep == "payment" {
+		probe = "half the timeout" // checkout.Config's default
+	}
+	fs.DurationVar(&g.ProbeTimeout, dep+"-probe-timeout", 0, "deadline of a half-open probe to "+dep+" (0: "+probe+")")
 	fs.Func(dep+"-failures", "consecutive "+dep+" failures that open its breaker (default 5)", uint32Setter(&g.ConsecutiveFailures))
 	fs.DurationVar(&g.OpenFor, dep+"-open-for", 5*time.Second, "how long the "+dep+" breaker stays open before probing")
 	fs.IntVar(&g.MaxConcurrent, dep+"-max-concurrent", 64, dep+" calls in flight at once (bulkhead); past it, refuse at once")
@@ -251,6 +281,12 @@ func uint32Setter(dst *uint32) func(string) error {
 
 func servePayment(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve payment", stderr)
+	describe(fs, "gameday serve payment [flags]", `
+Serves the payment-gateway stand-in (docs/checkout.md) until SIGINT or
+SIGTERM: it approves or declines each charge after a latency drawn from
+-seed and the charge's key, answers a repeated key with its first charge,
+voids charges, and lists every charge for reconciliation. Its books are
+kept in memory, or in -data DIR to survive a kill.`)
 	var (
 		listen = fs.String("listen", "127.0.0.1:8081", "address to serve the payment stand-in on")
 		cfg    payment.Config

@@ -22,6 +22,13 @@ import (
 // (toxiproxy: ADDRESS).
 func serveToxiproxy(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve toxiproxy", stderr)
+	describe(fs, "gameday serve toxiproxy [flags]", `
+Runs Toxiproxy embedded, serving its standard HTTP API (toxiproxy-cli works
+against it), until SIGINT or SIGTERM, then removes every proxy. Proxies
+open on loopback only unless -allow-remote-listen. With -system it creates
+the proxy of each dependency of a system file (its listen and upstream), so
+that a service that runs all the time connects through them and the system
+file can name this Toxiproxy (toxiproxy: ADDRESS; docs/systems.md).`)
 	listen := fs.String("listen", "127.0.0.1:8474", "address of the Toxiproxy HTTP API (it has no authentication: keep it on loopback)")
 	sysFile := fs.String("system", "", "create the proxies of this system file's dependencies (their listen and upstream)")
 	anyListen := fs.Bool("allow-remote-listen", false, "let API callers open proxies on any address, not only loopback (and the system file's listen addresses)")

@@ -24,9 +24,10 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // usage error (exit 2).
 func validateCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("validate", stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: gameday validate [--system FILE]... FILE|NAME...\n\nChecks scenario files and catalogue scenarios, and system files (--system);\na scenario is checked against the system it drills (the one --system, or\nits own system: file). Exit 2 if any is invalid. Nothing is contacted.")
-	}
+	describe(fs, "gameday validate [--system FILE]... FILE|NAME...", `
+Checks scenario files and catalogue scenarios, and system files (--system);
+a scenario is checked against the system it drills (the one --system, or
+its own system: file). Exit 2 if any is invalid. Nothing is contacted.`)
 	var systems listFlag
 	fs.Var(&systems, "system", "a system file to check (repeatable); its ${NAME}s must be set")
 	if err := fs.Parse(args); err != nil {
@@ -90,9 +91,9 @@ func checkAgainstSystem(sc *scenarios.Scenario, sys *system.System) error {
 // each proves and what it checks.
 func listCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("list", stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: gameday list\n\nLists the built-in scenarios: run one with gameday run NAME.")
-	}
+	describe(fs, "gameday list", `
+Lists the built-in scenarios, with the matrix row each proves and what it
+checks: run one with gameday run NAME.`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -24,6 +24,16 @@ import (
 // from the command line.
 func workerCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("worker", stderr)
+	describe(fs, "gameday worker -coordinator URL [flags]", `
+Sends one shard of a drill's load: it calls in at the coordinator of
+"gameday run -shards N", sends its part of the sale and streams its
+shoppers' records back (docs/scale.md). With -workers local the runner
+starts its workers itself; with -workers remote, start them elsewhere. Its
+shard is -shard, else $GAMEDAY_SHARD, $JOB_COMPLETION_INDEX (a Kubernetes
+Indexed Job) or $GAMEDAY_SHARD_SLOT (a Swarm replicated job's task slot),
+else any free one. The run's token is read from $GAMEDAY_SHARD_TOKEN, or
+from the file $GAMEDAY_SHARD_TOKEN_FILE names (a Docker or Kubernetes
+secret), never from the command line.`)
 	coordinator := fs.String("coordinator", os.Getenv("GAMEDAY_COORDINATOR"), "the coordinator's URL, as gameday run printed it (default $GAMEDAY_COORDINATOR)")
 	shard := fs.Int("shard", -1, "this worker's shard, from 0 (default: $GAMEDAY_SHARD, $JOB_COMPLETION_INDEX, $GAMEDAY_SHARD_SLOT (a Swarm replicated job's task slot, from 0), else any free one)")
 	host := fs.String("host", "", "this worker's name in the run's record (default: the host name)")
