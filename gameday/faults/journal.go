@@ -63,8 +63,10 @@ func (e Entry) String() string {
 
 // Journal is a small JSON file of the faults in place on external
 // Toxiproxies. Every change is written atomically (temporary file, fsync,
-// rename) under an exclusive lock, so concurrent runners do not lose each
-// other's entries.
+// rename) under an exclusive lock (flock on the file's name with ".lock"
+// added), so concurrent runners do not lose each other's entries. The
+// journal exists only while it records a fault, and the lock file only
+// while a runner holds it: a cleanup with nothing to clean leaves nothing.
 type Journal struct {
 	path string
 }
@@ -86,19 +88,20 @@ func DefaultJournalPath() string {
 	return filepath.Join(dir, "gameday", "journal.json")
 }
 
-// OpenJournal returns the journal at path; the file is created on first use.
+// OpenJournal returns the journal at path. The file (and its directory) is
+// created by the first Add, and removed when its last entry goes.
 func OpenJournal(path string) *Journal { return &Journal{path: path} }
 
 // Add records e for this process.
 func (j *Journal) Add(e Entry) error {
 	self := owner.Self()
 	e.Pid, e.Started, e.Boot, e.Where = self.Pid, self.Started, self.Boot, self.Where
-	return j.update(func(es []Entry) []Entry { return append(es, e) })
+	return j.update(true, func(es []Entry) []Entry { return append(es, e) })
 }
 
 // Remove forgets e (matched on everything but the pid).
 func (j *Journal) Remove(e Entry) error {
-	return j.update(func(es []Entry) []Entry {
+	return j.update(false, func(es []Entry) []Entry {
 		out := es[:0]
 		for _, x := range es {
 			if !(x.RunID == e.RunID && x.Toxiproxy == e.Toxiproxy && x.Proxy == e.Proxy && x.Toxic == e.Toxic && x.Disabled == e.Disabled && x.Container == e.Container) {
@@ -112,7 +115,7 @@ func (j *Journal) Remove(e Entry) error {
 // Entries lists what the journal holds.
 func (j *Journal) Entries() ([]Entry, error) {
 	var out []Entry
-	err := j.update(func(es []Entry) []Entry { out = append(out, es...); return es })
+	err := j.update(false, func(es []Entry) []Entry { out = append(out, es...); return es })
 	return out, err
 }
 
@@ -125,7 +128,7 @@ func (j *Journal) Entries() ([]Entry, error) {
 // drills. The error is the journal's own (unreadable, unwritable).
 func (j *Journal) Cleanup(ctx context.Context) (removed, setAside []Entry, err error) {
 	now := time.Now().UTC().Format(time.RFC3339)
-	err = j.update(func(es []Entry) []Entry {
+	err = j.update(false, func(es []Entry) []Entry {
 		keep := es[:0]
 		down := map[string]error{} // a Toxiproxy that did not answer is not asked again
 		for _, e := range es {
@@ -164,7 +167,7 @@ func (j *Journal) Cleanup(ctx context.Context) (removed, setAside []Entry, err e
 // are never dropped.
 func (j *Journal) Drop(run string) ([]Entry, error) {
 	var dropped []Entry
-	err := j.update(func(es []Entry) []Entry {
+	err := j.update(false, func(es []Entry) []Entry {
 		keep := es[:0]
 		for _, e := range es {
 			if e.SetAside != "" && (run == "all" || e.RunID == run) {
@@ -210,19 +213,32 @@ func gone(e Entry) bool {
 	return o.Here() && !o.Alive()
 }
 
-func (j *Journal) update(f func([]Entry) []Entry) error {
+// update applies f to the journal's entries under its lock and writes
+// the result: a journal left with no entry is removed, so the file exists
+// only while it records a fault. A journal that does not exist holds no
+// entry; unless grow (f may add entries), f is then given none without
+// the lock and nothing is created, so that a cleanup with nothing to clean
+// leaves nothing behind.
+//
+// Looking for the file without the lock is safe: the file appears and
+// goes by rename and unlink, each atomic, so an update that finds none is
+// ordered before the write that creates it. Only f that adds entries (an
+// Add, of a live runner) creates the journal.
+func (j *Journal) update(grow bool, f func([]Entry) []Entry) error {
+	if !grow {
+		if _, err := os.Stat(j.path); errors.Is(err, fs.ErrNotExist) {
+			f(nil)
+			return nil
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(j.path), 0o755); err != nil {
 		return fmt.Errorf("create journal directory: %w", err)
 	}
-	lock, err := os.OpenFile(j.path+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lockJournal(j.path + ".lock")
 	if err != nil {
-		return fmt.Errorf("open journal lock: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return fmt.Errorf("lock journal: %w", err)
 	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer unlock()
 
 	var es []Entry
 	data, err := os.ReadFile(j.path)
@@ -236,10 +252,58 @@ func (j *Journal) update(f func([]Entry) []Entry) error {
 		}
 	}
 	es = f(es)
-	if es == nil {
-		es = []Entry{}
+	if len(es) == 0 {
+		if err := os.Remove(j.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove empty journal: %w", err)
+		}
+		return nil
 	}
 	return writeAtomic(j.path, es)
+}
+
+// lockJournal takes an exclusive flock on the file name, creating it, and
+// waits while another runner holds it. unlock removes the file, then
+// releases the lock, so that no lock file stays behind.
+//
+// Removing the lock file keeps it a lock: a waiter checks, once it holds
+// the lock, that the name still refers to the file it locked; when the
+// holder removed it meanwhile, the waiter starts again on a new file, so
+// two runners never both hold the lock. (A runner of a gameday older than
+// this check, sharing the journal, does not look: upgrade the runners that
+// share one together.)
+func lockJournal(name string) (unlock func(), err error) {
+	for {
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		for {
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+			if !errors.Is(err, syscall.EINTR) {
+				break
+			}
+		}
+		if err != nil {
+			f.Close()
+			return nil, &os.PathError{Op: "flock", Path: name, Err: err}
+		}
+		held, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		now, err := os.Stat(name)
+		if err == nil && os.SameFile(held, now) {
+			return func() {
+				os.Remove(name)
+				f.Close() // releases the lock
+			}, nil
+		}
+		f.Close()
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
 }
 
 func writeAtomic(path string, v any) error {

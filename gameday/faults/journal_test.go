@@ -2,8 +2,12 @@ package faults
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gameday-dev/gameday/internal/owner"
@@ -29,7 +33,7 @@ func TestCleanupRemovesDeadRunnersFaults(t *testing.T) {
 		{RunID: "dead", Pid: 1, Started: "12345", Boot: owner.Self().Boot, Toxiproxy: c.Addr(), Proxy: "sessions", Disabled: true},
 	}
 	for _, e := range dead {
-		if err := j.update(func(es []Entry) []Entry { return append(es, e) }); err != nil {
+		if err := j.update(true, func(es []Entry) []Entry { return append(es, e) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -75,7 +79,7 @@ func TestCleanupSetsAsideWhatItCannotUndo(t *testing.T) {
 		{RunID: "dead", Pid: 1, Started: "12345", Boot: boot, Toxiproxy: c.Addr(), Proxy: "inventory", Toxic: "gameday-dead-slow"},
 		{RunID: "elsewhere", Pid: 1, Started: "12345", Boot: boot, Where: "another-host@pid:[4026531836]", Toxiproxy: c.Addr(), Proxy: "inventory", Toxic: "gameday-elsewhere-slow"},
 	} {
-		if err := j.update(func(es []Entry) []Entry { return append(es, e) }); err != nil {
+		if err := j.update(true, func(es []Entry) []Entry { return append(es, e) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,4 +115,113 @@ func TestCleanupSetsAsideWhatItCannotUndo(t *testing.T) {
 	if len(left) != 2 {
 		t.Errorf("journal keeps %+v, want the live and the other host's entries", left)
 	}
+}
+
+// A journal exists only while it records a fault: reading, cleaning up or
+// dropping from one that does not exist creates nothing (no directory, no
+// journal, no lock file), and the last entry removed takes the journal and
+// its lock file with it. An empty journal left by an older gameday is
+// removed by the next cleanup.
+func TestJournalLeavesNothingWhenEmpty(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state", "gameday", "journal.json")
+	j := OpenJournal(path)
+	if es, err := j.Entries(); err != nil || len(es) != 0 {
+		t.Fatalf("Entries of no journal: %v, %v", es, err)
+	}
+	if removed, aside, err := j.Cleanup(context.Background()); err != nil || len(removed)+len(aside) != 0 {
+		t.Fatalf("Cleanup of no journal: %v, %v, %v", removed, aside, err)
+	}
+	if dropped, err := j.Drop("all"); err != nil || len(dropped) != 0 {
+		t.Fatalf("Drop of no journal: %v, %v", dropped, err)
+	}
+	if err := j.Remove(Entry{RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	if left := listDir(t, dir); len(left) != 0 {
+		t.Fatalf("with nothing journaled, %s holds %v; want nothing", dir, left)
+	}
+
+	e := Entry{RunID: "r", Toxiproxy: "127.0.0.1:1", Proxy: "inventory", Toxic: "gameday-r-slow"}
+	if err := j.Add(e); err != nil {
+		t.Fatal(err)
+	}
+	if left := listDir(t, filepath.Dir(path)); len(left) != 1 || left[0] != "journal.json" {
+		t.Fatalf("while a fault is journaled the directory holds %v; want the journal alone", left)
+	}
+	if err := j.Remove(e); err != nil {
+		t.Fatal(err)
+	}
+	if left := listDir(t, filepath.Dir(path)); len(left) != 0 {
+		t.Fatalf("after the last entry went the directory holds %v; want nothing", left)
+	}
+
+	if err := os.WriteFile(path, []byte("[]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := j.Cleanup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if left := listDir(t, filepath.Dir(path)); len(left) != 0 {
+		t.Fatalf("after a cleanup of an empty journal the directory holds %v; want nothing", left)
+	}
+}
+
+// The lock still excludes while its file comes and goes: runners adding
+// and removing at once lose none of each other's entries (a waiter that
+// locked a lock file its holder removed starts again on the new one).
+func TestJournalConcurrentRunnersLoseNothing(t *testing.T) {
+	j := OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
+	const n = 24
+	entry := func(i int) Entry {
+		return Entry{RunID: fmt.Sprintf("run%02d", i), Toxiproxy: "127.0.0.1:1", Proxy: "inventory", Toxic: "slow"}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- j.Add(entry(i))
+			if i%2 == 1 { // the odd runners are done at once
+				errs <- j.Remove(entry(i))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	es, err := j.Entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range es {
+		got = append(got, e.RunID)
+	}
+	slices.Sort(got)
+	var want []string
+	for i := 0; i < n; i += 2 {
+		want = append(want, entry(i).RunID)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("journal holds %v, want %v", got, want)
+	}
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	des, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range des {
+		names = append(names, d.Name())
+	}
+	return names
 }
