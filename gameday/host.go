@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/stats"
 	"math"
 	"os"
 	"runtime"
@@ -100,7 +101,7 @@ func (m *hostMonitor) tick(now time.Time, late time.Duration) {
 	b.maxStall = max(b.maxStall, late)
 	m.stalls = append(m.stalls, late)
 	if late >= 5*time.Millisecond {
-		m.worst = append(m.worst, runrecord.Stall{AtMS: now.Sub(m.start).Milliseconds(), MS: msf(late)})
+		m.worst = append(m.worst, runrecord.Stall{AtMS: now.Sub(m.start).Milliseconds(), MS: stats.MS(late)})
 		if len(m.worst) > 64 { // keep the worst few, bounded
 			m.trimWorst(10)
 		}
@@ -184,8 +185,8 @@ func (m *hostMonitor) record() *runrecord.Host {
 	}
 	slices.Sort(s)
 	if len(s) > 0 {
-		h.StallP99MS = msf(s[min(len(s)-1, int(math.Ceil(0.99*float64(len(s))))-1)])
-		h.StallMaxMS = msf(s[len(s)-1])
+		h.StallP99MS = stats.MS(stats.Percentile(s, 99))
+		h.StallMaxMS = stats.MS(s[len(s)-1])
 	}
 	if psi && at.After(m.start) {
 		pct := math.Round(float64(stallUS)/float64(at.Sub(m.start)/time.Microsecond)*1000) / 10
@@ -193,8 +194,6 @@ func (m *hostMonitor) record() *runrecord.Host {
 	}
 	return h
 }
-
-func msf(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
 
 // readCPUPressure reads the "some total" of /proc/pressure/cpu: the
 // microseconds in which at least one runnable task waited for a CPU.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/stats"
 	"io"
 	"maps"
 	"math"
@@ -607,7 +608,7 @@ func (d *drill) drive(ctx context.Context) {
 	}
 	d.rec.Load = LoadSummary{
 		Scheduled: report.Scheduled, Started: report.Started, Dropped: report.Dropped,
-		LateP50MS: ms(report.LateP50), LateP99MS: ms(report.LateP99), LateMaxMS: ms(report.LateMax),
+		LateP50MS: stats.MS(report.LateP50), LateP99MS: stats.MS(report.LateP99), LateMaxMS: stats.MS(report.LateMax),
 		DurationMS: end.Milliseconds(),
 	}
 	if shards != nil {
@@ -621,7 +622,7 @@ func (d *drill) drive(ctx context.Context) {
 			all = append(all, a.latency)
 		}
 	}
-	d.rec.Load.CheckoutP95MS = ms(percentile(all, 95))
+	d.rec.Load.CheckoutP95MS = stats.MS(stats.PercentileOf(all, 95))
 	d.rec.Series = buildSeries(report, shoppers, end)
 
 	ft := tl.spans(end)
@@ -642,7 +643,7 @@ func (d *drill) drive(ctx context.Context) {
 			}
 		}
 		if len(during) > 0 {
-			p := ms(percentile(during, 95))
+			p := stats.MS(stats.PercentileOf(during, 95))
 			d.rec.Load.CheckoutP95DuringMS = &p
 		}
 	}
@@ -1006,8 +1007,6 @@ func views(r *load.Report) ([]shopperRun, []shopperView) {
 	}
 	return runs, vs
 }
-
-func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
 
 func paymentArgs(sc *scenarios.Scenario, seed int64) []string {
 	p := sc.Payment

@@ -1,6 +1,8 @@
 package gameday
 
 import (
+	"github.com/gameday-dev/gameday/internal/stats"
+	"slices"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/load"
@@ -29,7 +31,8 @@ func buildSeries(r *load.Report, runs []shopperRun, end time.Duration) Series {
 	}
 	for i, ls := range per {
 		if len(ls) > 0 {
-			s.P50MS[i], s.P95MS[i], s.P99MS[i] = ms(percentile(ls, 50)), ms(percentile(ls, 95)), ms(percentile(ls, 99))
+			slices.Sort(ls)
+			s.P50MS[i], s.P95MS[i], s.P99MS[i] = stats.MS(stats.Percentile(ls, 50)), stats.MS(stats.Percentile(ls, 95)), stats.MS(stats.Percentile(ls, 99))
 		}
 	}
 	return s

@@ -2,9 +2,8 @@ package gameday
 
 import (
 	"fmt"
-	"math"
+	"github.com/gameday-dev/gameday/internal/stats"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -209,7 +208,7 @@ func latencyExpectation(lb *scenarios.LatencyBound, shoppers []shopperRun, w win
 		r.Observed = "no such requests"
 		return r
 	}
-	p := percentile(ls, lb.Percentile)
+	p := stats.PercentileOf(ls, lb.Percentile)
 	r.Held = p < lb.Below.D()
 	r.Observed = fmt.Sprintf("p%g %s over %d requests", lb.Percentile, p.Round(time.Millisecond), len(ls))
 	return r
@@ -270,17 +269,6 @@ func windowWords(w scenarios.Window) string {
 		return "over the whole run"
 	}
 	return "during the fault"
-}
-
-// percentile by the nearest-rank method.
-func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	rank := int(math.Ceil(p/100*float64(len(s)))) - 1
-	return s[min(max(rank, 0), len(s)-1)]
 }
 
 // invariantResults turns the invariant counts into promises: each is zero

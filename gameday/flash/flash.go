@@ -9,6 +9,7 @@
 package flash
 
 import (
+	"github.com/gameday-dev/gameday/internal/stats"
 	"math"
 	"slices"
 	"time"
@@ -138,10 +139,10 @@ func Compute(shoppers []Shopper, maxInProgress int, oversold int) Figures {
 			}
 		}
 	}
-	f.SuccessP95MS = ms(percentile(success, 95))
-	f.PurchaseMedianMS = ms(percentile(purchase, 50))
-	f.TurnedAwayP95MS = ms(percentile(away, 95))
-	f.WaitP95MS = ms(percentile(wait, 95))
+	f.SuccessP95MS = stats.MS(percentile(success, 95))
+	f.PurchaseMedianMS = stats.MS(percentile(purchase, 50))
+	f.TurnedAwayP95MS = stats.MS(percentile(away, 95))
+	f.WaitP95MS = stats.MS(percentile(wait, 95))
 	f.FairnessRankCorrelation = fairness(shoppers, buyers)
 	f.EarlyHalfBought = earlyHalf(shoppers, started)
 	return f
@@ -265,14 +266,9 @@ func cmpDuration(a, b time.Duration) int {
 }
 
 // percentile is the nearest-rank p-th percentile (p in (0, 100]); it sorts
-// ds in place. 0 for no values.
+// ds in place (the predictor computes the figures of every simulated run,
+// and a copy each time would be its largest allocation). 0 for no values.
 func percentile(ds []time.Duration, p float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
 	slices.Sort(ds)
-	rank := int(math.Ceil(p/100*float64(len(ds)))) - 1
-	return ds[min(max(rank, 0), len(ds)-1)]
+	return stats.Percentile(ds, p)
 }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

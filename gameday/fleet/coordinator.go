@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/stats"
 	"net"
 	"net/http"
 	"slices"
@@ -547,11 +548,11 @@ func (c *Coordinator) Shards() []runrecord.Shard {
 		r := runrecord.Shard{Index: k, Shoppers: s.got, Scheduled: load.Shard{Index: k, Of: len(c.shards)}.Count(n)}
 		if s.ready != nil {
 			r.Host = s.ready.Host
-			r.ClockOffsetMS = ms(s.ready.Offset)
-			r.ClockRTTMS = ms(s.ready.RTT)
+			r.ClockOffsetMS = stats.MS(s.ready.Offset)
+			r.ClockRTTMS = stats.MS(s.ready.RTT)
 		}
 		_, p99, _ := load.Lateness(mine[k])
-		r.LateP99MS = ms(p99)
+		r.LateP99MS = stats.MS(p99)
 		if s.err != nil {
 			r.Error = s.err.Error()
 		}
@@ -559,8 +560,6 @@ func (c *Coordinator) Shards() []runrecord.Shard {
 	}
 	return out
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")

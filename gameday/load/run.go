@@ -173,15 +173,6 @@ schedule:
 	return rep, ctx.Err()
 }
 
-// percentile is the nearest-rank percentile of sorted values.
-func percentile(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	k := int(q*float64(len(sorted))+0.999999999) - 1
-	return sorted[min(max(k, 0), len(sorted)-1)]
-}
-
 type run struct {
 	ctx      context.Context
 	plan     Plan

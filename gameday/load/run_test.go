@@ -536,34 +536,6 @@ func TestLateness(t *testing.T) {
 	t.Logf("%d started, %d dropped; late p50 %v, p99 %v, max %v", rep.Started, rep.Dropped, rep.LateP50, rep.LateP99, rep.LateMax)
 }
 
-func TestPercentile(t *testing.T) {
-	ms := func(v ...int) []time.Duration {
-		out := make([]time.Duration, len(v))
-		for i, x := range v {
-			out[i] = time.Duration(x) * time.Millisecond
-		}
-		return out
-	}
-	tests := []struct {
-		name   string
-		sorted []time.Duration
-		q      float64
-		want   time.Duration
-	}{
-		{"empty", nil, 0.99, 0},                                                   // no shopper started
-		{"one", ms(5), 0.5, 5 * time.Millisecond},                                 // the only value
-		{"median of four", ms(1, 2, 3, 4), 0.5, 2 * time.Millisecond},             // nearest rank: ceil(2) = 2nd
-		{"p99 of 100", ms(make([]int, 99)...), 0.99, 0},                           // 99th of 99 zeros
-		{"p99 is not the max", append(ms(make([]int, 99)...), ms(9)...), 0.99, 0}, // rank 99 of 100
-		{"p100", ms(1, 2, 3), 1, 3 * time.Millisecond},                            // the max
-	}
-	for _, tt := range tests {
-		if got := percentile(tt.sorted, tt.q); got != tt.want {
-			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
-
 // TestRunRefusesABadPlan: an invalid plan changes nothing and says why.
 func TestRunRefusesABadPlan(t *testing.T) {
 	plan := onePlan()

@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/stats"
 	"slices"
 	"time"
 )
@@ -153,5 +154,5 @@ func Lateness(shoppers []*Shopper) (p50, p99, most time.Duration) {
 	if len(late) > 0 {
 		most = late[len(late)-1]
 	}
-	return percentile(late, 0.50), percentile(late, 0.99), most
+	return stats.Percentile(late, 50), stats.Percentile(late, 99), most
 }

@@ -20,7 +20,6 @@ package predict
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout/admission"
@@ -266,13 +265,4 @@ type Prediction struct {
 	Runs    int
 	Seed    int64
 	Figures map[string]Range
-}
-
-// percentile is the nearest-rank p-th percentile of sorted values.
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p/100*float64(len(sorted)))) - 1
-	return sorted[min(max(rank, 0), len(sorted)-1)]
 }

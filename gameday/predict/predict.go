@@ -3,6 +3,7 @@ package predict
 import (
 	"context"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/stats"
 	"runtime"
 	"slices"
 	"sync"
@@ -95,7 +96,7 @@ func predictWith(ctx context.Context, m Model, runs int, seed int64, workers int
 			sum += x
 		}
 		slices.Sort(v)
-		p.Figures[n.Key] = Range{Mean: sum / float64(runs), P5: percentile(v, 5), P95: percentile(v, 95), Min: v[0], Max: v[runs-1]}
+		p.Figures[n.Key] = Range{Mean: sum / float64(runs), P5: stats.Percentile(v, 5), P95: stats.Percentile(v, 95), Min: v[0], Max: v[runs-1]}
 	}
 	return p, nil
 }
