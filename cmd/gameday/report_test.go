@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,9 +45,12 @@ func TestReportCmd(t *testing.T) {
 		stdoutHas []string
 		stderrHas []string
 	}{
-		// A run directory: both reports written, and said so.
+		// A run directory: the three reports written, and said so.
 		{name: "good dir", args: []string{good}, rendered: []string{good},
-			stdoutHas: []string{"wrote " + filepath.Join(good, "report.html") + " and " + filepath.Join(good, "junit.xml")}},
+			stdoutHas: []string{"wrote " + filepath.Join(good, "report.html") + ", " + filepath.Join(good, "junit.xml") + " and " + filepath.Join(good, "summary.md")}},
+		// -format html is the default said aloud, and a flag may follow
+		// the directories.
+		{name: "format html", args: []string{good, "-format", "html"}, rendered: []string{good}},
 		// The path of a run.json works as well as its directory.
 		{name: "run.json path", args: []string{goodFile}, rendered: []string{filepath.Dir(goodFile)}},
 		// A directory with no run.json says what is missing.
@@ -72,6 +77,7 @@ func TestReportCmd(t *testing.T) {
 			for _, dir := range c.rendered {
 				os.Remove(filepath.Join(dir, "report.html"))
 				os.Remove(filepath.Join(dir, "junit.xml"))
+				os.Remove(filepath.Join(dir, "summary.md"))
 			}
 			var stdout, stderr bytes.Buffer
 			err := reportCmd(c.args, &stdout, &stderr)
@@ -108,7 +114,117 @@ func TestReportCmd(t *testing.T) {
 				if err := xml.Unmarshal(junit, &v); err != nil {
 					t.Errorf("%s/junit.xml: %v", dir, err)
 				}
+				summary, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(summary, []byte("[report.html](report.html)")) {
+					t.Errorf("%s/summary.md does not link report.html:\n%s", dir, summary)
+				}
 			}
 		})
+	}
+}
+
+// listDir is every file under dir with its contents, to show that a
+// command wrote nothing.
+func listDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		files[path] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestReportMarkdown(t *testing.T) {
+	fail, pass := fixtureRun(t, "fail"), fixtureRun(t, "pass")
+	empty := t.TempDir()
+	before := map[string]map[string]string{fail: listDir(t, fail), pass: listDir(t, pass)}
+	cases := []struct {
+		name      string
+		args      []string
+		usage     bool
+		stdoutHas []string // in this order
+		stderrHas []string
+	}{
+		// Two runs, one after the other, each under its heading and
+		// linking its own report.html.
+		{name: "two runs", args: []string{"-format", "markdown", fail, pass}, stdoutHas: []string{
+			"## ✗ FAIL: payment-timeouts\n", "(" + filepath.ToSlash(filepath.Join(fail, "report.html")) + ")",
+			"| charged after leaving is at most 0 | 1 | ✗ **broken** |",
+			"\n\n## ✓ PASS: payment-latency\n", "(" + filepath.ToSlash(filepath.Join(pass, "report.html")) + ")"}},
+		// The flag after the directory, and its short name.
+		{name: "flag last", args: []string{filepath.Join(pass, "run.json"), "--format=md"}, stdoutHas: []string{"## ✓ PASS: payment-latency"}},
+		// A bad directory among good ones: the good one is printed, the
+		// bad one named, and the exit is 2.
+		{name: "mixed", args: []string{"-format", "markdown", empty, fail}, usage: true,
+			stdoutHas: []string{"## ✗ FAIL: payment-timeouts"},
+			stderrHas: []string{empty + ": no run.json here", "1 of 2 run directories not summarised"}},
+		// A format it does not know is a usage error naming the flag,
+		// and nothing is done.
+		{name: "bad format", args: []string{"-format", "pdf", fail}, usage: true, stderrHas: []string{`-format "pdf": want html or markdown`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := reportCmd(c.args, &stdout, &stderr)
+			var ue usageError
+			if got := errors.As(err, &ue); got != c.usage || (err != nil && !c.usage) {
+				t.Fatalf("error %v, want usage error %v", err, c.usage)
+			}
+			if err != nil {
+				stderr.WriteString(err.Error())
+			}
+			out := stdout.String()
+			at := 0
+			for _, want := range c.stdoutHas {
+				i := strings.Index(out[at:], want)
+				if i < 0 {
+					t.Fatalf("stdout lacks %q after byte %d:\n%s", want, at, out)
+				}
+				at += i + len(want)
+			}
+			if len(c.stdoutHas) == 0 && out != "" {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+			for _, want := range c.stderrHas {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr %q lacks %q", stderr.String(), want)
+				}
+			}
+			for dir, files := range before {
+				if after := listDir(t, dir); !maps.Equal(after, files) {
+					t.Errorf("%s changed: %d files before, %d after", dir, len(files), len(after))
+				}
+			}
+		})
+	}
+	// A bad format exits 2, as main would.
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"report", "--format", "pdf", fail}, &stdout, &stderr); code != exitUsage {
+		t.Errorf("report --format pdf exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestReportHelp: -h prints the synopsis, what it does and the flag.
+func TestReportHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"report", "-h"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("report -h exit %d, want %d; stderr %s", code, exitOK, stderr.String())
+	}
+	help := stdout.String() + stderr.String()
+	for _, want := range []string{"usage: gameday report [-format html|markdown] RUN_DIR...", "GITHUB_STEP_SUMMARY", "-format", "summary.md"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("report -h lacks %q:\n%s", want, help)
+		}
 	}
 }

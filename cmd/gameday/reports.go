@@ -5,5 +5,6 @@ import (
 	"github.com/gameday-dev/gameday/gameday/report"
 )
 
-// writeReports renders report.html and junit.xml next to run.json.
+// writeReports renders report.html, junit.xml and summary.md next to
+// run.json.
 func writeReports(dir string, rec *gameday.Record) error { return report.Write(dir, rec) }
