@@ -154,19 +154,33 @@ func overdue(r Row, now time.Time) (bool, string) {
 	return false, ""
 }
 
+// DueRow is a row whose drill is due, and why.
+type DueRow struct {
+	Row Row
+	// Why says why it is due, in words: "never run (cadence weekly)", or
+	// "last run 2026-11-25 02:00 UTC, 7d ago; cadence weekly: due after 6d7h".
+	Why string
+}
+
 // Due returns the rows whose drill is due at now, in row order: those that
 // never ran, and those whose last run is at least nine tenths of their
 // cadence old. The tenth of slack lets a drill scheduled every week at
 // the same time run even when last week's run started a little later.
-func Due(m *Matrix, now time.Time) []Row {
-	var out []Row
+// gameday drill runs these rows; gameday matrix due and drill -dry-run
+// list them.
+func Due(m *Matrix, now time.Time) []DueRow {
+	var out []DueRow
 	for _, r := range m.rows {
 		cad, ok := r.cadence()
 		if !ok {
 			continue
 		}
-		if r.Last == nil || now.Sub(r.Last.At) >= cad-cad/10 {
-			out = append(out, r.clone())
+		switch after := cad - cad/10; {
+		case r.Last == nil:
+			out = append(out, DueRow{Row: r.clone(), Why: fmt.Sprintf("never run (cadence %s)", r.Cadence)})
+		case now.Sub(r.Last.At) >= after:
+			out = append(out, DueRow{Row: r.clone(), Why: fmt.Sprintf("last run %s, %s ago; cadence %s: due after %s",
+				stamp(r.Last.At), span(now.Sub(r.Last.At)), r.Cadence, span(after))})
 		}
 	}
 	return out

@@ -130,6 +130,30 @@ func TestDueAndOverdue(t *testing.T) {
 	}
 }
 
+// Due says why each row is due, in the words gameday drill and gameday
+// matrix due print.
+func TestDueSaysWhy(t *testing.T) {
+	last := now.Add(-7*24*time.Hour - 2*time.Hour)
+	src := fmt.Sprintf(`version: 1
+rows:
+  - {dependency: payment, failure: latency, cadence: weekly, scenario: payment-latency, last: {at: %s, verdict: pass}}
+  - {dependency: payment, failure: down, cadence: weekly, scenario: payment-down}
+  - {dependency: none, failure: baseline, cadence: daily, scenario: baseline, last: {at: %s, verdict: pass}}
+`, last.Format(time.RFC3339), now.Add(-time.Hour).Format(time.RFC3339))
+	due := Due(mustParse(t, "m.yaml", []byte(src)), now)
+	want := []string{
+		"payment/latency: last run " + stamp(last) + ", 7d2h ago; cadence weekly: due after 6d7h", // a week old
+		"payment/down: never run (cadence weekly)",                                                // new
+	} // baseline ran an hour ago: not due
+	var got []string
+	for _, d := range due {
+		got = append(got, d.Row.ID()+": "+d.Why)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Due:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestParseCadence(t *testing.T) {
 	for _, c := range []struct {
 		in   string
