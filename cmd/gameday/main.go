@@ -36,6 +36,7 @@ Usage:
   gameday init [--matrix FILE]     write a starter resiliency matrix
   gameday matrix check [FILE]      the rows that need attention; exit 1 if any
   gameday matrix show [FILE] [--format table|markdown]
+  gameday matrix due [FILE]        the rows gameday drill would run now, and roughly how long; runs nothing
   gameday predict SCENARIO [-runs N]  simulate a flash-sale drill: each figure's mean, p5 and p95
   gameday list                     list the built-in scenarios
   gameday validate FILE...         check scenario files

@@ -17,21 +17,25 @@ import (
 // matrixNow is the clock of the matrix commands; tests set it.
 var matrixNow = time.Now
 
-const matrixUsage = `Usage:
-  gameday matrix check [FILE]                          the rows that need attention; exit 1 if any
-  gameday matrix show [FILE] [--format table|markdown]  the matrix as a table, or Markdown for a pull request
+const matrixUsage = `usage: gameday matrix COMMAND [FILE] [flags]
+
+Reads the resiliency matrix; changes nothing.
+
+  check [FILE]                          the rows that need attention; exit 1 if any
+  show [FILE] [-format table|markdown]  the matrix as a table, or Markdown for a pull request
+  due [FILE]                            the rows gameday drill would run now, and roughly how long; runs nothing
 
 FILE is the resiliency matrix, by default ` + matrix.DefaultFile + `; gameday init writes a
 starter. "check" exits 0 when every row is proven on schedule, 1 when a promise
 failed, a drill is overdue or a known gap passes, and 2 when the file or a
-row is invalid.
+row is invalid. Run "gameday matrix COMMAND -h" for a command's flags.
 `
 
-// matrixCmd is "gameday matrix check|show".
+// matrixCmd is "gameday matrix check|show|due".
 func matrixCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, matrixUsage)
-		return usagef("matrix: check or show?")
+		return usagef("matrix: check, show or due?")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -41,16 +45,25 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 		return matrixCheck(args[1:], stdout, stderr)
 	case "show":
 		return matrixShow(args[1:], stdout, stderr)
+	case "due":
+		return matrixDue(args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, matrixUsage)
-	return usagef("matrix: unknown command %q (want check or show)", args[0])
+	return usagef("matrix: unknown command %q (want check, show or due)", args[0])
 }
 
 // matrixCheck is "gameday matrix check [FILE]": one line per problem on
 // stdout; exit 1 when there is any, 2 when the file or a row is invalid.
 func matrixCheck(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("matrix check", stderr)
-	flags.Usage = func() { fmt.Fprint(stderr, matrixUsage) }
+	describe(flags, "gameday matrix check [FILE]", `
+Prints one line per row that needs attention: a promise whose last run did
+not prove it (fail, error or inconclusive, or recovered beyond its
+recovery_objective), a known gap that passes, a drill overdue (older than its
+cadence and a tenth, or never run), a row that cannot be drilled as written.
+FILE is the resiliency matrix, by default `+matrix.DefaultFile+`. Exit 0 when
+every row is proven on schedule, 1 when a row needs attention, 2 when the
+file or a row is invalid.`)
 	file, err := matrixFileArg(flags, args)
 	if err != nil {
 		return err
@@ -83,7 +96,12 @@ func matrixCheck(args []string, stdout, stderr io.Writer) error {
 // matrixShow is "gameday matrix show [FILE] [--format table|markdown]".
 func matrixShow(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("matrix show", stderr)
-	flags.Usage = func() { fmt.Fprint(stderr, matrixUsage) }
+	describe(flags, "gameday matrix show [FILE] [-format table|markdown]", `
+Prints the resiliency matrix: each row's status, scenario, cadence, last run
+and its age, verdict, figures against the recovery objective, books, and what
+gameday matrix check says of it; then the problems. FILE is the matrix, by
+default `+matrix.DefaultFile+`. Markdown is for a pull-request comment or a CI
+step summary; text from the file is escaped.`)
 	format := flags.String("format", "table", "table (for a terminal) or markdown (for a pull-request comment)")
 	file, err := matrixFileArg(flags, args)
 	if err != nil {
@@ -105,6 +123,32 @@ func matrixShow(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("matrix show: %w", err)
 	}
 	return nil
+}
+
+// matrixDue is "gameday matrix due [FILE]": the rows gameday drill would
+// run now, why, and roughly how long; it runs nothing and changes nothing.
+func matrixDue(args []string, stdout, stderr io.Writer) error {
+	flags := newFlagSet("matrix due", stderr)
+	describe(flags, "gameday matrix due [FILE]", `
+Lists the rows gameday drill would run now (never run, or last run at least
+nine tenths of their cadence ago), why each is due, the drills that would run
+(each scenario once), and roughly how long they take: the scenarios' load
+stages, and at most each drill's wait for the books to settle. It runs
+nothing and changes nothing. FILE is the matrix, by default
+`+matrix.DefaultFile+`. For the estimate with drill's flags (-time-scale,
+-system), use gameday drill -dry-run. Exit 0, or 2 when the file is invalid or
+a due row's scenario cannot be run (gameday drill would refuse to start).`)
+	file, err := matrixFileArg(flags, args)
+	if err != nil {
+		return err
+	}
+	m, err := matrixLoad("matrix due", file, stderr)
+	if err != nil {
+		return err
+	}
+	p := planDrill(m, file, false, matrixNow(), 1, nil)
+	p.print(stdout)
+	return p.err
 }
 
 // matrixFileArg parses flags given before or after the one optional FILE
@@ -156,10 +200,14 @@ func matrixLoad(cmd, file string, stderr io.Writer) (*matrix.Matrix, error) {
 // one row per built-in scenario, and never overwrites a file.
 func initCmd(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("init", stderr)
-	flags.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: gameday init [--matrix FILE] | --system FILE\n\nWrites a starter resiliency matrix (default %s), one row per built-in\nscenario; or, with --system, a commented starter system file describing\nyour checkout (docs/systems.md). Refuses to overwrite an existing file.\n\n", matrix.DefaultFile)
-		flags.PrintDefaults()
-	}
+	describe(flags, "gameday init [-matrix FILE] | gameday init -system FILE", `
+Writes a starter resiliency matrix (default `+matrix.DefaultFile+`): one row
+per built-in scenario, each a promise drilled weekly, with TODOs for the owner
+and the runbook. Or, with -system, a commented starter system file describing
+your checkout (docs/systems.md). It takes no argument and never overwrites a
+file (exit 2). A fresh matrix has every row due: gameday matrix due lists them
+and how long drilling them all takes; gameday drill prints that plan, then
+runs them.`)
 	file := flags.String("matrix", matrix.DefaultFile, "the matrix file to write")
 	sysFile := flags.String("system", "", "write a starter system file here instead of a matrix (gameday.yaml, say)")
 	if err := parseFlags(flags, args); err != nil {
@@ -191,7 +239,11 @@ func initCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("init: %w", err)}
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d rows, one per built-in scenario\n", *file, len(scs))
-	fmt.Fprintf(stdout, "next: fill in the TODOs (owner, runbook), remove the rows you do not need, commit it,\nand run the drills with the matrix; gameday matrix check %s says what needs attention\n", *file)
+	due, drill := "gameday matrix due", "gameday drill"
+	if *file != matrix.DefaultFile {
+		due, drill = due+" "+*file, drill+" -matrix "+*file
+	}
+	fmt.Fprintf(stdout, "next: fill in the TODOs (owner, runbook), remove the rows you do not need, commit it;\n%s lists the drills that are due and roughly how long they take (every row, at first),\n%s runs them and records the results, and gameday matrix check %s says what needs attention\n", due, drill, *file)
 	return nil
 }
 

@@ -171,7 +171,7 @@ func TestMatrixShow(t *testing.T) {
 		{[]string{"show"}, exitUsage, ""}, // no resiliency-matrix.yaml here
 		{nil, exitUsage, ""},
 		{[]string{"lint"}, exitUsage, ""},
-		{[]string{"help"}, exitOK, "gameday matrix check"},
+		{[]string{"help"}, exitOK, "due [FILE]"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -182,6 +182,35 @@ func TestMatrixShow(t *testing.T) {
 			}
 			if !strings.Contains(stdout.String(), c.want) {
 				t.Errorf("stdout lacks %q:\n%s", c.want, stdout.String())
+			}
+		})
+	}
+}
+
+// -h of matrix lists its commands; -h of each command and of init says
+// how to call it and what it does, on stderr, and exits 0.
+func TestMatrixAndInitHelp(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"matrix", "-h"}, []string{"usage: gameday matrix COMMAND", "  check [FILE]", "  show [FILE]", "  due [FILE]"}},
+		{[]string{"matrix", "check", "-h"}, []string{"usage: gameday matrix check [FILE]", "Exit 0 when"}},
+		{[]string{"matrix", "show", "-h"}, []string{"usage: gameday matrix show [FILE] [-format table|markdown]", "-format string"}},
+		{[]string{"matrix", "due", "-h"}, []string{"usage: gameday matrix due [FILE]", "changes nothing"}},
+		{[]string{"init", "-h"}, []string{"usage: gameday init [-matrix FILE] | gameday init -system FILE", "never overwrites", "-system string"}},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(c.args, &stdout, &stderr); code != exitOK {
+				t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+			}
+			out := stdout.String() + stderr.String()
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
 			}
 		})
 	}

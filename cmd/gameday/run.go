@@ -350,6 +350,21 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) error {
 	journal := fs.String("journal", faults.DefaultJournalPath(), "the fault journal")
 	containers := fs.Bool("containers", true, "also remove the containers and networks of containers environments whose runner is gone (needs Docker)")
 	drop := fs.String("drop", "", "forget the set-aside faults of this run id (or \"all\") without undoing them: for faults dealt with by hand, or whose Toxiproxy or container is gone for good")
+	describe(fs, "gameday cleanup [-journal FILE] [-containers=false] [-drop RUN_ID|all]", `
+Undoes what runners killed outright (SIGKILL, a power cut) left behind: the
+faults their journal records on a Toxiproxy or a container that outlives
+them (a toxic removed, a proxy enabled, a container started or unpaused),
+and the containers and networks of containers environments whose runner is
+gone. Faults of runners still running, or on another host or pid namespace,
+are left alone. A fault it cannot undo (its Toxiproxy unreachable, its
+container gone) is set aside: listed at every cleanup, exit 1, until it is
+undone or forgotten with -drop. Every drill undoes the journaled faults of
+dead runners so before it starts.
+
+With nothing to clean up it changes nothing and leaves no file behind: the
+journal exists only while it records a fault. It takes no argument. Exit 0
+when everything was cleaned up, 1 when something could not be, 2 on bad
+flags or when -drop finds no set-aside fault of that run.`)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
