@@ -687,52 +687,24 @@ func (d *drill) drive(ctx context.Context) {
 		d.flash(report, f)
 	}
 
-	// Precedence: a run that could not be carried out is an error; money or
-	// stock proven wrong fails the run even if it was cut short (what was
-	// reconciled is real); otherwise a run cut short proves nothing. Books
-	// read before they settled prove only an oversell (units sold beyond
-	// the stock never come back); a held lease or a void still pending
-	// would read as lost units or a charge without an order.
-	var books []ExpectationResult
-	for _, c := range checks {
-		if c.Invariant != "dropped" && (!d.unsettled || c.Invariant == "oversold") {
-			books = append(books, c)
-		}
+	// A run that could not be carried out is an error already; the rest is
+	// decide's.
+	if d.rec.Verdict != "" {
+		return
 	}
-	cause := context.Cause(loadCtx)
-	switch {
-	case d.rec.Verdict != "":
-	case errors.Is(cause, errFault):
-		d.fail(VerdictError, "%v; the drill was stopped", cause)
-	case broken(books, "") != "":
-		d.fail(VerdictFail, "%s", broken(books, ""))
-	case ctx.Err() != nil:
-		d.fail(VerdictInconclusive, "interrupted: the load was stopped and every fault removed")
-		if b := broken(checks, ""); b != "" && d.unsettled {
-			d.rec.Reason += "; the books, read before they settled, showed " + b + " (not judged)"
-		}
-	case errors.Is(cause, errAborted) && haltReason != "":
-		d.fail(VerdictInconclusive, "aborted by the halt condition: %s", haltReason)
-	case errors.Is(cause, errAborted):
-		d.fail(VerdictInconclusive, "aborted by the guard: %s", guard.reason())
-	case errors.Is(loadErr, fleet.ErrShard):
-		d.fail(VerdictInconclusive, "the load was not sent whole (%v): the load was stopped everywhere and every fault removed", loadErr)
-	case steadyStateFailed(d.rec.Expectations):
-		d.fail(VerdictInconclusive, "the steady state failed before any fault: %s", broken(d.rec.Expectations, "before"))
-	default:
-		all := append(append([]ExpectationResult{}, d.rec.Expectations...), checks...)
-		b := broken(all, "")
-		starved, others := d.starvedFailures(host, w, ft, checks, end)
-		switch {
-		case b == "":
-			d.rec.Verdict = VerdictPass
-		case len(starved) > 0 && others == 0:
-			d.rec.Host.Starved = starved
-			d.fail(VerdictInconclusive, "the machine could not keep up with the drill (%s): these promises failed while it was starved, and measure the machine, not the system under test: %s", hostEvidence(d.rec.Host), strings.Join(starved, "; "))
-		default:
-			d.rec.Host.Starved = starved
-			d.fail(VerdictFail, "%s", b)
-		}
+	e := ending{
+		cause: context.Cause(loadCtx), loadErr: loadErr, interrupted: ctx.Err() != nil,
+		halt: haltReason, unsettled: d.unsettled, expectations: d.rec.Expectations, checks: checks,
+		starved: func() ([]string, int) { return d.starvedFailures(host, w, ft, checks, end) },
+		host:    hostEvidence(d.rec.Host),
+	}
+	if guard != nil {
+		e.guard = guard.reason()
+	}
+	j := decide(e)
+	d.rec.Verdict, d.rec.Reason = j.verdict, j.reason
+	if j.starved != nil {
+		d.rec.Host.Starved = j.starved
 	}
 }
 
