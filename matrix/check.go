@@ -48,13 +48,15 @@ func (p Problem) String() string {
 // several problems appears once for each.
 //
 // A promise fails when its last run's verdict is fail, and also when it is
-// error or inconclusive: every run rewrites `last`, so a drill that keeps
-// erroring would otherwise look fresh forever while proving nothing. A
-// passing run whose recovered_after exceeds the row's recovery_objective
-// fails the promise too (a missing recovered_after is not held against
-// it). Known gaps may fail; they are reported when they pass. Every row,
-// known gaps included, is overdue when its last run is older than its
-// cadence plus a tenth, or when it has never run.
+// error or inconclusive: such a run proved nothing, however recent it is.
+// (gameday's commands never record a run whose verdict is error, so its
+// row keeps its previous run and goes overdue; an inconclusive run is
+// recorded. [Matrix.Apply] takes either.) A passing run whose
+// recovered_after exceeds the row's recovery_objective fails the promise
+// too (a missing recovered_after is not held against it). Known gaps may
+// fail; they are reported when they pass. Every row, known gaps included,
+// is overdue when its last run is older than its cadence plus a tenth, or
+// when it has never run.
 //
 // Check looks up each row's scenario (the catalogue, or the file relative
 // to the matrix) to report rows it cannot drill as invalid.
