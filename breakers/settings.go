@@ -127,36 +127,44 @@ type Settings struct {
 	MaxTransitions int
 }
 
-// Defaults applied by New to zero fields.
+// Defaults applied by New to zero fields. A probe's deadline defaults to a
+// quarter of Timeout (ProbeTimeoutFor).
 const (
+	DefaultMaxConcurrent  = 64
+	DefaultTimeout        = time.Second
+	DefaultFailures       = 5
+	DefaultOpenFor        = 5 * time.Second
 	defaultName           = "dependency"
-	defaultMaxConcurrent  = 64
-	defaultTimeout        = time.Second
-	defaultFailures       = 5
-	defaultOpenFor        = 5 * time.Second
 	defaultProbes         = 1
 	defaultMaxTransitions = 1024
 	minProbeTimeout       = time.Millisecond
 )
+
+// ProbeTimeoutFor is the probe deadline New gives a guard whose Settings
+// leave ProbeTimeout zero: a quarter of its timeout, at least a
+// millisecond.
+func ProbeTimeoutFor(timeout time.Duration) time.Duration {
+	return max(timeout/4, minProbeTimeout)
+}
 
 func (s Settings) normalise() Settings {
 	if s.Name == "" {
 		s.Name = defaultName
 	}
 	if s.MaxConcurrent == 0 {
-		s.MaxConcurrent = defaultMaxConcurrent
+		s.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if s.Timeout <= 0 {
-		s.Timeout = defaultTimeout
+		s.Timeout = DefaultTimeout
 	}
 	if s.ProbeTimeout <= 0 {
-		s.ProbeTimeout = max(s.Timeout/4, minProbeTimeout)
+		s.ProbeTimeout = ProbeTimeoutFor(s.Timeout)
 	}
 	if s.ConsecutiveFailures == 0 {
-		s.ConsecutiveFailures = defaultFailures
+		s.ConsecutiveFailures = DefaultFailures
 	}
 	if s.OpenFor <= 0 {
-		s.OpenFor = defaultOpenFor
+		s.OpenFor = DefaultOpenFor
 	}
 	if s.HalfOpenProbes == 0 {
 		s.HalfOpenProbes = defaultProbes

@@ -3,6 +3,7 @@ package checkout
 import (
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/checkout/defaults"
 	"log/slog"
 	"net"
 	"net/url"
@@ -101,13 +102,13 @@ func (c *Config) normalise() {
 		c.Mode = ModeReserve
 	}
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = 30 * time.Second
+		c.LeaseTTL = defaults.LeaseTTL
 	}
 	if c.PriceCents == 0 {
-		c.PriceCents = 1299
+		c.PriceCents = defaults.PriceCents
 	}
 	if c.RetryAfter == 0 {
-		c.RetryAfter = time.Second
+		c.RetryAfter = defaults.RetryAfter
 	}
 	if c.Admission.RetryAfter == 0 {
 		c.Admission.RetryAfter = c.RetryAfter
@@ -120,27 +121,28 @@ func (c *Config) normalise() {
 		c.Admission.Need = c.MinPaymentTime
 	}
 	if c.PaymentAttempts == 0 {
-		c.PaymentAttempts = 2
+		c.PaymentAttempts = defaults.PaymentAttempts
 	}
 	if c.SweepInterval == 0 {
-		c.SweepInterval = time.Second
+		c.SweepInterval = defaults.SweepInterval
 	}
 	if c.SessionTTL == 0 {
-		c.SessionTTL = 30 * time.Minute
+		c.SessionTTL = defaults.SessionTTL
 	}
 	if c.Payment.Timeout == 0 {
-		c.Payment.Timeout = 2 * time.Second
+		c.Payment.Timeout = defaults.PaymentTimeout
 	}
 	if c.Inventory.Timeout == 0 {
-		c.Inventory.Timeout = 250 * time.Millisecond
+		c.Inventory.Timeout = defaults.InventoryTimeout
 	}
 	if c.Sessions.Timeout == 0 {
-		c.Sessions.Timeout = 100 * time.Millisecond
+		c.Sessions.Timeout = defaults.SessionsTimeout
 	}
-	// A probe gets half the timeout: long enough for a healthy provider's
-	// slow charge, short enough not to hold the breaker half-open.
+	// A payment probe gets half the timeout: long enough for a healthy
+	// provider's slow charge, short enough not to hold the breaker
+	// half-open. (The Redis guards' probes keep breakers' quarter.)
 	if c.Payment.ProbeTimeout == 0 {
-		c.Payment.ProbeTimeout = c.Payment.Timeout / 2
+		c.Payment.ProbeTimeout = defaults.ProbeTimeout("payment", c.Payment.Timeout)
 	}
 	c.Payment.Name, c.Inventory.Name, c.Sessions.Name = "payment", "inventory", "sessions"
 	if c.Logger == nil {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/checkout/defaults"
 	"github.com/gameday-dev/gameday/internal/stats"
 	"io"
 	"maps"
@@ -363,7 +364,7 @@ func (d *drill) setup(ctx context.Context) error {
 		// addresses this environment chose.
 		vars := map[string]string{
 			"CHECKOUT_URL": d.env.CheckoutURL(), "PAYMENT_URL": d.env.PaymentURL(),
-			"TOXIPROXY": d.env.Toxiproxy().Addr(), "SETTLE_WITHIN": d.settleLimit().String(),
+			"TOXIPROXY": d.env.Toxiproxy().Addr(), "SETTLE_WITHIN": SettleLimit(d.sc).String(),
 		}
 		// Unknown to the environment, the token is the runner's own
 		// GAMEDAY_ADMIN_TOKEN, if set (the system file's ${} rule).
@@ -814,16 +815,18 @@ var (
 	errFault   = errors.New("a fault could not be injected")
 )
 
-// settleLimit bounds the wait for the books: leases expire, the late-claim
-// grace passes, the sweeper voids.
-func (d *drill) settleLimit() time.Duration {
-	lease := d.sc.Checkout.LeaseTTL.D()
+// SettleLimit bounds the wait for the reference checkout's books after
+// sc's load (its system file's settle_within): leases expire (the lease
+// TTL), the late-claim grace passes (twice the payment timeout), the
+// sweeper voids (ten seconds).
+func SettleLimit(sc *scenarios.Scenario) time.Duration {
+	lease := sc.Checkout.LeaseTTL.D()
 	if lease == 0 {
-		lease = 30 * time.Second
+		lease = defaults.LeaseTTL
 	}
-	pay := d.sc.Checkout.Payment.Timeout.D()
+	pay := sc.Checkout.Payment.Timeout.D()
 	if pay == 0 {
-		pay = 2 * time.Second
+		pay = defaults.PaymentTimeout
 	}
 	return lease + 2*pay + 10*time.Second
 }

@@ -1,28 +1,20 @@
 package scenarios
 
 import (
+	"github.com/gameday-dev/gameday/checkout/defaults"
 	"strconv"
 	"time"
 )
 
 // Defaults that Parse writes into zero fields; each field's comment says
-// which applies. The checkout's and the payment stand-in's are theirs
-// (checkout.Config, breakers.Settings, payment.Config), repeated here so
-// that a scenario shows what it ran with.
+// which applies. The checkout's come from package defaults, where the
+// checkout takes them too, so that a scenario shows what it ran with.
 const (
 	DefaultPatience    = 10 * time.Second
 	DefaultRetryJitter = 0.5
 
-	defaultLeaseTTL         = 30 * time.Second
-	defaultRetryAfter       = time.Second
-	defaultPaymentTimeout   = 2 * time.Second
-	defaultInventoryTimeout = 250 * time.Millisecond
-	defaultSessionsTimeout  = 100 * time.Millisecond
-	defaultFailures         = 5
-	defaultOpenFor          = 5 * time.Second
-	defaultMaxConcurrent    = 64
-	defaultMinLatency       = 100 * time.Millisecond
-	defaultMaxLatency       = 400 * time.Millisecond
+	defaultMinLatency = 100 * time.Millisecond
+	defaultMaxLatency = 400 * time.Millisecond
 )
 
 // SetDefaults writes the defaults named in the field comments into the
@@ -129,14 +121,14 @@ func (c *Checkout) setDefaults() {
 		c.Admission.Mode = "none"
 	}
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = Duration(defaultLeaseTTL)
+		c.LeaseTTL = Duration(defaults.LeaseTTL)
 	}
 	if c.RetryAfter == 0 {
-		c.RetryAfter = Duration(defaultRetryAfter)
+		c.RetryAfter = Duration(defaults.RetryAfter)
 	}
-	c.Payment.setDefaults(defaultPaymentTimeout)
-	c.Inventory.setDefaults(defaultInventoryTimeout)
-	c.Sessions.setDefaults(defaultSessionsTimeout)
+	c.Payment.setDefaults(defaults.PaymentTimeout)
+	c.Inventory.setDefaults(defaults.InventoryTimeout)
+	c.Sessions.setDefaults(defaults.SessionsTimeout)
 }
 
 func (b *Breaker) setDefaults(timeout time.Duration) {
@@ -144,13 +136,13 @@ func (b *Breaker) setDefaults(timeout time.Duration) {
 		b.Timeout = Duration(timeout)
 	}
 	if b.Failures == 0 {
-		b.Failures = defaultFailures
+		b.Failures = defaults.Failures
 	}
 	if b.OpenFor == 0 {
-		b.OpenFor = Duration(defaultOpenFor)
+		b.OpenFor = Duration(defaults.OpenFor)
 	}
 	if b.MaxConcurrent == 0 {
-		b.MaxConcurrent = defaultMaxConcurrent
+		b.MaxConcurrent = defaults.MaxConcurrent
 	}
 }
 

@@ -168,8 +168,8 @@ func planDrill(m *matrix.Matrix, file string, all bool, now time.Time, timeScale
 // load (its stages, at timeScale), and at most how long it then waits for
 // the books to settle: for a described system its settle_after, or at most
 // its settle_within; for the reference checkout the runner's own bound
-// (gameday/run.go settleLimit: the scaled lease, twice the payment
-// timeout, and ten seconds). Setup and the prediction are not counted.
+// (gameday.SettleLimit, of the scaled scenario). Setup and the prediction
+// are not counted.
 func drillTime(sc *scenarios.Scenario, timeScale float64, sys *system.System) (load, settle time.Duration) {
 	if timeScale > 0 && timeScale != 1 {
 		sc = sc.Scaled(1, timeScale)
@@ -189,15 +189,7 @@ func drillTime(sc *scenarios.Scenario, timeScale float64, sys *system.System) (l
 		}
 		return load, sys.Books.SettleWithin.D()
 	}
-	lease := sc.Checkout.LeaseTTL.D()
-	if lease == 0 {
-		lease = 30 * time.Second
-	}
-	pay := sc.Checkout.Payment.Timeout.D()
-	if pay == 0 {
-		pay = 2 * time.Second
-	}
-	return load, lease + 2*pay + 10*time.Second
+	return load, gameday.SettleLimit(sc)
 }
 
 // print lists the plan's rows and the estimate.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gameday-dev/gameday/checkout/defaults"
 	"io"
 	"log/slog"
 	"net"
@@ -191,17 +192,20 @@ process listing shows them:
 	fs.StringVar(&cfg.SessionRedis, "session-redis", "", "host:port of the Redis holding sessions (empty: every shopper is a guest)")
 	fs.StringVar(&cfg.PaymentURL, "payment-url", "http://127.0.0.1:8081", "base URL of the payment provider")
 	fs.StringVar(&mode, "mode", string(checkout.ModeReserve), "inventory mode: reserve, or naive (oversells on purpose)")
-	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", 30*time.Second, "how long a reservation holds its unit")
-	fs.Int64Var(&cfg.PriceCents, "price-cents", 1299, "price of one unit, in cents")
-	fs.DurationVar(&cfg.RetryAfter, "retry-after", time.Second, "wait a refusal asks for (Retry-After)")
+	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", defaults.LeaseTTL, "how long a reservation holds its unit")
+	fs.Int64Var(&cfg.PriceCents, "price-cents", defaults.PriceCents, "price of one unit, in cents")
+	fs.DurationVar(&cfg.RetryAfter, "retry-after", defaults.RetryAfter, "wait a refusal asks for (Retry-After)")
 	fs.DurationVar(&cfg.MinPaymentTime, "min-payment-time", 0, "do not start a charge with less than this left before the shopper's deadline")
 	fs.IntVar(&cfg.PaymentSlots, "payment-slots", 0, "charges at the payment provider at once; the rest wait in the checkout's line, where the deadline modes skip whoever could not finish in time (0: no line)")
-	fs.IntVar(&cfg.PaymentAttempts, "payment-attempts", 2, "sends of one charge when the connection fails (same idempotency key)")
-	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", time.Second, "how often charges to void are looked for and voids retried")
+	fs.IntVar(&cfg.PaymentAttempts, "payment-attempts", defaults.PaymentAttempts, "sends of one charge when the connection fails (same idempotency key)")
+	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", defaults.SweepInterval, "how often charges to void are looked for and voids retried")
 	fs.DurationVar(&cfg.LateClaimGrace, "late-claim-grace", 0, "how long after a lease expired a payment may still claim the unit (0: payment timeout × attempts + 1s)")
-	breakerFlags(fs, "payment", &cfg.Payment, 2*time.Second)
-	breakerFlags(fs, "inventory", &cfg.Inventory, 250*time.Millisecond)
-	breakerFlags(fs, "sessions", &cfg.Sessions, 100*time.Millisecond)
+	for _, g := range []struct {
+		dep string
+		s   *breakers.Settings
+	}{{"payment", &cfg.Payment}, {"inventory", &cfg.Inventory}, {"sessions", &cfg.Sessions}} {
+		breakerFlags(fs, g.dep, g.s)
+	}
 	fs.StringVar(&adm, "admission", "none", "admission mode: none, queue, deadline, lottery, fair, fair-deadline or paced (see docs/admission.md)")
 	fs.IntVar(&cfg.Admission.InProgress, "admission-in-progress", 0, "checkouts a waiting room (lottery, fair, fair-deadline, paced) lets in at once")
 	fs.DurationVar(&cfg.Admission.TokenTTL, "admission-token-ttl", 10*time.Minute, "how long a fair waiting-room token stays valid after the first attempt")
@@ -256,16 +260,12 @@ process listing shows them:
 }
 
 // breakerFlags registers the guard settings of one dependency.
-func breakerFlags(fs *flag.FlagSet, dep string, g *breakers.Settings, timeout time.Duration) {
-	fs.DurationVar(&g.Timeout, dep+"-timeout", timeout, "deadline of one "+dep+" call")
-	probe := "a quarter of the timeout"
-	if dep == "payment" {
-		probe = "half the timeout" // checkout.Config's default
-	}
-	fs.DurationVar(&g.ProbeTimeout, dep+"-probe-timeout", 0, "deadline of a half-open probe to "+dep+" (0: "+probe+")")
-	fs.Func(dep+"-failures", "consecutive "+dep+" failures that open its breaker (default 5)", uint32Setter(&g.ConsecutiveFailures))
-	fs.DurationVar(&g.OpenFor, dep+"-open-for", 5*time.Second, "how long the "+dep+" breaker stays open before probing")
-	fs.IntVar(&g.MaxConcurrent, dep+"-max-concurrent", 64, dep+" calls in flight at once (bulkhead); past it, refuse at once")
+func breakerFlags(fs *flag.FlagSet, dep string, g *breakers.Settings) {
+	fs.DurationVar(&g.Timeout, dep+"-timeout", defaults.Timeout(dep), "deadline of one "+dep+" call")
+	fs.DurationVar(&g.ProbeTimeout, dep+"-probe-timeout", 0, "deadline of a half-open probe to "+dep+" (0: "+defaults.ProbeTimeoutWords(dep)+")")
+	fs.Func(dep+"-failures", fmt.Sprintf("consecutive %s failures that open its breaker (default %d)", dep, defaults.Failures), uint32Setter(&g.ConsecutiveFailures))
+	fs.DurationVar(&g.OpenFor, dep+"-open-for", defaults.OpenFor, "how long the "+dep+" breaker stays open before probing")
+	fs.IntVar(&g.MaxConcurrent, dep+"-max-concurrent", defaults.MaxConcurrent, dep+" calls in flight at once (bulkhead); past it, refuse at once")
 }
 
 func uint32Setter(dst *uint32) func(string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/checkout/defaults"
 	"math"
 	"time"
 
@@ -69,20 +70,20 @@ func FromScenario(sc *scenarios.Scenario) (Model, error) {
 		m.Stages = append(m.Stages, load.Stage{Duration: st.Duration.D(), Target: st.Target})
 	}
 	// The payment guard, as the checkout configures it from the scenario:
-	// a bulkhead of 64 unless the scenario says otherwise (negative: none),
-	// a probe timeout of half the timeout, a breaker unless disabled.
+	// the checkout's bulkhead unless the scenario says otherwise (negative:
+	// none), its probe timeout, a breaker unless disabled.
 	b := sc.Checkout.Payment
 	m.PaymentTimeout = b.Timeout.D()
 	switch {
 	case b.MaxConcurrent > 0:
 		m.PaymentBulkhead = b.MaxConcurrent
 	case b.MaxConcurrent == 0:
-		m.PaymentBulkhead = 64
+		m.PaymentBulkhead = defaults.MaxConcurrent
 	}
 	if !b.Disabled {
 		probe := b.ProbeTimeout.D()
 		if probe == 0 {
-			probe = m.PaymentTimeout / 2
+			probe = defaults.ProbeTimeout("payment", m.PaymentTimeout)
 		}
 		m.Breaker = Breaker{Failures: int(b.Failures), OpenFor: b.OpenFor.D(), ProbeTimeout: probe}
 	}

@@ -1,0 +1,75 @@
+// Package defaults holds the reference checkout's default settings in one
+// place: the checkout applies them (checkout.Config), its flags show them
+// (gameday serve checkout), a scenario writes them into what it ran with,
+// and the predictor and the runner reckon with them. It links nothing of
+// the checkout (no Redis client), so that the scenario and prediction
+// packages may use it.
+package defaults
+
+import (
+	"time"
+
+	"github.com/gameday-dev/gameday/breakers"
+)
+
+// The checkout's settings when none is given.
+const (
+	// LeaseTTL is how long a reservation holds its unit.
+	LeaseTTL = 30 * time.Second
+	// RetryAfter is what a refusal tells the shopper to wait.
+	RetryAfter = time.Second
+	// PriceCents is the price of one unit.
+	PriceCents = 1299
+	// PaymentAttempts is how many times one checkout sends its charge when
+	// the connection fails.
+	PaymentAttempts = 2
+	// SweepInterval is how often the checkout looks for charges to void.
+	SweepInterval = time.Second
+	// SessionTTL is how long a session lives.
+	SessionTTL = 30 * time.Minute
+)
+
+// Each dependency guard's defaults: a timeout of its own, and the breaker
+// and bulkhead defaults of package breakers.
+const (
+	PaymentTimeout   = 2 * time.Second
+	InventoryTimeout = 250 * time.Millisecond
+	SessionsTimeout  = 100 * time.Millisecond
+
+	Failures      = breakers.DefaultFailures
+	OpenFor       = breakers.DefaultOpenFor
+	MaxConcurrent = breakers.DefaultMaxConcurrent
+)
+
+// Timeout is the default timeout of the guard of dep (payment, inventory
+// or sessions); 0 for another name.
+func Timeout(dep string) time.Duration {
+	switch dep {
+	case "payment":
+		return PaymentTimeout
+	case "inventory":
+		return InventoryTimeout
+	case "sessions":
+		return SessionsTimeout
+	}
+	return 0
+}
+
+// ProbeTimeout is the default deadline of a half-open probe to dep, given
+// its guard's timeout: half of it for payment (a healthy charge must fit in
+// a probe, or the breaker stays open after the provider is back), a quarter
+// for the Redis dependencies (breakers' own default).
+func ProbeTimeout(dep string, timeout time.Duration) time.Duration {
+	if dep == "payment" {
+		return timeout / 2
+	}
+	return breakers.ProbeTimeoutFor(timeout)
+}
+
+// ProbeTimeoutWords says ProbeTimeout in words, for flag help and docs.
+func ProbeTimeoutWords(dep string) string {
+	if dep == "payment" {
+		return "half the timeout"
+	}
+	return "a quarter of the timeout"
+}
