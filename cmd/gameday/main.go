@@ -33,14 +33,14 @@ const usage = `gameday — flash-sale fire drills for checkouts
 Usage:
   gameday run [flags] SCENARIO...  run drills (catalogue names or files); -env local|containers|compose|external
   gameday drill [flags]            run the matrix rows that are due, record them, check
-  gameday init [--matrix FILE]     write a starter resiliency matrix
+  gameday init [-matrix FILE]      write a starter resiliency matrix (or, with -system FILE, a starter system file)
   gameday matrix check [FILE]      the rows that need attention; exit 1 if any
   gameday matrix show [FILE] [--format table|markdown]
   gameday matrix due [FILE]        the rows gameday drill would run now, and roughly how long; runs nothing
   gameday predict SCENARIO [-runs N]  simulate a flash-sale drill: each figure's mean, p5 and p95
   gameday list                     list the built-in scenarios
   gameday validate FILE...         check scenario files
-  gameday report RUN_DIR...        re-render report.html and junit.xml from run.json
+  gameday report RUN_DIR...        re-render report.html, junit.xml and summary.md from run.json; -format markdown prints the summary
   gameday cleanup                  remove faults and containers left by a runner that was killed
   gameday serve checkout [flags]   run the reference checkout
   gameday serve payment [flags]    run the payment-gateway stand-in
@@ -49,7 +49,8 @@ Usage:
   gameday health URL               exit 0 when URL answers 2xx (the images' health check)
   gameday version
 
-Run "gameday serve checkout -h" for a command's flags.
+Run "gameday COMMAND -h" (e.g. "gameday serve checkout -h") for what a
+command does, its arguments and its flags.
 `
 
 func main() {
