@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/filelock"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func Update(path string, fn func(*Matrix) error) error {
 		}
 		return fmt.Errorf("update matrix: %w", err)
 	}
-	unlock, err := lockFile(target + ".lock")
+	unlock, err := filelock.Lock(target + ".lock")
 	if err != nil {
 		return fmt.Errorf("update matrix %s: %w", path, err)
 	}

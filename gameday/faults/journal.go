@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/filelock"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/toxi"
@@ -234,7 +234,7 @@ func (j *Journal) update(grow bool, f func([]Entry) []Entry) error {
 	if err := os.MkdirAll(filepath.Dir(j.path), 0o755); err != nil {
 		return fmt.Errorf("create journal directory: %w", err)
 	}
-	unlock, err := lockJournal(j.path + ".lock")
+	unlock, err := filelock.Lock(j.path + ".lock")
 	if err != nil {
 		return fmt.Errorf("lock journal: %w", err)
 	}
@@ -259,51 +259,6 @@ func (j *Journal) update(grow bool, f func([]Entry) []Entry) error {
 		return nil
 	}
 	return writeAtomic(j.path, es)
-}
-
-// lockJournal takes an exclusive flock on the file name, creating it, and
-// waits while another runner holds it. unlock removes the file, then
-// releases the lock, so that no lock file stays behind.
-//
-// Removing the lock file keeps it a lock: a waiter checks, once it holds
-// the lock, that the name still refers to the file it locked; when the
-// holder removed it meanwhile, the waiter starts again on a new file, so
-// two runners never both hold the lock. (A runner of a gameday older than
-// this check, sharing the journal, does not look: upgrade the runners that
-// share one together.)
-func lockJournal(name string) (unlock func(), err error) {
-	for {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		for {
-			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-			if !errors.Is(err, syscall.EINTR) {
-				break
-			}
-		}
-		if err != nil {
-			f.Close()
-			return nil, &os.PathError{Op: "flock", Path: name, Err: err}
-		}
-		held, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		now, err := os.Stat(name)
-		if err == nil && os.SameFile(held, now) {
-			return func() {
-				os.Remove(name)
-				f.Close() // releases the lock
-			}, nil
-		}
-		f.Close()
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-	}
 }
 
 func writeAtomic(path string, v any) error {

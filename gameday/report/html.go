@@ -138,18 +138,8 @@ func newPage(r *runrecord.Record) page {
 		{"Checkout p95", ms(l.CheckoutP95MS) + " ms (from the scheduled start)"},
 		{"Load duration", seconds(l.DurationMS)},
 	}
-	names := make([]string, 0, len(r.Outcomes))
-	for n := range r.Outcomes {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if r.Outcomes[names[i]] != r.Outcomes[names[j]] {
-			return r.Outcomes[names[i]] > r.Outcomes[names[j]]
-		}
-		return names[i] < names[j]
-	})
 	var outs []string
-	for _, n := range names {
+	for _, n := range outcomesByCount(r.Outcomes) {
 		outs = append(outs, fmt.Sprintf("%s %d", n, r.Outcomes[n]))
 	}
 	p.Outcomes = orNone(strings.Join(outs, " · "))
@@ -393,4 +383,20 @@ func flashViews(f *runrecord.Flash) ([]flashView, string) {
 		out = append(out, fv)
 	}
 	return out, note
+}
+
+// outcomesByCount names the outcomes, the most frequent first, ties in
+// name order: as every report lists them.
+func outcomesByCount(counts map[string]int) []string {
+	names := make([]string, 0, len(counts))
+	for n := range counts {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if counts[names[i]] != counts[names[j]] {
+			return counts[names[i]] > counts[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	return names
 }

@@ -141,18 +141,8 @@ func loadLine(r *runrecord.Record) string {
 	if n := len(l.Shards); n > 0 {
 		parts = append(parts, fmt.Sprintf("from %d workers", n))
 	}
-	names := make([]string, 0, len(r.Outcomes))
-	for n := range r.Outcomes {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if r.Outcomes[names[i]] != r.Outcomes[names[j]] {
-			return r.Outcomes[names[i]] > r.Outcomes[names[j]]
-		}
-		return names[i] < names[j]
-	})
 	var outs []string
-	for _, n := range names {
+	for _, n := range outcomesByCount(r.Outcomes) {
 		outs = append(outs, fmt.Sprintf("%s %d", md(n), r.Outcomes[n]))
 	}
 	if len(outs) > 0 {
