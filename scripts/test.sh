@@ -4,6 +4,9 @@
 # detector against real redis-server processes and an embedded Toxiproxy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# How long the whole command took, setup and images included, pass or fail:
+# it must stay under 30 minutes on a fresh 2-core machine.
+trap 'echo "test: took $((SECONDS / 60)) min $((SECONDS % 60)) s" >&2' EXIT
 
 bash scripts/setup.sh
 
