@@ -3,7 +3,7 @@ package checkout
 import (
 	"errors"
 	"fmt"
-	"github.com/gameday-dev/gameday/checkout/defaults"
+	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
 	"log/slog"
 	"net"
 	"net/url"

@@ -344,6 +344,13 @@ func TestPendingIsAnsweredAgainWhileRedisCannotSay(t *testing.T) {
 	if a := e.post(shopper(2)); a.body.Status != checkout.OutcomeUnavailable {
 		t.Errorf("a shopper never answered pending, Redis unreachable: %d %+v, want unavailable", a.code, a.body)
 	}
+	// Another shopper using the pending purchase's id is told nothing of
+	// it: refused like anyone else.
+	stranger := shopper(1)
+	stranger.Shopper = "s-someone-else"
+	if a := e.post(stranger); a.body.Status != checkout.OutcomeUnavailable {
+		t.Errorf("another shopper with the pending purchase's id: %d %+v, want unavailable", a.code, a.body)
+	}
 	e.setEnabled("inventory", true)
 	eventually(t, 5*time.Second, func() (bool, string) {
 		a := e.post(shopper(1))
@@ -351,8 +358,10 @@ func TestPendingIsAnsweredAgainWhileRedisCannotSay(t *testing.T) {
 	})
 
 	// No order: the claim never reached Redis.
-	leased := time.Now()
 	paidThenCut(3, func() { e.setEnabled("inventory", false) }, func() {})
+	// The checkout's lease began before the answer came: from here its
+	// lease TTL (and a margin) is past its expiry.
+	leased := time.Now().Add(100 * time.Millisecond)
 	if a := e.post(shopper(3)); a.body.Status != checkout.OutcomePending {
 		t.Fatalf("ask again within the lease, Redis unreachable: %d %+v, want pending", a.code, a.body)
 	}

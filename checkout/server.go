@@ -47,10 +47,10 @@ type Server struct {
 	mu       sync.Mutex
 	inFlight map[string]struct{} // checkout ids being processed here
 	// pending holds the checkout ids this instance answered pending (paid,
-	// the order not confirmed), each until its lease expires: the sweeper
-	// may void the charge from then on, and pending is no longer the
-	// truth.
-	pending  map[string]time.Time
+	// the order not confirmed), each with its shopper and SKU, until its
+	// lease expires: the sweeper may void the charge from then on, and
+	// pending is no longer the truth.
+	pending  map[string]pendingPurchase
 	prunedAt time.Time // when pending last lost its expired ids
 }
 
@@ -78,7 +78,7 @@ func New(cfg Config) (*Server, error) {
 		invG:     breakers.New(cfg.Inventory),
 		sessG:    breakers.New(cfg.Sessions),
 		inFlight: map[string]struct{}{},
-		pending:  map[string]time.Time{},
+		pending:  map[string]pendingPurchase{},
 	}
 	s.inv = NewInventory(s.invRedis)
 	if cfg.SessionRedis != "" {
@@ -351,36 +351,50 @@ func (s *Server) begin(id string) bool {
 	return true
 }
 
-// markPending remembers that id was answered pending, until its lease
-// expires at until. Expired ids go at most once a second, so the map holds
-// no more than the pending answers of one lease's time.
-func (s *Server) markPending(id string, until time.Time) {
+// pendingPurchase is a purchase answered pending: whose, and until when
+// that stays the truth.
+type pendingPurchase struct {
+	shopper, sku string
+	until        time.Time
+}
+
+// markPending remembers that req's purchase was answered pending, until
+// its lease expires at until. Expired ids go at most once a second, so the
+// map holds no more than the pending answers of one lease's time.
+func (s *Server) markPending(req Request, until time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if now := time.Now(); now.Sub(s.prunedAt) >= time.Second {
 		s.prunedAt = now
-		for k, exp := range s.pending {
-			if !now.Before(exp) {
+		for k, p := range s.pending {
+			if !now.Before(p.until) {
 				delete(s.pending, k)
 			}
 		}
 	}
-	s.pending[id] = until
+	s.pending[req.CheckoutID] = pendingPurchase{shopper: req.Shopper, sku: req.SKU, until: until}
 }
 
-// stillPending reports whether id was answered pending and its lease has
-// not yet expired.
-func (s *Server) stillPending(id string) bool {
+// pendingFor says whether req's checkout id was answered pending and its
+// lease has not yet expired (held), and whether that purchase is req's
+// own: the same shopper, the same SKU (mine).
+func (s *Server) pendingFor(req Request) (held, mine bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.pending[id]
-	return ok && time.Now().Before(exp)
+	p, ok := s.pending[req.CheckoutID]
+	if !ok || !time.Now().Before(p.until) {
+		return false, false
+	}
+	return true, p.shopper == req.Shopper && p.sku == req.SKU
 }
 
-func (s *Server) forgetPending(id string) {
+// forgetPending forgets req's pending purchase, if it is req's own.
+func (s *Server) forgetPending(req Request) {
 	s.mu.Lock()
-	delete(s.pending, id)
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	if p, ok := s.pending[req.CheckoutID]; ok && p.shopper == req.Shopper && p.sku == req.SKU {
+		delete(s.pending, req.CheckoutID)
+	}
 }
 
 func (s *Server) end(id string) {
@@ -425,19 +439,25 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		// back if we can; otherwise the lease expires on its own. The lease
 		// may be an earlier attempt's, whose charge went through: the
 		// sweeper settles it (voids that charge unless an order was made).
-		if s.stillPending(req.CheckoutID) {
+		switch held, mine := s.pendingFor(req); {
+		case mine:
 			// This purchase was paid and answered pending, and Redis still
 			// cannot say whether its order was made: that is still the
 			// truth, and its lease stays for the next ask. A refusal would
 			// tell a shopper who may hold an order to start a new purchase.
 			resp.Status, resp.Reason = OutcomePending, "order_unconfirmed"
 			return resp
+		case held:
+			// Someone else's purchase, paid and pending, under this id: it
+			// is refused like any other, and its lease is left alone (a
+			// release would hand that charge to the sweeper).
+			return s.refused(ctx, resp, "inventory", err)
 		}
 		go s.release(req, true)
 		return s.refused(ctx, resp, "inventory", err)
 	}
 	// Redis answered: what follows is definite, or pending afresh.
-	s.forgetPending(req.CheckoutID)
+	s.forgetPending(req)
 	switch {
 	case res.status == resSold && res.order.Shopper != req.Shopper:
 		// Someone else's order: the same answer as for any id used by
@@ -489,7 +509,7 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		// with it. Answering 503 here told a paying shopper to start a new
 		// purchase.
 		s.log.Warn("claim failed after payment; answering pending", "checkout_id", req.CheckoutID, "charge_key", key, "err", err)
-		s.markPending(req.CheckoutID, leased.Add(s.cfg.LeaseTTL))
+		s.markPending(req, leased.Add(s.cfg.LeaseTTL))
 		resp.Status, resp.Reason = OutcomePending, "order_unconfirmed"
 		return resp
 	case res.status == resLost:

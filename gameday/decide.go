@@ -11,7 +11,7 @@ import (
 // ending is how the load ended and what was judged of it: everything the
 // verdict is decided from, and nothing the drill must still do. decide
 // turns it into the verdict, so that the precedence is one pure function,
-// tested on its own (verdict_precedence_test.go).
+// tested on its own (decide_test.go).
 type ending struct {
 	// cause is why the load stopped early: errFault, errAborted, or nil.
 	cause error

@@ -45,10 +45,11 @@ type shopperView struct {
 	// told is what the answer to the shopper's last attempt meant
 	// ("unavailable", "retry_later", ...); "" when it left before one came.
 	told string
-	// toldPending: an answer to one of its attempts said the purchase was
-	// going on or paid and not yet confirmed (retry_later: in progress,
-	// pending): the shopper left knowing it might have bought.
-	toldPending bool
+	// toldPending is when the last answer that said the purchase was going
+	// on or paid and not yet confirmed (retry_later: in progress, pending)
+	// came; zero when none did. A shopper told so after it was charged
+	// left knowing it might have bought.
+	toldPending time.Time
 }
 
 // oracle is one invariant: the facts it needs and how it counts.
@@ -139,13 +140,16 @@ var oracles = []oracle{
 					// Charged, and the shopper left without a confirmation.
 					late := !c.at.IsZero() && c.at.After(v.leftAt)
 					left := v.outcome == "gave_up" || v.outcome == "too_late"
-					// Except a shopper told its purchase was pending, who
-					// holds the order made with this charge: it was charged
-					// while there, told the truth (paid, not yet confirmed)
-					// and has what it paid for; the system could do no
-					// better when its store crashed between writing the
-					// order and answering. Without the orders, it counts.
-					if o, ok := orders[v.checkoutID]; ok && !late && v.toldPending && paidWith(o, c) {
+					// Except a shopper told, after this charge, that its
+					// purchase was pending, who holds the order made with
+					// it: it was charged while there, told the truth (paid,
+					// not yet confirmed) and has what it paid for; the
+					// system could do no better when its store crashed
+					// between writing the order and answering. Only when
+					// the books say so: the charge's time, its id and the
+					// order's charge known (a fact missing is never a
+					// pass).
+					if o, ok := orders[v.checkoutID]; ok && !late && toldAfter(v, c) && o.charge != "" && o.charge == c.id {
 						continue
 					}
 					if late || left {
@@ -215,6 +219,12 @@ func (f *facts) approvedByCheckout() map[string][]charge {
 		}
 	}
 	return m
+}
+
+// toldAfter reports whether the shopper of v was told its purchase was
+// pending at or after charge c was made, both times known.
+func toldAfter(v shopperView, c charge) bool {
+	return !v.toldPending.IsZero() && !c.at.IsZero() && !c.at.After(v.toldPending)
 }
 
 // paidWith reports whether order o was made with charge c, as far as the

@@ -181,13 +181,15 @@ func TestToldIsTheLastAttemptsAnswer(t *testing.T) {
 // leaving. Every other way of leaving with that charge still counts.
 func TestAShopperToldPendingWhoHoldsTheOrderIsNotChargedAfterLeaving(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	// Charged at 100ms; told pending at 200ms (sent at 50ms, answered
+	// 150ms later); refused; then gone with a request in flight.
 	rep := &load.Report{Start: t0, Shoppers: []*load.Shopper{{ID: "a", Outcome: load.OutcomeGaveUp, Deadline: time.Second, Attempts: []load.Attempt{
-		{Code: 202, Status: "retry_later", Reason: "order_unconfirmed", RetryAfter: time.Second},
-		{Code: 503, Status: "unavailable", Reason: "breaker_open", RetryAfter: time.Second},
-		{Err: context.DeadlineExceeded.Error()},
+		{At: 50 * time.Millisecond, Took: 150 * time.Millisecond, Code: 202, Status: "retry_later", Reason: "order_unconfirmed", RetryAfter: time.Second},
+		{At: 400 * time.Millisecond, Took: time.Millisecond, Code: 503, Status: "unavailable", Reason: "breaker_open", RetryAfter: time.Second},
+		{At: 900 * time.Millisecond, Took: 120 * time.Millisecond, Err: context.DeadlineExceeded.Error()},
 	}}}}
 	_, vs := views(rep)
-	if len(vs) != 1 || !vs[0].toldPending || vs[0].told != "" {
+	if len(vs) != 1 || !vs[0].toldPending.Equal(t0.Add(200*time.Millisecond)) || vs[0].told != "" {
 		t.Fatalf("views: %+v", vs)
 	}
 	healthy := func() (*facts, []shopperView) {
@@ -199,12 +201,21 @@ func TestAShopperToldPendingWhoHoldsTheOrderIsNotChargedAfterLeaving(t *testing.
 		t.Fatal("told pending, holding the order made with its charge: counted as charged after leaving")
 	}
 	for name, brk := range map[string]func(f *facts, s []shopperView){
-		"never told pending":         func(_ *facts, s []shopperView) { s[0].toldPending = false },
-		"no order":                   func(f *facts, _ []shopperView) { f.orders, f.sold = nil, p64(0) },
-		"the order paid another way": func(f *facts, _ []shopperView) { f.orders[0].charge = "ch_other" },
-		"charged after its deadline": func(f *facts, _ []shopperView) { f.charges[0].at = t0.Add(2 * time.Second) },
-		"orders unknown":             func(f *facts, _ []shopperView) { f.orders, f.ordersKnown, f.sold = nil, false, p64(1) },
-		"too late":                   func(_ *facts, s []shopperView) { s[0].toldPending = false; s[0].outcome = "too_late" },
+		"never told pending":            func(_ *facts, s []shopperView) { s[0].toldPending = time.Time{} },
+		"told so before it was charged": func(f *facts, _ []shopperView) { f.charges[0].at = t0.Add(300 * time.Millisecond) },
+		"no order":                      func(f *facts, _ []shopperView) { f.orders, f.sold = nil, p64(0) },
+		"the order paid another way":    func(f *facts, _ []shopperView) { f.orders[0].charge = "ch_other" },
+		"the order's charge unknown":    func(f *facts, _ []shopperView) { f.orders[0].charge = "" },
+		"the charge's id unknown":       func(f *facts, _ []shopperView) { f.charges[0].id = "" },
+		"the charge's time unknown":     func(f *facts, _ []shopperView) { f.charges[0].at = time.Time{} },
+		"charged after its deadline": func(f *facts, s []shopperView) {
+			f.charges[0].at = t0.Add(2 * time.Second)
+			s[0].toldPending = t0.Add(3 * time.Second)
+		},
+		"orders unknown": func(f *facts, _ []shopperView) { f.orders, f.ordersKnown, f.sold = nil, false, p64(1) },
+		"a second charge beside the order": func(f *facts, _ []shopperView) {
+			f.charges = append(f.charges, charge{checkoutID: "a", id: "ch_a2", status: "approved", at: t0.Add(150 * time.Millisecond)})
+		},
 	} {
 		f, s := healthy()
 		brk(f, s)

@@ -8,7 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gameday-dev/gameday/checkout/defaults"
+	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
 	"github.com/gameday-dev/gameday/internal/stats"
 	"io"
 	"maps"
@@ -975,7 +975,9 @@ func views(r *load.Report) ([]shopperRun, []shopperView) {
 				v.told = s.Attempts[n-1].Status
 			}
 			for _, a := range s.Attempts {
-				v.toldPending = v.toldPending || a.Code != 0 && a.Status == load.MeansRetryLater.String()
+				if a.Code != 0 && a.Status == load.MeansRetryLater.String() {
+					v.toldPending = r.Start.Add(a.At + a.Took)
+				}
 			}
 			vs = append(vs, v)
 		}

@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"github.com/gameday-dev/gameday/checkout/defaults"
+	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
 	"strconv"
 	"time"
 )

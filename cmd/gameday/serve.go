@@ -6,7 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gameday-dev/gameday/checkout/defaults"
+	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
 	"io"
 	"log/slog"
 	"net"

@@ -89,7 +89,8 @@ func DefaultJournalPath() string {
 }
 
 // OpenJournal returns the journal at path. The file (and its directory) is
-// created by the first Add, and removed when its last entry goes.
+// created by the first Add; the file is removed when its last entry goes,
+// the directory stays.
 func OpenJournal(path string) *Journal { return &Journal{path: path} }
 
 // Add records e for this process.

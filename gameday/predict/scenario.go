@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gameday-dev/gameday/checkout/defaults"
+	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
 	"math"
 	"time"
 

@@ -22,7 +22,7 @@ import (
 // this check, such as a gameday older than it, is not kept out.)
 func Lock(name string) (unlock func(), err error) {
 	for {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o666)
 		if err != nil {
 			return nil, err
 		}

@@ -21,7 +21,9 @@ func Percentile[T cmp.Ordered](sorted []T, p float64) T {
 	if len(sorted) == 0 {
 		return zero
 	}
-	rank := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	// p×n/100, not p/100×n: 7/100 is not exact in binary, and 7/100×100
+	// rounds up past 7.
+	rank := int(math.Ceil(p*float64(len(sorted))/100)) - 1
 	return sorted[min(max(rank, 0), len(sorted)-1)]
 }
 

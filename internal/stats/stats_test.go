@@ -15,6 +15,15 @@ func TestPercentileIsNearestRank(t *testing.T) {
 			t.Errorf("p%g of 1..10 = %d, want %d", c.p, got, c.want)
 		}
 	}
+	upTo100 := make([]int, 100)
+	for i := range upTo100 {
+		upTo100[i] = i + 1
+	}
+	for p := 1; p <= 100; p++ {
+		if got := Percentile(upTo100, float64(p)); got != p {
+			t.Errorf("p%d of 1..100 = %d", p, got)
+		}
+	}
 	if got := Percentile([]float64{2, 4}, 50); got != 2 {
 		t.Errorf("median of two: %g, want the lower", got)
 	}

@@ -1,16 +1,13 @@
-// Package defaults holds the reference checkout's default settings in one
-// place: the checkout applies them (checkout.Config), its flags show them
-// (gameday serve checkout), a scenario writes them into what it ran with,
-// and the predictor and the runner reckon with them. It links nothing of
-// the checkout (no Redis client), so that the scenario and prediction
-// packages may use it.
-package defaults
+// Package checkoutdefaults holds the reference checkout's default settings
+// in one place: the checkout applies them (checkout.Config), its flags show
+// them (gameday serve checkout), a scenario writes them into what it ran
+// with, and the predictor and the runner reckon with them. They describe
+// the reference system, as its system file does; the package imports
+// nothing, so that the runner, which depends on no code of the system
+// under test (gameday/deps_test.go), may use it.
+package checkoutdefaults
 
-import (
-	"time"
-
-	"github.com/gameday-dev/gameday/breakers"
-)
+import "time"
 
 // The checkout's settings when none is given.
 const (
@@ -30,15 +27,17 @@ const (
 )
 
 // Each dependency guard's defaults: a timeout of its own, and the breaker
-// and bulkhead defaults of package breakers.
+// and bulkhead defaults the checkout leaves to package breakers (its
+// DefaultFailures, DefaultOpenFor, DefaultMaxConcurrent;
+// TestScenarioDefaultsAreTheCheckouts keeps the two the same).
 const (
 	PaymentTimeout   = 2 * time.Second
 	InventoryTimeout = 250 * time.Millisecond
 	SessionsTimeout  = 100 * time.Millisecond
 
-	Failures      = breakers.DefaultFailures
-	OpenFor       = breakers.DefaultOpenFor
-	MaxConcurrent = breakers.DefaultMaxConcurrent
+	Failures      = 5
+	OpenFor       = 5 * time.Second
+	MaxConcurrent = 64
 )
 
 // Timeout is the default timeout of the guard of dep (payment, inventory
@@ -58,12 +57,13 @@ func Timeout(dep string) time.Duration {
 // ProbeTimeout is the default deadline of a half-open probe to dep, given
 // its guard's timeout: half of it for payment (a healthy charge must fit in
 // a probe, or the breaker stays open after the provider is back), a quarter
-// for the Redis dependencies (breakers' own default).
+// for the Redis dependencies, at least a millisecond (breakers' own
+// default, ProbeTimeoutFor).
 func ProbeTimeout(dep string, timeout time.Duration) time.Duration {
 	if dep == "payment" {
 		return timeout / 2
 	}
-	return breakers.ProbeTimeoutFor(timeout)
+	return max(timeout/4, time.Millisecond)
 }
 
 // ProbeTimeoutWords says ProbeTimeout in words, for flag help and docs.
