@@ -47,7 +47,10 @@ type Options struct {
 	// RunsDir receives one directory per run; "" means "runs".
 	RunsDir string
 	// Binary is the gameday executable the local environment starts as the
-	// payment stand-in and the checkout; "" means this process's.
+	// payment stand-in and the checkout, and local load workers run; ""
+	// means this process's, which must then be gameday's: a program that
+	// uses this package as a library names a gameday executable here
+	// (env.ResolveBinary says what is wrong otherwise).
 	Binary string
 	// EmbeddedRedis forces the embedded Redis-compatible server.
 	EmbeddedRedis bool
@@ -739,12 +742,10 @@ func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), err
 	if so.Remote {
 		d.progress("gameday: %s: waiting for %d workers to call in at %s", d.sc.Name, so.N, c.URL())
 	} else {
-		bin := d.o.Binary
-		if bin == "" {
-			if bin, err = os.Executable(); err != nil {
-				stop()
-				return nil, nil, err
-			}
+		bin, err := env.ResolveBinary(d.o.Binary)
+		if err != nil {
+			stop()
+			return nil, nil, err
 		}
 		d.progress("gameday: %s: starting %d local load workers", d.sc.Name, so.N)
 		if local, err = fleet.StartLocal(c, bin, d.dir); err != nil {

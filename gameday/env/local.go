@@ -21,7 +21,8 @@ import (
 // LocalOptions configure a local environment.
 type LocalOptions struct {
 	// Binary is the gameday executable started as the payment stand-in and
-	// the checkout; "" means this process's own executable.
+	// the checkout; "" means this process's own executable, which must then
+	// be gameday's (see ResolveBinary).
 	Binary string
 	// Dir receives the children's logs; required.
 	Dir string
@@ -56,10 +57,8 @@ var _ Environment = (*Local)(nil)
 // StartLocal brings the local environment up. On error everything started
 // so far is stopped again.
 func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
-	if o.Binary == "" {
-		if o.Binary, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("find the gameday executable: %w", err)
-		}
+	if o.Binary, err = ResolveBinary(o.Binary); err != nil {
+		return nil, err
 	}
 	l := &Local{redis: map[string]Process{}, info: Info{Kind: "local"}}
 	defer func() {
