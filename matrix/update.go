@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/durable"
 	"github.com/gameday-dev/gameday/internal/filelock"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // testHook, when set by a test, is called at each stage of a write
@@ -134,19 +134,5 @@ func writeAtomic(target string, data []byte, perm fs.FileMode) (err error) {
 	}
 	renamed = true
 	hook("renamed")
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable. File systems that cannot sync a
-// directory (EINVAL) are let be.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	return durable.SyncDir(dir)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/durable"
 	"github.com/gameday-dev/gameday/internal/filelock"
 	"io/fs"
 	"os"
@@ -257,7 +258,7 @@ func (j *Journal) update(grow bool, f func([]Entry) []Entry) error {
 		if err := os.Remove(j.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove empty journal: %w", err)
 		}
-		return nil
+		return durable.SyncDir(filepath.Dir(j.path))
 	}
 	return writeAtomic(j.path, es)
 }
@@ -286,5 +287,7 @@ func writeAtomic(path string, v any) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	return nil
+	// A fault journaled must still be there after a power cut, or cleanup
+	// would never find it.
+	return durable.SyncDir(filepath.Dir(path))
 }
