@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gameday-dev/gameday/internal/strictyaml"
 )
 
 // Result is what one drill proved; the runner fills it from run.json (see
@@ -68,7 +70,7 @@ func (m *Matrix) Apply(r Result) (changed bool, err error) {
 		if names := m.scenarioNames(); len(names) > 0 {
 			known = "its rows name " + strings.Join(names, ", ")
 		}
-		return false, fmt.Errorf("apply %s to %s: %w (%s)", clip(r.Scenario), m.file, ErrNoRow, known)
+		return false, fmt.Errorf("apply %s to %s: %w (%s)", strictyaml.Quote(r.Scenario), m.file, ErrNoRow, known)
 	}
 	cur := m
 	for _, i := range idx {
@@ -102,7 +104,7 @@ func (m *Matrix) scenarioNames() []string {
 // last checks r and returns it as the file will hold it.
 func (r Result) last() (Last, error) {
 	fail := func(format string, args ...any) (Last, error) {
-		return Last{}, fmt.Errorf("apply result of %s: %s", clip(r.Scenario), fmt.Sprintf(format, args...))
+		return Last{}, fmt.Errorf("apply result of %s: %s", strictyaml.Quote(r.Scenario), fmt.Sprintf(format, args...))
 	}
 	switch {
 	case strings.TrimSpace(r.Scenario) == "":
@@ -112,9 +114,9 @@ func (r Result) last() (Last, error) {
 	case r.At.UTC().Year() < 1 || r.At.UTC().Year() > 9999:
 		return fail("start time %s out of range", r.At)
 	case !slices.Contains(verdicts, r.Verdict):
-		return fail("verdict %s: want pass, fail, error or inconclusive", clip(r.Verdict))
+		return fail("verdict %s: want pass, fail, error or inconclusive", strictyaml.Quote(r.Verdict))
 	case len(r.Commit) > maxNameLen || !utf8.ValidString(r.Commit) || strings.ContainsFunc(r.Commit, unicode.IsControl):
-		return fail("commit %s is not a commit", clip(r.Commit))
+		return fail("commit %s is not a commit", strictyaml.Quote(r.Commit))
 	}
 	f := r.Figures.clone()
 	for _, d := range []*time.Duration{f.BreakerOpenedAfter, f.RecoveredAfter, f.CheckoutP95During} {
@@ -212,7 +214,7 @@ func (m *Matrix) spliceLast(i int, last Last) (text []byte, ok bool) {
 			step = s
 		}
 		return splice(lines, k.Line, end+1, renderLast(last, keyCol+step, step), eol), true
-	case isNull(v):
+	case strictyaml.IsNull(v):
 		keyLine, ok := dropNull(lines[k.Line-1], k, v)
 		if !ok {
 			return nil, false

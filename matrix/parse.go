@@ -2,12 +2,9 @@ package matrix
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gameday-dev/gameday/internal/fileerr"
 	"github.com/gameday-dev/gameday/internal/inputfile"
 	"github.com/gameday-dev/gameday/internal/strictyaml"
 
@@ -74,180 +72,64 @@ func Parse(file string, data []byte) (*Matrix, error) {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB): a matrix is a short file", MaxSize)}
 	}
 	if errs := conflictMarkers(file, data); len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, fileerr.Join(errs)
 	}
-	doc, err := parseDocument(file, data)
+	doc, err := document.Parse(file, data)
 	if err != nil {
 		return nil, err
 	}
 	m := &Matrix{file: file, dir: filepath.Dir(file), data: slices.Clone(data), doc: doc}
-	p := &parser{file: file}
+	p := &parser{strictyaml.NewDecoder(file)}
 	p.top(doc.Content[0], m)
-	if err := joinErrors(p.errs); err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// parseDocument parses data into a node tree, refusing an empty file,
-// more than one document, anchors and aliases, and a document that is not
-// a mapping.
-func parseDocument(file string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := decodeNode(dec, &doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &Error{File: file, Msg: "empty: a matrix holds \"version: 1\" and its \"rows:\" (gameday init writes a starter)"}
-		}
-		return nil, yamlError(file, data, err)
-	}
-	var extra yaml.Node
-	if err := decodeNode(dec, &extra); !errors.Is(err, io.EOF) {
-		line := extra.Line
-		if err != nil {
-			line = yamlError(file, data, err).Line
-		}
-		return nil, &Error{File: file, Line: line, Msg: "more than one YAML document (\"---\"): a matrix is one document"}
-	}
-	if err := refuseAliases(file, &doc, ""); err != nil {
-		return nil, err
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, &Error{File: file, Line: doc.Line, Msg: "no YAML document"}
-	}
-	if root := doc.Content[0]; root.Kind != yaml.MappingNode {
-		return nil, &Error{File: file, Line: root.Line, Msg: fmt.Sprintf("want a mapping with version and rows, got %s", describe(root))}
-	}
-	return &doc, nil
+// document is what a matrix file holds, for the messages of the document
+// layer; a syntax error is named with the field its line seems to be in.
+var document = strictyaml.Document{
+	What:    "one matrix",
+	Want:    "a mapping with version and rows",
+	Empty:   "empty: a matrix holds \"version: 1\" and its \"rows:\" (gameday init writes a starter)",
+	FieldAt: fieldAt,
 }
 
-// decodeNode decodes the next document into n. The YAML library reports
-// problems by panicking and recovering internally; should a panic of
-// another kind escape it, it becomes an error here, so that bad input
-// never crashes the caller.
-func decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("yaml: internal error reading the document: %v", r)
-		}
-	}()
-	return dec.Decode(n)
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlError turns the YAML library's error into an *Error with its line,
-// and the field the line seems to belong to.
-func yamlError(file string, data []byte, err error) *Error {
-	msg := err.Error()
-	m := yamlLineRE.FindStringSubmatch(msg)
-	if m == nil {
-		return &Error{File: file, Msg: "bad YAML: " + strings.TrimPrefix(msg, "yaml: ")}
-	}
-	line, _ := strconv.Atoi(m[1])
+// fieldAt is pathAt for line (1-based) of data.
+func fieldAt(data []byte, line int) string {
 	lines := strings.Split(string(data), "\n")
-	e := &Error{File: file, Line: line, Msg: "bad YAML: " + m[2]}
-	if line >= 1 && line <= len(lines) {
-		e.Field = pathAt(lines, line-1)
+	if line < 1 || line > len(lines) {
+		return ""
 	}
-	for i := max(line-1, 0); i < len(lines); i++ {
-		if l := lines[i]; strings.ContainsRune(l[:len(l)-len(strings.TrimLeft(l, " \t"))], '\t') {
-			e.Line, e.Field = i+1, pathAt(lines, i)
-			e.Msg += " (a tab in the indentation: indent with spaces)"
-			break
-		}
-	}
-	return e
-}
-
-// refuseAliases reports the first anchor or alias in the tree.
-func refuseAliases(file string, n *yaml.Node, path string) error {
-	return strictyaml.RefuseAliases(file, n, path)
-}
-
-// clipRaw shortens a name for a message, without quoting it.
-func clipRaw(s string) string {
-	q := clip(s)
-	u, err := strconv.Unquote(q)
-	if err != nil {
-		return q
-	}
-	return u
+	return pathAt(lines, line-1)
 }
 
 func joinPath(path, key string) string { return strictyaml.JoinPath(path, key) }
 
-// describe says what a node is, for errors: "a mapping", "number 10".
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	case yaml.DocumentNode:
-		return "a document"
-	}
-	switch n.ShortTag() {
-	case "!!str":
-		return "string " + clip(n.Value)
-	case "!!int", "!!float":
-		return "number " + clipRaw(n.Value)
-	case "!!bool":
-		return clipRaw(n.Value)
-	case "!!null":
-		return "nothing (null)"
-	case "!!timestamp":
-		return "time " + clipRaw(n.Value)
-	}
-	return "a value tagged " + clipRaw(n.ShortTag())
-}
-
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
-
 // field is one key of a mapping and its value.
 type field struct{ key, val *yaml.Node }
 
-// parser decodes the node tree strictly, collecting every problem.
-type parser struct {
-	file string
-	errs []*Error
-}
-
-func (p *parser) fail(n *yaml.Node, path, format string, args ...any) {
-	p.errs = append(p.errs, &Error{File: p.file, Line: n.Line, Field: path, Msg: fmt.Sprintf(format, args...)})
-}
+// parser decodes the node tree strictly, collecting every problem. Its
+// decoder records the errors and checks each mapping's keys; the fields are
+// read by hand, for the hints a hand-edited file deserves.
+type parser struct{ *strictyaml.Decoder }
 
 // fields checks that n is a mapping whose keys are known field names, each
 // given once, and returns them by name; nil when n is not a mapping.
 func (p *parser) fields(n *yaml.Node, path, what string, known []string) map[string]field {
 	if n.Kind != yaml.MappingNode {
-		p.fail(n, path, "want a mapping of %s, got %s", what, describe(n))
+		p.Fail(n, path, "want a mapping of %s, got %s", what, strictyaml.Describe(n))
 		return nil
 	}
 	out := map[string]field{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
-			p.fail(k, path, "merge keys (<<) are not allowed: write the fields out")
-			continue
+	p.MappingKeys(n, path, func(key string, k, v *yaml.Node) {
+		if !slices.Contains(known, key) {
+			p.Fail(k, joinPath(path, key), "unknown field%s (known: %s)", suggest(key, known), strings.Join(known, ", "))
+			return
 		}
-		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" {
-			p.fail(k, path, "keys must be field names, got %s", describe(k))
-			continue
-		}
-		fp := joinPath(path, k.Value)
-		if prev, dup := out[k.Value]; dup {
-			p.fail(k, fp, "given twice (first on line %d)", prev.key.Line)
-			continue
-		}
-		if !slices.Contains(known, k.Value) {
-			p.fail(k, fp, "unknown field%s (known: %s)", suggest(k.Value, known), strings.Join(known, ", "))
-			continue
-		}
-		out[k.Value] = field{k, v}
-	}
+		out[key] = field{k, v}
+	})
 	return out
 }
 
@@ -265,18 +147,18 @@ func suggest(key string, known []string) string {
 // string (then an error is recorded).
 func (p *parser) str(f field, path string) (s string, ok bool) {
 	switch {
-	case isNull(f.val):
+	case strictyaml.IsNull(f.val):
 		return "", false
 	case f.val.Kind == yaml.ScalarNode && f.val.ShortTag() == "!!str":
 		if len(f.val.Value) > maxValueLen {
-			p.fail(f.val, path, "longer than %d bytes", maxValueLen)
+			p.Fail(f.val, path, "longer than %d bytes", maxValueLen)
 			return "", false
 		}
 		return f.val.Value, true
 	case f.val.Kind == yaml.ScalarNode && f.val.Style == 0:
-		p.fail(f.val, path, "want a string, got %s (quote it: %s)", describe(f.val), strconv.Quote(f.val.Value))
+		p.Fail(f.val, path, "want a string, got %s (quote it: %s)", strictyaml.Describe(f.val), strictyaml.Quote(f.val.Value))
 	default:
-		p.fail(f.val, path, "want a string, got %s", describe(f.val))
+		p.Fail(f.val, path, "want a string, got %s", strictyaml.Describe(f.val))
 	}
 	return "", false
 }
@@ -287,16 +169,16 @@ func (p *parser) required(fs map[string]field, row *yaml.Node, path, key, hint s
 	fp := joinPath(path, key)
 	f, ok := fs[key]
 	if !ok {
-		p.fail(row, fp, "missing: %s", hint)
+		p.Fail(row, fp, "missing: %s", hint)
 		return ""
 	}
 	s, ok := p.str(f, fp)
 	if ok && strings.TrimSpace(s) == "" {
-		p.fail(f.val, fp, "empty: %s", hint)
+		p.Fail(f.val, fp, "empty: %s", hint)
 		return ""
 	}
-	if !ok && isNull(f.val) {
-		p.fail(f.key, fp, "missing: %s", hint)
+	if !ok && strictyaml.IsNull(f.val) {
+		p.Fail(f.key, fp, "missing: %s", hint)
 	}
 	return s
 }
@@ -318,22 +200,22 @@ func (p *parser) top(root *yaml.Node, m *Matrix) {
 		return
 	}
 	if f, ok := fs["version"]; !ok {
-		p.fail(root, "version", "missing: write \"version: %d\" at the top", Version)
+		p.Fail(root, "version", "missing: write \"version: %d\" at the top", Version)
 	} else if f.val.Kind != yaml.ScalarNode || f.val.ShortTag() != "!!int" {
-		p.fail(f.val, "version", "want the number %d, got %s", Version, describe(f.val))
+		p.Fail(f.val, "version", "want the number %d, got %s", Version, strictyaml.Describe(f.val))
 	} else if f.val.Value != strconv.Itoa(Version) {
-		p.fail(f.val, "version", "version %s is not one this gameday reads (it reads %d): update gameday", clipRaw(f.val.Value), Version)
+		p.Fail(f.val, "version", "version %s is not one this gameday reads (it reads %d): update gameday", strictyaml.Clip(f.val.Value), Version)
 	}
 	f, ok := fs["rows"]
 	if !ok {
-		p.fail(root, "rows", "missing: list the rows under \"rows:\"")
+		p.Fail(root, "rows", "missing: list the rows under \"rows:\"")
 		return
 	}
-	if isNull(f.val) {
+	if strictyaml.IsNull(f.val) {
 		return
 	}
 	if f.val.Kind != yaml.SequenceNode {
-		p.fail(f.val, "rows", "want a list of rows, got %s", describe(f.val))
+		p.Fail(f.val, "rows", "want a list of rows, got %s", strictyaml.Describe(f.val))
 		return
 	}
 	seen := map[string]int{}
@@ -342,7 +224,7 @@ func (p *parser) top(root *yaml.Node, m *Matrix) {
 		r := p.row(n, path)
 		if r.Dependency != "" && r.Failure != "" {
 			if first, dup := seen[r.ID()]; dup {
-				p.fail(n, path, "%s is also rows[%d] (line %d): one row per dependency and failure", r.ID(), first, m.rows[first].Line)
+				p.Fail(n, path, "%s is also rows[%d] (line %d): one row per dependency and failure", r.ID(), first, m.rows[first].Line)
 			} else {
 				seen[r.ID()] = i
 			}
@@ -368,7 +250,7 @@ func (p *parser) row(n *yaml.Node, path string) Row {
 		fp := joinPath(path, "recovery_objective")
 		if d, ok := p.duration(f, fp); ok {
 			if d == 0 {
-				p.fail(f.val, fp, "0 is no objective: leave the field out instead")
+				p.Fail(f.val, fp, "0 is no objective: leave the field out instead")
 			} else {
 				r.RecoveryObjective = f.val.Value
 			}
@@ -377,7 +259,7 @@ func (p *parser) row(n *yaml.Node, path string) Row {
 
 	if s := p.required(fs, n, path, "cadence", "how often the drill runs: daily, weekly, monthly or a duration such as 72h"); s != "" {
 		if _, err := ParseCadence(s); err != nil {
-			p.fail(fs["cadence"].val, joinPath(path, "cadence"), "%v", err)
+			p.Fail(fs["cadence"].val, joinPath(path, "cadence"), "%v", err)
 		} else {
 			r.Cadence = s
 		}
@@ -386,8 +268,8 @@ func (p *parser) row(n *yaml.Node, path string) Row {
 	hint := "the scenario that proves the row: a catalogue name (see gameday list) or the path of a scenario file"
 	if s := p.required(fs, n, path, "scenario", hint); s != "" {
 		if !scenarios.IsPath(s) && !slices.Contains(catalogueNames(), s) {
-			p.fail(fs["scenario"].val, joinPath(path, "scenario"), "%s is not in the catalogue (known: %s; or give the path of a .yaml file)",
-				clip(s), strings.Join(catalogueNames(), ", "))
+			p.Fail(fs["scenario"].val, joinPath(path, "scenario"), "%s is not in the catalogue (known: %s; or give the path of a .yaml file)",
+				strictyaml.Quote(s), strings.Join(catalogueNames(), ", "))
 		} else {
 			r.Scenario = s
 		}
@@ -399,12 +281,12 @@ func (p *parser) row(n *yaml.Node, path string) Row {
 			if slices.Contains(statuses, s) {
 				r.Status = s
 			} else {
-				p.fail(f.val, fp, "want promise or known_gap, got %s", clip(s))
+				p.Fail(f.val, fp, "want promise or known_gap, got %s", strictyaml.Quote(s))
 			}
 		}
 	}
 
-	if f, ok := fs["last"]; ok && !isNull(f.val) {
+	if f, ok := fs["last"]; ok && !strictyaml.IsNull(f.val) {
 		r.Last = p.last(f.val, joinPath(path, "last"))
 	}
 	return r
@@ -419,9 +301,9 @@ func (p *parser) name(fs map[string]field, row *yaml.Node, path, key, hint strin
 	fp := joinPath(path, key)
 	switch {
 	case len(s) > maxNameLen:
-		p.fail(fs[key].val, fp, "longer than %d bytes: a short name identifies the row", maxNameLen)
+		p.Fail(fs[key].val, fp, "longer than %d bytes: a short name identifies the row", maxNameLen)
 	case strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == '/' }):
-		p.fail(fs[key].val, fp, "%s: a name is one line, without '/'", clip(s))
+		p.Fail(fs[key].val, fp, "%s: a name is one line, without '/'", strictyaml.Quote(s))
 	default:
 		return s
 	}
@@ -432,23 +314,23 @@ func (p *parser) name(fs map[string]field, row *yaml.Node, path, key, hint strin
 func (p *parser) duration(f field, path string) (time.Duration, bool) {
 	v := f.val
 	if v.Kind == yaml.ScalarNode && (v.ShortTag() == "!!int" || v.ShortTag() == "!!float") {
-		p.fail(v, path, "%s is a bare number, not a duration (write \"%ss\")", clipRaw(v.Value), clipRaw(v.Value))
+		p.Fail(v, path, "%s is a bare number, not a duration (write \"%ss\")", strictyaml.Clip(v.Value), strictyaml.Clip(v.Value))
 		return 0, false
 	}
 	s, ok := p.str(f, path)
 	if !ok {
-		if isNull(v) {
-			p.fail(v, path, "want a duration such as \"10s\", got nothing")
+		if strictyaml.IsNull(v) {
+			p.Fail(v, path, "want a duration such as \"10s\", got nothing")
 		}
 		return 0, false
 	}
 	d, err := time.ParseDuration(s)
 	switch {
 	case err != nil:
-		p.fail(v, path, "%s is not a duration (write a number and a unit: \"250ms\", \"2s\", \"1m\")", clip(s))
+		p.Fail(v, path, "%s is not a duration (write a number and a unit: \"250ms\", \"2s\", \"1m\")", strictyaml.Quote(s))
 		return 0, false
 	case d < 0:
-		p.fail(v, path, "%s is negative", clip(s))
+		p.Fail(v, path, "%s is negative", strictyaml.Quote(s))
 		return 0, false
 	}
 	return d, true
@@ -459,43 +341,43 @@ func (p *parser) last(n *yaml.Node, path string) *Last {
 	if fs == nil {
 		return nil
 	}
-	before := len(p.errs)
+	before := len(p.Errs)
 	l := &Last{}
-	if f, ok := fs["at"]; !ok || isNull(f.val) {
-		p.fail(n, joinPath(path, "at"), "missing: when the run started (an RFC 3339 time such as 2026-11-29T14:00:00Z)")
+	if f, ok := fs["at"]; !ok || strictyaml.IsNull(f.val) {
+		p.Fail(n, joinPath(path, "at"), "missing: when the run started (an RFC 3339 time such as 2026-11-29T14:00:00Z)")
 	} else if f.val.Kind != yaml.ScalarNode || (f.val.ShortTag() != "!!timestamp" && f.val.ShortTag() != "!!str") {
-		p.fail(f.val, joinPath(path, "at"), "want an RFC 3339 time such as 2026-11-29T14:00:00Z, got %s", describe(f.val))
+		p.Fail(f.val, joinPath(path, "at"), "want an RFC 3339 time such as 2026-11-29T14:00:00Z, got %s", strictyaml.Describe(f.val))
 	} else if t, err := time.Parse(time.RFC3339Nano, f.val.Value); err != nil {
-		p.fail(f.val, joinPath(path, "at"), "%s is not an RFC 3339 time such as 2026-11-29T14:00:00Z", clip(f.val.Value))
+		p.Fail(f.val, joinPath(path, "at"), "%s is not an RFC 3339 time such as 2026-11-29T14:00:00Z", strictyaml.Quote(f.val.Value))
 	} else {
 		l.At = t.UTC()
 	}
-	if f, ok := fs["commit"]; ok && !isNull(f.val) {
+	if f, ok := fs["commit"]; ok && !strictyaml.IsNull(f.val) {
 		// A commit is an identifier: an abbreviated hash of digits alone
 		// reads as a number in YAML and is taken as written.
 		switch tag := f.val.ShortTag(); {
 		case f.val.Kind == yaml.ScalarNode && (tag == "!!str" || tag == "!!int" || tag == "!!float"):
 			if len(f.val.Value) > maxNameLen || strings.ContainsFunc(f.val.Value, unicode.IsControl) {
-				p.fail(f.val, joinPath(path, "commit"), "%s is not a commit", clip(f.val.Value))
+				p.Fail(f.val, joinPath(path, "commit"), "%s is not a commit", strictyaml.Quote(f.val.Value))
 			}
 			l.Commit = f.val.Value
 		default:
-			p.fail(f.val, joinPath(path, "commit"), "want a commit such as 3f2a1c9, got %s", describe(f.val))
+			p.Fail(f.val, joinPath(path, "commit"), "want a commit such as 3f2a1c9, got %s", strictyaml.Describe(f.val))
 		}
 	}
-	if f, ok := fs["verdict"]; !ok || isNull(f.val) {
-		p.fail(n, joinPath(path, "verdict"), "missing: pass, fail, error or inconclusive")
+	if f, ok := fs["verdict"]; !ok || strictyaml.IsNull(f.val) {
+		p.Fail(n, joinPath(path, "verdict"), "missing: pass, fail, error or inconclusive")
 	} else if s, ok := p.str(f, joinPath(path, "verdict")); ok {
 		if slices.Contains(verdicts, s) {
 			l.Verdict = s
 		} else {
-			p.fail(f.val, joinPath(path, "verdict"), "want pass, fail, error or inconclusive, got %s", clip(s))
+			p.Fail(f.val, joinPath(path, "verdict"), "want pass, fail, error or inconclusive, got %s", strictyaml.Quote(s))
 		}
 	}
-	if f, ok := fs["figures"]; ok && !isNull(f.val) {
+	if f, ok := fs["figures"]; ok && !strictyaml.IsNull(f.val) {
 		l.Figures = p.figures(f.val, joinPath(path, "figures"))
 	}
-	if len(p.errs) > before {
+	if len(p.Errs) > before {
 		return nil
 	}
 	return l
@@ -519,7 +401,7 @@ func (p *parser) figures(n *yaml.Node, path string) Figures {
 	}
 	for _, key := range figureKeys {
 		f, ok := fs[key]
-		if !ok || isNull(f.val) {
+		if !ok || strictyaml.IsNull(f.val) {
 			continue
 		}
 		fp := joinPath(path, key)
@@ -530,12 +412,12 @@ func (p *parser) figures(n *yaml.Node, path string) Figures {
 			continue
 		}
 		if f.val.Kind != yaml.ScalarNode || f.val.ShortTag() != "!!int" {
-			p.fail(f.val, fp, "want a whole number, got %s", describe(f.val))
+			p.Fail(f.val, fp, "want a whole number, got %s", strictyaml.Describe(f.val))
 			continue
 		}
 		var v int64
 		if err := f.val.Decode(&v); err != nil || v < 0 {
-			p.fail(f.val, fp, "want a count (0 or more), got %s", clipRaw(f.val.Value))
+			p.Fail(f.val, fp, "want a count (0 or more), got %s", strictyaml.Clip(f.val.Value))
 			continue
 		}
 		*counts[key] = v
@@ -558,12 +440,12 @@ func ParseCadence(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
-			return 0, fmt.Errorf("%s is a bare number: write daily, weekly, monthly or a duration such as \"72h\"", clip(s))
+			return 0, fmt.Errorf("%s is a bare number: write daily, weekly, monthly or a duration such as \"72h\"", strictyaml.Quote(s))
 		}
-		return 0, fmt.Errorf("%s is not a cadence: write daily, weekly, monthly or a duration such as \"72h\"", clip(s))
+		return 0, fmt.Errorf("%s is not a cadence: write daily, weekly, monthly or a duration such as \"72h\"", strictyaml.Quote(s))
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("%s: a cadence is longer than zero", clip(s))
+		return 0, fmt.Errorf("%s: a cadence is longer than zero", strictyaml.Quote(s))
 	}
 	return d, nil
 }
@@ -588,8 +470,8 @@ func conflictMarkers(file string, data []byte) []*Error {
 			case open != "":
 				field = open
 			}
-			errs = append(errs, &Error{File: file, Line: i + 1, Field: field,
-				Msg: fmt.Sprintf("merge-conflict marker %s: resolve the conflict first (for a `last` block, keep the newer run)", clip(strings.TrimRight(l, "\r")))})
+			errs = append(errs, &Error{File: file, Line: i + 1, Field: strictyaml.ClipField(field),
+				Msg: fmt.Sprintf("merge-conflict marker %s: resolve the conflict first (for a `last` block, keep the newer run)", strictyaml.Quote(strings.TrimRight(l, "\r")))})
 		}
 	}
 	return errs

@@ -1,10 +1,8 @@
 package scenarios
 
 import (
-	"strconv"
-	"unicode/utf8"
-
 	"github.com/gameday-dev/gameday/internal/fileerr"
+	"github.com/gameday-dev/gameday/internal/strictyaml"
 )
 
 // Error is one problem with a scenario file, located by file, line and
@@ -25,46 +23,10 @@ const maxErrors = fileerr.Max
 // maxErrors of them, or returns nil when there is none.
 func joinSorted(errs []*Error) error { return fileerr.Join(errs) }
 
-// clip shortens a value from the input for an error message, quoted: at
-// most 60 characters of it.
-func clip(s string) string {
-	c, cut := cutRunes(s)
-	if cut {
-		return strconv.Quote(c) + "..."
-	}
-	return strconv.Quote(c)
-}
-
-// short is clip without the quotes, for numbers as written.
-func short(s string) string {
-	c, cut := cutRunes(s)
-	if cut {
-		return c + "..."
-	}
-	return c
-}
-
-// cutRunes returns the first 60 runes of s, and whether that cut any.
-func cutRunes(s string) (string, bool) {
-	n := 0
-	for i := range s {
-		if n == 60 {
-			return s[:i], true
-		}
-		n++
-	}
-	return s, false
-}
-
-// clipField shortens a field path that holds a long key from the input.
-func clipField(f string) string {
-	if len(f) <= 200 {
-		return f
-	}
-	for i := 197; i > 0; i-- {
-		if utf8.RuneStart(f[i]) {
-			return f[:i] + "..."
-		}
-	}
-	return "..."
-}
+// clip and clipField shorten what a message quotes from the input, as
+// every strict input does: a value, quoted; a field path holding a long
+// key.
+var (
+	clip      = strictyaml.Quote
+	clipField = strictyaml.ClipField
+)

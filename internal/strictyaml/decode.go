@@ -1,14 +1,10 @@
 package strictyaml
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,130 +13,6 @@ import (
 
 	"github.com/gameday-dev/gameday/internal/fileerr"
 )
-
-// ParseMapping parses data into a node tree and returns the document's
-// root, which must be a mapping. It refuses more than one document, anchors
-// and aliases (before anything is expanded), and turns the YAML library's
-// errors into *fileerr.Error values with the line. what names the file's
-// content for messages ("one scenario"), fields its top-level fields
-// ("scenario fields (name: ..., load: ...)").
-func ParseMapping(file string, data []byte, what, fields string) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := decodeNode(dec, &doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &fileerr.Error{File: file, Msg: "no YAML document: the file is empty"}
-		}
-		return nil, syntaxError(file, data, err)
-	}
-	var extra yaml.Node
-	if err := decodeNode(dec, &extra); !errors.Is(err, io.EOF) {
-		line := extra.Line
-		if err != nil {
-			line = syntaxError(file, data, err).Line
-		}
-		return nil, &fileerr.Error{File: file, Line: line, Msg: fmt.Sprintf("more than one YAML document (\"---\"): a file holds %s", what)}
-	}
-	if err := RefuseAliases(file, &doc, ""); err != nil {
-		return nil, err
-	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, &fileerr.Error{File: file, Line: doc.Line, Msg: "no YAML document"}
-	}
-	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode {
-		return nil, &fileerr.Error{File: file, Line: root.Line, Msg: fmt.Sprintf("want a mapping of %s, got a %s", fields, KindName(root))}
-	}
-	return root, nil
-}
-
-// decodeNode decodes the next document into n. The YAML library reports
-// problems by panicking internally and recovering; should a panic of
-// another kind escape it, it becomes an error here, so that bad input
-// never crashes the caller.
-func decodeNode(dec *yaml.Decoder, n *yaml.Node) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("yaml: internal error reading the document: %v", r)
-		}
-	}()
-	return dec.Decode(n)
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// syntaxError turns the YAML library's error into an *Error with its line.
-func syntaxError(file string, data []byte, err error) *fileerr.Error {
-	msg := err.Error()
-	m := yamlLineRE.FindStringSubmatch(msg)
-	if m == nil {
-		return &fileerr.Error{File: file, Msg: "bad YAML: " + strings.TrimPrefix(msg, "yaml: ")}
-	}
-	line, _ := strconv.Atoi(m[1])
-	msg = m[2]
-	if strings.Contains(msg, "tab character") {
-		// The library names the line where the enclosing block started;
-		// point at the tab itself.
-		if l := firstTabIndent(data, line); l > 0 {
-			line = l
-		}
-		msg += " (indent with spaces)"
-	}
-	return &fileerr.Error{File: file, Line: line, Msg: "bad YAML: " + msg}
-}
-
-// firstTabIndent returns the first line, from line from on, whose
-// indentation holds a tab; 0 if none.
-func firstTabIndent(data []byte, from int) int {
-	for i, l := range bytes.Split(data, []byte("\n")) {
-		if i+1 < from {
-			continue
-		}
-		indent := l[:len(l)-len(bytes.TrimLeft(l, " \t"))]
-		if bytes.IndexByte(indent, '\t') >= 0 {
-			return i + 1
-		}
-	}
-	return 0
-}
-
-// KindName says what a node is, for errors.
-func KindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.AliasNode:
-		return "alias"
-	case yaml.DocumentNode:
-		return "document"
-	}
-	switch n.ShortTag() {
-	case "!!str":
-		return "string"
-	case "!!int", "!!float":
-		return "number"
-	case "!!bool":
-		return "boolean"
-	case "!!null":
-		return "null"
-	}
-	return "value tagged " + n.ShortTag()
-}
-
-// Quote shortens a value from the input for a message, quoted: at most 60
-// runes of it.
-func Quote(s string) string {
-	n := 0
-	for i := range s {
-		if n == 60 {
-			return strconv.Quote(s[:i]) + "..."
-		}
-		n++
-	}
-	return strconv.Quote(s)
-}
 
 // UnmarshalerType is yaml.Unmarshaler: a type that implements it decodes
 // itself (a duration from "250ms", say), and is trusted to be as strict.
@@ -179,7 +51,7 @@ func (d *Decoder) Err() error { return fileerr.Join(d.Errs) }
 
 // Decode fills v from n. A null node leaves v as it is (its zero value).
 func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string) {
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+	if IsNull(n) {
 		return
 	}
 	if v.Kind() != reflect.Pointer && reflect.PointerTo(v.Type()).Implements(UnmarshalerType) {
@@ -210,7 +82,7 @@ func (d *Decoder) Decode(n *yaml.Node, v reflect.Value, path string) {
 		d.decodeStruct(n, v, path)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			d.Fail(n, path, "want a list, got a %s", KindName(n))
+			d.Fail(n, path, "want a list, got %s", Describe(n))
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -291,11 +163,7 @@ func (d *Decoder) scalar(n *yaml.Node, path, want string, tags ...string) bool {
 	if n.Kind == yaml.ScalarNode && slices.Contains(tags, n.ShortTag()) {
 		return true
 	}
-	if n.Kind == yaml.ScalarNode {
-		d.Fail(n, path, "want %s, got %s %s", want, KindName(n), Quote(n.Value))
-	} else {
-		d.Fail(n, path, "want %s, got a %s", want, KindName(n))
-	}
+	d.Fail(n, path, "want %s, got %s", want, Describe(n))
 	return false
 }
 
@@ -318,7 +186,7 @@ func (d *Decoder) wholeNumber(n *yaml.Node, path string) bool {
 // and calls fn for each pair.
 func (d *Decoder) MappingKeys(n *yaml.Node, path string, fn func(key string, k, val *yaml.Node)) {
 	if n.Kind != yaml.MappingNode {
-		d.Fail(n, path, "want a mapping, got a %s", KindName(n))
+		d.Fail(n, path, "want a mapping, got %s", Describe(n))
 		return
 	}
 	seen := map[string]int{}

@@ -1,11 +1,16 @@
 // Package strictyaml holds what gameday's strict YAML inputs (scenarios,
-// the resiliency matrix) share about walking a node tree: field paths, and
-// the refusal of anchors and aliases before anything is expanded.
+// system files, the resiliency matrix) share: the document layer (one
+// document, a mapping at the top, syntax errors located, anchors and
+// aliases refused before anything is expanded; [Document]), field paths,
+// what a node is and the clipping of input quoted in messages, and a
+// reflective decoder ([Decoder]). Every problem is a *fileerr.Error.
 package strictyaml
 
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -50,16 +55,92 @@ func RefuseAliases(file string, n *yaml.Node, path string) error {
 	return nil
 }
 
-// Clip shortens a name from the input for a message: at most 60 runes.
+// Clip shortens a name or a number from the input for a message, without
+// quoting it: at most 60 runes, and only its first line.
 func Clip(s string) string {
+	more := ""
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s, more = s[:i], "..."
+	}
+	c, cut := cutRunes(s)
+	if cut {
+		more = "..."
+	}
+	return c + more
+}
+
+// Quote shortens a value from the input for a message, quoted: at most 60
+// runes of it.
+func Quote(s string) string {
+	c, cut := cutRunes(s)
+	if cut {
+		return strconv.Quote(c) + "..."
+	}
+	return strconv.Quote(c)
+}
+
+// cutRunes returns the first 60 runes of s, and whether that cut any.
+func cutRunes(s string) (string, bool) {
 	n := 0
 	for i := range s {
 		if n == 60 {
-			return s[:i] + "..."
+			return s[:i], true
 		}
 		n++
 	}
-	return s
+	return s, false
+}
+
+// IsNull reports whether n is a null scalar: "~", "null" or nothing.
+func IsNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// KindName says what a node is, for errors: "mapping", "string".
+func KindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.AliasNode:
+		return "alias"
+	case yaml.DocumentNode:
+		return "document"
+	}
+	switch n.ShortTag() {
+	case "!!str":
+		return "string"
+	case "!!int", "!!float":
+		return "number"
+	case "!!bool":
+		return "boolean"
+	case "!!null":
+		return "null"
+	case "!!timestamp":
+		return "time"
+	}
+	return "value tagged " + n.ShortTag()
+}
+
+// Describe says what a node is and, for a scalar, what it holds, for
+// errors after "got": "a mapping", `string "ten"`, "number 10", "boolean
+// true", "nothing (null)".
+func Describe(n *yaml.Node) string {
+	kind := KindName(n)
+	if n.Kind != yaml.ScalarNode {
+		if strings.IndexByte("aeiou", kind[0]) >= 0 {
+			return "an " + kind
+		}
+		return "a " + kind
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return "nothing (null)"
+	case "!!int", "!!float", "!!bool", "!!timestamp":
+		if c := Clip(n.Value); !strings.ContainsFunc(c, unicode.IsControl) {
+			return kind + " " + c
+		}
+	}
+	return kind + " " + Quote(n.Value)
 }
 
 // ClipField shortens a field path that holds a long key from the input.
