@@ -49,4 +49,18 @@ func TestRunnerDependsOnTheContractOnly(t *testing.T) {
 			}
 		}
 	}
+	// The runner, the environments it may start without Docker and the
+	// fault injector link no Docker client: the Docker environments are a
+	// value a program passes (package gameday/env/docker), so a local or
+	// described drill from a program of its own does not carry moby.
+	for _, pkg := range []string{"github.com/gameday-dev/gameday/gameday", "github.com/gameday-dev/gameday/gameday/env",
+		"github.com/gameday-dev/gameday/gameday/faults"} {
+		for _, d := range deps(pkg) {
+			for _, prefix := range []string{"github.com/docker/", "github.com/moby/", "github.com/testcontainers/"} {
+				if strings.HasPrefix(d, prefix) {
+					t.Errorf("%s depends on %s: %s", pkg, heavy[prefix], d)
+				}
+			}
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/env/docker"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/internal/testenv"
 )
@@ -26,7 +27,7 @@ import (
 
 func needImages(t *testing.T) {
 	t.Helper()
-	im := env.DefaultImages()
+	im := docker.DefaultImages()
 	testenv.Docker(t, im.Redis, im.Toxiproxy, im.Gameday)
 }
 
@@ -51,7 +52,7 @@ func TestContainersDrillPassesAndLeavesNothing(t *testing.T) {
 	if !strings.Contains(string(out), "PASS") {
 		t.Errorf("output:\n%s", out)
 	}
-	noLeftovers(t, env.LabelEnv)
+	noLeftovers(t, docker.LabelEnv)
 }
 
 // A drill that fails (a checkout that oversells on purpose) removes its
@@ -63,7 +64,7 @@ func TestContainersFailedDrillLeavesNothing(t *testing.T) {
 	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "oversold") {
 		t.Fatalf("exit %d, want 1 with the oversell named:\n%s", code, out)
 	}
-	noLeftovers(t, env.LabelEnv)
+	noLeftovers(t, docker.LabelEnv)
 }
 
 // SIGINT or SIGTERM mid-sale: exit 3, and every container and the network
@@ -75,14 +76,14 @@ func TestContainersInterruptLeavesNothing(t *testing.T) {
 			cmd, stderr := startCmd(t, exec.Command(binary, "run", "-env", "containers", "-runs-dir", t.TempDir(),
 				"-journal", filepath.Join(t.TempDir(), "j.json"), "baseline"))
 			waitFor(t, stderr, "gameday: baseline load", 2*time.Minute)
-			if left := testenv.Leftovers(t, env.LabelEnv); len(left) < 6 {
+			if left := testenv.Leftovers(t, docker.LabelEnv); len(left) < 6 {
 				t.Fatalf("mid-sale there should be 5 containers and a network, found %v", left)
 			}
 			_ = cmd.Process.Signal(sig)
 			if code := exitCode(cmd.Wait()); code != 3 {
 				t.Errorf("exit code after %s = %d, want 3", sig, code)
 			}
-			noLeftovers(t, env.LabelEnv)
+			noLeftovers(t, docker.LabelEnv)
 		})
 	}
 }
@@ -96,7 +97,7 @@ func TestCleanupRemovesKilledRunnersContainers(t *testing.T) {
 	waitFor(t, stderr, "gameday: baseline load", 2*time.Minute)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
-	if left := testenv.Leftovers(t, env.LabelEnv); len(left) == 0 {
+	if left := testenv.Leftovers(t, docker.LabelEnv); len(left) == 0 {
 		t.Fatal("a killed runner's containers should still be there (the reaper is off where its image is missing)")
 	}
 	out, err := exec.Command(binary, "cleanup", "-journal", filepath.Join(t.TempDir(), "j.json")).CombinedOutput()
@@ -106,7 +107,7 @@ func TestCleanupRemovesKilledRunnersContainers(t *testing.T) {
 	if !strings.Contains(string(out), "removed container") || !strings.Contains(string(out), "removed network") {
 		t.Errorf("cleanup said:\n%s", out)
 	}
-	noLeftovers(t, env.LabelEnv)
+	noLeftovers(t, docker.LabelEnv)
 }
 
 // compose runs Docker Compose v2 when the docker CLI has it, else v1.

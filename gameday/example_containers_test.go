@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/gameday-dev/gameday/gameday"
-	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/env/docker"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -22,9 +22,14 @@ func TestPaymentOutageFireDrill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// testcontainers' process-wide settings (its logger; its reaper, off
+	// where the reaper's image is not on this machine) are the program's.
+	if err := docker.ConfigureProcess(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	rec, dir, err := gameday.Run(context.Background(), sc, gameday.Options{
-		Containers: &env.ContainersOptions{}, // every part in a container, removed afterwards
-		RunsDir:    t.TempDir(),
+		Environment: docker.ContainersOptions{}, // every part in a container, removed afterwards
+		RunsDir:     t.TempDir(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -35,5 +40,5 @@ func TestPaymentOutageFireDrill(t *testing.T) {
 	if rec.Environment.Kind != "containers" {
 		t.Errorf("environment %q, want containers", rec.Environment.Kind)
 	}
-	noLeftovers(t, env.LabelEnv)
+	noLeftovers(t, docker.LabelEnv)
 }

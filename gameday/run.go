@@ -33,10 +33,6 @@ import (
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
-// The fault journal's cleanup restores containers through the Docker
-// environments (faults cannot import env, which imports it).
-func init() { faults.RestoreContainer = env.RestoreContainer }
-
 // Options are the parts of a run that are not in the scenario.
 type Options struct {
 	// RateScale multiplies every arrival rate, TimeScale every duration of
@@ -62,20 +58,24 @@ type Options struct {
 	System *system.System
 	// Proxies overrides the proxy names of the system's dependencies.
 	Proxies map[string]string
-	// External, when set, drills a reference checkout the user runs (its
-	// admin API at CheckoutURL) instead of the scenario's environment.
-	External *env.ExternalOptions
-	// Compose, when set, drills the project docker-compose.yml brought up
-	// instead of the scenario's environment; its process faults act on the
-	// project's containers.
-	Compose *env.ComposeOptions
-	// Containers, when set, starts every part as a container with
-	// testcontainers-go instead of the scenario's environment, and removes
-	// them all when the drill ends (PaymentArgs, CheckoutArgs, Dir and RunID
-	// are set from the scenario and the run).
-	Containers *env.ContainersOptions
+	// Environment, when set, brings up the environment the reference
+	// checkout is drilled in, instead of the scenario's: env.ExternalOptions
+	// for one the user runs (its admin API at CheckoutURL), or, from package
+	// gameday/env/docker, ComposeOptions (the project docker-compose.yml
+	// brought up; process faults act on its containers) or
+	// ContainersOptions (every part a container, removed when the drill
+	// ends). nil: the scenario's external environment, else
+	// env.LocalOptions with Binary and EmbeddedRedis. This package links
+	// no Docker client: a program that wants Docker's environments links
+	// package docker and passes one here.
+	Environment env.Starter
+	// Engine acts on containers the drill did not start: those a system
+	// file names as processes, and, through the default journal, those a
+	// killed runner left stopped (docker.Engine). nil: a system naming
+	// containers is refused, and such leftovers are set aside.
+	Engine env.Engine
 	// Journal records faults on a Toxiproxy that outlives the runner;
-	// nil means DefaultJournalPath.
+	// nil means DefaultJournalPath's, with Engine.
 	Journal *faults.Journal
 	// Progress receives live progress lines; nil means none.
 	Progress io.Writer
@@ -128,6 +128,18 @@ type ShardOptions struct {
 	// Announce, when set, is told where the workers must call in, once
 	// the coordinator listens.
 	Announce func(url string)
+}
+
+// starter is the environment the reference checkout is drilled in: the
+// options', else the scenario's external one, else the local one.
+func (d *drill) starter() env.Starter {
+	if d.o.Environment != nil {
+		return d.o.Environment
+	}
+	if e := d.sc.Environment; e.Kind == "external" {
+		return env.ExternalOptions{Toxiproxy: e.Toxiproxy, Proxies: e.Proxies, CheckoutURL: e.CheckoutURL, PaymentURL: e.PaymentURL}
+	}
+	return env.LocalOptions{Binary: d.o.Binary, EmbeddedRedis: d.o.EmbeddedRedis}
 }
 
 // Run carries out one drill. It returns the record and the directory it
@@ -248,8 +260,8 @@ const DefaultPredictBudget = 30 * time.Second
 // It gives up when ctx is done (the run is interrupted) and, past its
 // budget, goes on without a prediction and says so.
 func (d *drill) predict(ctx context.Context) {
-	external := d.o.External != nil || d.o.Compose != nil || d.o.System != nil || d.sc.System != "" || d.sc.Environment.Kind == "external"
-	if d.o.Predict == nil || d.o.PredictRuns < 0 || external {
+	described := d.o.System != nil || d.sc.System != ""
+	if d.o.Predict == nil || d.o.PredictRuns < 0 || described || !d.starter().Fresh() {
 		return // a service not started from the scenario's settings
 	}
 	budget := d.o.PredictBudget
@@ -278,6 +290,7 @@ func (d *drill) setup(ctx context.Context) error {
 	journal := d.o.Journal
 	if journal == nil {
 		journal = faults.OpenJournal(faults.DefaultJournalPath())
+		journal.Engine = d.o.Engine
 	}
 	removed, aside, err := journal.Cleanup(ctx)
 	if err != nil {
@@ -300,67 +313,37 @@ func (d *drill) setup(ctx context.Context) error {
 		}
 		sys = s
 	}
-	ext := d.o.External
-	if ext == nil && sys == nil && d.sc.Environment.Kind == "external" {
-		e := d.sc.Environment
-		ext = &env.ExternalOptions{Toxiproxy: e.Toxiproxy, Proxies: e.Proxies, CheckoutURL: e.CheckoutURL, PaymentURL: e.PaymentURL}
-	}
-	switch {
-	case sys != nil:
-		if d.o.Compose != nil || d.o.Containers != nil {
-			return fmt.Errorf("system %s is described (%s): gameday drills it as it runs, so the environment is its own (not compose or containers)", sys.Name, sys.File)
+	own := false // whether the Toxiproxy goes with the environment
+	if sys != nil {
+		if d.o.Environment != nil {
+			return fmt.Errorf("system %s is described (%s): gameday drills it as it runs, so the environment is its own (not %s)", sys.Name, sys.File, d.o.Environment.Kind())
 		}
 		// Refused before anything is started or created on its Toxiproxy.
 		if err := CheckScenario(d.sc, sys); err != nil {
 			return err
 		}
 		d.progress("gameday: %s: drilling %s (%s)", d.sc.Name, sys.Name, sys.File)
-		e, err := env.StartDescribed(ctx, sys, d.o.Proxies)
+		e, err := env.StartDescribed(ctx, sys, d.o.Proxies, d.o.Engine)
 		if err != nil {
 			return err
 		}
-		d.env, d.sys = e, sys
-		if e.OwnToxiproxy() {
-			d.inj = faults.NewInjector(e, nil, runID) // its Toxiproxy dies with us
-		} else {
-			d.inj = faults.NewInjector(e, journal, runID) // its Toxiproxy outlives us
+		d.env, d.sys, own = e, sys, e.OwnToxiproxy()
+	} else {
+		st := d.starter()
+		if st.Fresh() {
+			d.progress("gameday: %s: starting the %s environment", d.sc.Name, st.Kind())
 		}
-	case d.o.Compose != nil:
-		e, err := env.OpenCompose(ctx, *d.o.Compose)
+		e, err := st.Start(ctx, env.Spec{Dir: d.dir, RunID: runID,
+			PaymentArgs: paymentArgs(d.sc, d.seed), CheckoutArgs: checkoutArgs(d.sc)})
 		if err != nil {
 			return err
 		}
-		d.env = e
-		d.inj = faults.NewInjector(e, journal, runID) // its Toxiproxy outlives us
-	case d.o.Containers != nil:
-		d.progress("gameday: %s: starting the containers environment", d.sc.Name)
-		co := *d.o.Containers
-		co.PaymentArgs, co.CheckoutArgs = paymentArgs(d.sc, d.seed), checkoutArgs(d.sc)
-		co.Dir, co.RunID = d.dir, runID
-		e, err := env.StartContainers(ctx, co)
-		if err != nil {
-			return err
-		}
-		d.env = e
-		d.inj = faults.NewInjector(e, nil, runID) // its Toxiproxy goes with its container
-	case ext != nil:
-		e, err := env.NewExternal(*ext)
-		if err != nil {
-			return err
-		}
-		d.env = e
-		d.inj = faults.NewInjector(e, journal, runID) // its Toxiproxy outlives us
-	default:
-		d.progress("gameday: %s: starting the local environment", d.sc.Name)
-		e, err := env.StartLocal(ctx, env.LocalOptions{
-			Binary: d.o.Binary, Dir: d.dir, EmbeddedRedis: d.o.EmbeddedRedis,
-			PaymentArgs: paymentArgs(d.sc, d.seed), CheckoutArgs: checkoutArgs(d.sc),
-		})
-		if err != nil {
-			return err
-		}
-		d.env = e
-		d.inj = faults.NewInjector(e, nil, runID) // its Toxiproxy dies with us
+		d.env, own = e, st.Fresh()
+	}
+	if own {
+		d.inj = faults.NewInjector(d.env, nil, runID) // its Toxiproxy dies with us
+	} else {
+		d.inj = faults.NewInjector(d.env, journal, runID) // its Toxiproxy outlives us
 	}
 	if d.sys == nil {
 		// The reference checkout, described like any system, at the
@@ -941,8 +924,7 @@ func rebase(r *load.Report, start time.Time) {
 // carries the time, so a run never meets the orders of an earlier one.
 func (d *drill) idPrefix() string {
 	p := "s" + strconv.FormatInt(d.seed, 36)
-	switch d.env.(type) {
-	case *env.External, *env.Compose, *env.Described:
+	if d.sys != nil || !d.starter().Fresh() {
 		p += "t" + strconv.FormatInt(time.Now().Unix(), 36)
 	}
 	return p

@@ -229,8 +229,8 @@ func startService(t *testing.T) *env.Local {
 	return l
 }
 
-func external(l *env.Local) *env.ExternalOptions {
-	return &env.ExternalOptions{
+func external(l *env.Local) env.ExternalOptions {
+	return env.ExternalOptions{
 		Toxiproxy: l.Toxiproxy().Addr(), CheckoutURL: l.CheckoutURL(), PaymentURL: l.PaymentURL(), AdminToken: l.AdminToken(),
 		Proxies: map[string]string{"payment": "payment", "inventory": "inventory", "sessions": "sessions"},
 	}
@@ -260,7 +260,7 @@ func faultsOn(t *testing.T, l *env.Local) []string {
 func TestExternalDrillReadsBreakerMetric(t *testing.T) {
 	l := startService(t)
 	o := options(t)
-	o.External = external(l)
+	o.Environment = external(l)
 	o.BreakerMetric = &scenarios.BreakerMetric{URL: l.CheckoutURL() + "/metrics"}
 	rec := run(t, context.Background(), lookup(t, "payment-latency"), o)
 	if rec.Verdict != gameday.VerdictPass || rec.Environment.Kind != "external" {
@@ -280,8 +280,9 @@ func TestExternalDrillReadsBreakerMetric(t *testing.T) {
 func TestFaultThatCannotBeInjectedIsAnError(t *testing.T) {
 	l := startService(t)
 	o := options(t)
-	o.External = external(l)
-	o.External.Proxies["payment"] = "no-such-proxy" // Toxiproxy refuses the toxic
+	ext := external(l)
+	ext.Proxies["payment"] = "no-such-proxy" // Toxiproxy refuses the toxic
+	o.Environment = ext
 	rec := run(t, context.Background(), lookup(t, "payment-latency"), o)
 	if rec.Verdict != gameday.VerdictError || !strings.Contains(rec.Reason, "slow-provider") {
 		t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
@@ -295,8 +296,9 @@ func TestFaultThatCannotBeInjectedIsAnError(t *testing.T) {
 	// With no proxy named at all, the drill is refused before any load is
 	// sent, naming the scenario's line.
 	o = options(t)
-	o.External = external(l)
-	delete(o.External.Proxies, "payment")
+	ext = external(l)
+	delete(ext.Proxies, "payment")
+	o.Environment = ext
 	rec = run(t, context.Background(), lookup(t, "payment-latency"), o)
 	if rec.Verdict != gameday.VerdictError || !strings.Contains(rec.Reason, "faults[0].target: no Toxiproxy proxy is known in front of payment") || rec.Load.Started != 0 {
 		t.Fatalf("no proxy: verdict %s: %s (started %d)", rec.Verdict, rec.Reason, rec.Load.Started)
@@ -331,7 +333,7 @@ func TestPanicMidFaultRemovesIt(t *testing.T) {
 	sc := lookup(t, "payment-latency")
 	sc.Faults[0].For = 0 // in place until the load ends
 	o := options(t)
-	o.External, o.TimeScale = external(l), 0.3
+	o.Environment, o.TimeScale = external(l), 0.3
 	defer gameday.SetBeforeRemovingFaults(func() {
 		if got := faultsOn(t, l); len(got) != 1 {
 			t.Errorf("before the panic the proxies have %v, want the one toxic", got)

@@ -66,7 +66,7 @@ func TestShardedDrillMatchesOneProcess(t *testing.T) {
 func TestAKilledShardMakesTheDrillInconclusive(t *testing.T) {
 	l := startService(t)
 	o := options(t)
-	o.External = external(l)
+	o.Environment = external(l)
 	o.Shards = &gameday.ShardOptions{N: 3}
 	// Kill shard 2 a second into the fault (at 4s, for 4s, time-scaled).
 	o.Progress = watchFor("load   5.0s", func() {

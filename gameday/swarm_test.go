@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday"
-	"github.com/gameday-dev/gameday/gameday/env"
+	dockerenv "github.com/gameday-dev/gameday/gameday/env/docker"
 	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
@@ -23,7 +23,7 @@ import (
 // (if the test made it) the swarm are gone after a pass, a failure or an
 // interrupt.
 func TestSwarmWorkers(t *testing.T) {
-	docker := testenv.Docker(t, env.DefaultGamedayImage)
+	docker := testenv.Docker(t, dockerenv.DefaultGamedayImage)
 	name := "gameday-test-" + strconv.FormatInt(time.Now().UnixNano()%(1<<30), 36)
 	leftovers := func() []string {
 		var out []string
@@ -80,7 +80,7 @@ func TestSwarmWorkers(t *testing.T) {
 	o := options(t)
 	o.Shards = &gameday.ShardOptions{N: 3, Remote: true, Token: token, JoinWithin: 90 * time.Second, Announce: func(url string) {
 		deploy := exec.Command(docker, "stack", "deploy", "--detach=true", "--resolve-image", "never", "-c", "../deploy/swarm/workers.yml", name)
-		deploy.Env = append(os.Environ(), "GAMEDAY_COORDINATOR="+url, "GAMEDAY_SHARDS=3", "GAMEDAY_SHARD_SECRET="+secret, "GAMEDAY_IMAGE="+env.DefaultGamedayImage)
+		deploy.Env = append(os.Environ(), "GAMEDAY_COORDINATOR="+url, "GAMEDAY_SHARDS=3", "GAMEDAY_SHARD_SECRET="+secret, "GAMEDAY_IMAGE="+dockerenv.DefaultGamedayImage)
 		if out, err := deploy.CombinedOutput(); err != nil {
 			t.Errorf("docker stack deploy: %v\n%s", err, out)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/env/docker"
 	"github.com/gameday-dev/gameday/gameday/faults"
 	"github.com/gameday-dev/gameday/gameday/fleet"
 	"github.com/gameday-dev/gameday/gameday/predict"
@@ -96,9 +97,13 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 	switch *r.envKind {
 	case "", "local":
 	case "containers":
-		o.Containers = &env.ContainersOptions{}
+		// testcontainers' process-wide settings are this program's to make.
+		if err := docker.ConfigureProcess(context.Background()); err != nil {
+			return o, err
+		}
+		o.Environment = docker.ContainersOptions{}
 	case "compose":
-		co, err := env.ComposeDefaults(*r.composeEnv)
+		co, err := docker.ComposeDefaults(*r.composeEnv)
 		if err != nil {
 			return o, usagef("%s: -compose-env %s: %v", name, *r.composeEnv, err)
 		}
@@ -111,11 +116,11 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 		if r.ext.PaymentURL != "" {
 			co.PaymentURL = r.ext.PaymentURL
 		}
-		o.Compose = &co
+		o.Environment = co
 	case "external":
 		ext := r.ext
 		ext.Proxies = r.proxies
-		o.External = &ext
+		o.Environment = ext
 		if *r.metricURL != "" {
 			o.BreakerMetric = &scenarios.BreakerMetric{URL: *r.metricURL}
 		}
@@ -132,9 +137,9 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 		if err != nil {
 			return o, usageError{err}
 		}
-		o.System, o.External = sys, nil
+		o.System, o.Environment = sys, nil
 		o.Proxies = r.proxies
-	} else if *r.envKind == "external" && o.External != nil && (o.External.Toxiproxy == "" || o.External.CheckoutURL == "") {
+	} else if *r.envKind == "external" && (r.ext.Toxiproxy == "" || r.ext.CheckoutURL == "") {
 		return o, usagef("%s: -env external needs a system file (-system FILE), or, for a reference checkout you run, -toxiproxy and -checkout-url", name)
 	}
 	switch {
@@ -163,7 +168,11 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 		return o, usagef("%s: -predict-runs %d: at most %d", name, o.PredictRuns, maxPredictRuns)
 	}
 	o.EmbeddedRedis = *r.embedded
+	// This program links Docker's engine: containers a system file names,
+	// and those a killed runner left stopped, are acted on through it.
+	o.Engine = docker.Engine{}
 	o.Journal = faults.OpenJournal(*r.journal)
+	o.Journal.Engine = o.Engine
 	if !*r.quiet {
 		o.Progress = stderr
 		o.ProgressLive = isTerminal(stderr)
@@ -369,6 +378,7 @@ flags or when -drop finds no set-aside fault of that run.`)
 		return err
 	}
 	j := faults.OpenJournal(*journal)
+	j.Engine = docker.Engine{}
 	if *drop != "" {
 		dropped, err := j.Drop(*drop)
 		if err != nil {
@@ -402,7 +412,7 @@ flags or when -drop finds no set-aside fault of that run.`)
 	}
 	n := len(removed)
 	if *containers {
-		left, cerr := env.CleanupContainers(context.Background())
+		left, cerr := docker.CleanupContainers(context.Background())
 		for _, l := range left {
 			fmt.Fprintf(stdout, "removed %s %s (runner %s)\n", l.Kind, l.Name, l.Owner)
 		}

@@ -20,7 +20,7 @@ type Described struct {
 	embedded *toxi.Embedded
 	client   *toxi.Client
 	proxies  map[string]string
-	procs    map[string]Process
+	procs    map[string]*handle
 	info     Info
 }
 
@@ -31,14 +31,25 @@ var _ Environment = (*Described)(nil)
 // listen address (removed by Close); with one, each proxy must exist or is
 // created from listen and upstream (and then left for the service, which
 // connects through it). proxies overrides proxy names by dependency.
-func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]string) (_ *Described, err error) {
-	d := &Described{sys: sys, proxies: map[string]string{}, procs: map[string]Process{},
+// engine acts on the containers the system file names as processes; nil
+// refuses such a system before anything is created.
+func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]string, engine Engine) (_ *Described, err error) {
+	d := &Described{sys: sys, proxies: map[string]string{}, procs: map[string]*handle{},
 		info: Info{Kind: "external", Redis: "the system's own", Checkout: sys.Name + " " + sys.BaseURL}}
 	defer func() {
 		if err != nil {
 			_ = d.Close()
 		}
 	}()
+	for _, dep := range slices.Sorted(maps.Keys(sys.Dependencies)) {
+		if p := sys.Dependencies[dep].Process; p != nil {
+			h, err := newHandle(ctx, dep, p, sys.Dir(), engine)
+			if err != nil {
+				return nil, err
+			}
+			d.procs[dep] = h
+		}
+	}
 	if sys.Toxiproxy == "" {
 		// The system file's listen addresses are the operator's own
 		// choice; anything else asked of the API stays on loopback.
@@ -75,15 +86,6 @@ func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]
 			return nil, fmt.Errorf("dependency %s: create proxy %s (%s -> %s): %w", dep, name, dd.Listen, dd.Upstream, err)
 		}
 	}
-	for _, dep := range slices.Sorted(maps.Keys(sys.Dependencies)) {
-		if p := sys.Dependencies[dep].Process; p != nil {
-			h, err := newHandle(ctx, dep, p, sys.Dir())
-			if err != nil {
-				return nil, err
-			}
-			d.procs[dep] = h
-		}
-	}
 	return d, nil
 }
 
@@ -101,8 +103,11 @@ func (d *Described) ProxyName(dep string) (string, bool) {
 
 // Process is the handle the system file declares for a dependency.
 func (d *Described) Process(dep string) (Process, bool) {
-	p, ok := d.procs[dep]
-	return p, ok
+	h, ok := d.procs[dep]
+	if !ok {
+		return nil, false
+	}
+	return h, true
 }
 
 // OwnToxiproxy reports whether the Toxiproxy dies with the runner (then
@@ -116,6 +121,12 @@ func (d *Described) Close() error {
 	if d.embedded != nil {
 		errs = append(errs, d.embedded.Close())
 		d.embedded = nil
+	}
+	for dep, h := range d.procs {
+		if h.close != nil {
+			errs = append(errs, h.close())
+		}
+		delete(d.procs, dep)
 	}
 	return errors.Join(errs...)
 }

@@ -49,6 +49,37 @@ type Environment interface {
 	Close() error
 }
 
+// Starter brings up the environment of one drill of the reference
+// checkout. The runner takes one as a value: LocalOptions (its default),
+// ExternalOptions, and, from package gameday/env/docker, which a program
+// links only if it wants Docker, ComposeOptions and ContainersOptions.
+type Starter interface {
+	// Kind names the environment as run.json does: local, external,
+	// compose, containers.
+	Kind() string
+	// Fresh reports whether Start starts the reference checkout itself,
+	// with the Spec's settings and empty books (local, containers), rather
+	// than drilling one that runs anyway (external, Compose). Only a fresh
+	// checkout's figures can be predicted from the scenario, and only it
+	// owns its Toxiproxy, so that its faults need no journal.
+	Fresh() bool
+	// Start brings the environment up. On error, and when ctx ends during
+	// the start, everything made so far is removed again.
+	Start(ctx context.Context, s Spec) (Environment, error)
+}
+
+// Spec is what a drill asks of the environment it starts.
+type Spec struct {
+	// Dir is the run's directory, for the children's logs.
+	Dir string
+	// RunID names the run, for the labels of what it creates.
+	RunID string
+	// PaymentArgs and CheckoutArgs are the flags for "gameday serve
+	// payment" and "gameday serve checkout" that carry the scenario's
+	// settings (addresses are the environment's).
+	PaymentArgs, CheckoutArgs []string
+}
+
 // The environment variables the reference checkout ("gameday serve
 // checkout") reads its secrets from: the admin API's token and the Redis
 // password. The environments that start a checkout set them; the runner
@@ -58,9 +89,9 @@ const (
 	RedisPasswordVar = "GAMEDAY_REDIS_PASSWORD"
 )
 
-// newAdminToken is a fresh admin token for a checkout this runner starts:
+// NewAdminToken is a fresh admin token for a checkout this runner starts:
 // one per environment, known to this process and the checkout only.
-func newAdminToken() string { return rand.Text() }
+func NewAdminToken() string { return rand.Text() }
 
 // Info is the environment as the run record shows it.
 type Info = runrecord.Environment

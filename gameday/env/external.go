@@ -1,6 +1,7 @@
 package env
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -31,6 +32,21 @@ type External struct {
 }
 
 var _ Environment = (*External)(nil)
+
+var _ Starter = ExternalOptions{}
+
+func (ExternalOptions) Kind() string { return "external" }
+func (ExternalOptions) Fresh() bool  { return false }
+
+// Start opens the external environment; s is not used: the service runs
+// with its own settings.
+func (o ExternalOptions) Start(_ context.Context, _ Spec) (Environment, error) {
+	e, err := NewExternal(o)
+	if err != nil {
+		return nil, err // not a typed nil
+	}
+	return e, nil
+}
 
 // NewExternal checks the options; it contacts nothing.
 func NewExternal(o ExternalOptions) (*External, error) {

@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/moby/moby/client"
-
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/health"
 )
@@ -30,6 +28,7 @@ type handle struct {
 	start   func(ctx context.Context) error
 	pause   func(ctx context.Context) error
 	resume  func(ctx context.Context) error
+	close   func() error // nil: nothing to release
 }
 
 var _ Process = (*handle)(nil)
@@ -72,7 +71,7 @@ func (h *handle) Start(ctx context.Context) error {
 		if last == nil {
 			return nil
 		}
-		if !sleepCtx(ctx, 100*time.Millisecond) {
+		if !Sleep(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("start %s: not ready at %s within %s: %v", h.dep, health.Redact(h.ready), h.timeout, last)
 		}
 	}
@@ -80,7 +79,7 @@ func (h *handle) Start(ctx context.Context) error {
 
 // newHandle makes the handle a system file declares for dep. Its commands
 // run in dir (the system file's directory), where a relative pid_file is.
-func newHandle(ctx context.Context, dep string, p *system.Process, dir string) (*handle, error) {
+func newHandle(ctx context.Context, dep string, p *system.Process, dir string, engine Engine) (*handle, error) {
 	h := &handle{dep: dep, timeout: p.Timeout.D(), ready: p.Ready}
 	switch {
 	case p.Systemd != "":
@@ -126,20 +125,18 @@ func newHandle(ctx context.Context, dep string, p *system.Process, dir string) (
 		h.kill, h.pause, h.resume = signal(syscall.SIGKILL), signal(syscall.SIGSTOP), signal(syscall.SIGCONT)
 		h.start = func(ctx context.Context) error { return startDetached(dir, start) }
 	case p.Container != "":
-		cli, err := dockerClient()
-		if err != nil {
-			return nil, err
+		if engine == nil {
+			return nil, fmt.Errorf("dependency %s: container %q: %w", dep, p.Container, ErrNoEngine)
 		}
-		r, err := cli.ContainerInspect(ctx, p.Container, client.ContainerInspectOptions{})
+		c, err := engine.Container(ctx, p.Container)
 		if err != nil {
-			cli.Close()
 			return nil, fmt.Errorf("dependency %s: container %q: %w", dep, p.Container, err)
 		}
-		cp := &containerProc{cli: cli, id: r.Container.ID, name: p.Container}
-		h.kill = func(context.Context) error { return cp.Kill() }
-		h.start = func(ctx context.Context) error { return cp.startOnly(ctx) }
-		h.pause = func(context.Context) error { return cp.Pause() }
-		h.resume = func(context.Context) error { return cp.Resume() }
+		h.kill = func(context.Context) error { return c.Kill() }
+		h.start = c.Start
+		h.pause = func(context.Context) error { return c.Pause() }
+		h.resume = func(context.Context) error { return c.Resume() }
+		h.close = c.Close
 	}
 	return h, nil
 }

@@ -56,7 +56,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestPIDFileHandle(t *testing.T) {
 	dir := t.TempDir()
 	argv, addr, pidFile := redisArgv(t, dir)
-	h, err := newHandle(context.Background(), "cache", &system.Process{PIDFile: pidFile, Start: argv, Ready: "redis://" + addr, Timeout: system.Duration(10 * time.Second)}, "")
+	h, err := newHandle(context.Background(), "cache", &system.Process{PIDFile: pidFile, Start: argv, Ready: "redis://" + addr, Timeout: system.Duration(10 * time.Second)}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestCommandHandle(t *testing.T) {
 	h, err := newHandle(context.Background(), "cache", &system.Process{
 		Command: &system.Commands{Start: start, Kill: []string{cli, "-h", "127.0.0.1", "-p", port, "shutdown", "nosave"}},
 		Ready:   "redis://" + addr, Timeout: system.Duration(10 * time.Second),
-	}, "")
+	}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestCommandHandle(t *testing.T) {
 	if err := h.Pause(); err == nil || !strings.Contains(err.Error(), "dependencies.cache.process") {
 		t.Errorf("pause without a program: %v", err)
 	}
-	slow, err := newHandle(context.Background(), "cache", &system.Process{Command: &system.Commands{Kill: []string{"sleep", "10"}}, Timeout: system.Duration(200 * time.Millisecond)}, "")
+	slow, err := newHandle(context.Background(), "cache", &system.Process{Command: &system.Commands{Kill: []string{"sleep", "10"}}, Timeout: system.Duration(200 * time.Millisecond)}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,22 @@ type LocalOptions struct {
 	EmbeddedRedis bool
 }
 
+var _ Starter = LocalOptions{}
+
+func (LocalOptions) Kind() string { return "local" }
+func (LocalOptions) Fresh() bool  { return true }
+
+// Start starts the local environment with o, its Dir and arguments taken
+// from s.
+func (o LocalOptions) Start(ctx context.Context, s Spec) (Environment, error) {
+	o.Dir, o.PaymentArgs, o.CheckoutArgs = s.Dir, s.PaymentArgs, s.CheckoutArgs
+	e, err := StartLocal(ctx, o)
+	if err != nil {
+		return nil, err // not a typed nil
+	}
+	return e, nil
+}
+
 // Local is the environment on this machine, every listener on loopback.
 type Local struct {
 	info     Info
@@ -151,7 +167,7 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	// The admin token reaches the checkout in its environment, never its
 	// arguments; the local Redis servers, on loopback, want no password,
 	// whatever the runner's own environment says.
-	l.token = newAdminToken()
+	l.token = NewAdminToken()
 	l.checkout = &child{name: "checkout", bin: o.Binary, args: args, log: filepath.Join(o.Dir, "checkout.log"),
 		env: []string{AdminTokenVar + "=" + l.token, RedisPasswordVar + "="}}
 	if err := l.checkout.start(ctx, "127.0.0.1:0"); err != nil {

@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gameday-dev/gameday/internal/durable"
-	"github.com/gameday-dev/gameday/internal/filelock"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/internal/durable"
+	"github.com/gameday-dev/gameday/internal/filelock"
 	"github.com/gameday-dev/gameday/internal/owner"
 )
 
@@ -47,10 +48,6 @@ type Entry struct {
 	SetAside string `json:"set_aside,omitempty"`
 }
 
-// RestoreContainer starts a killed container again or unpauses a paused
-// one; set by the Docker environments (package env), which know the engine.
-var RestoreContainer func(ctx context.Context, id, action string) error
-
 // String names the fault for messages.
 func (e Entry) String() string {
 	switch {
@@ -70,6 +67,11 @@ func (e Entry) String() string {
 // while a runner holds it: a cleanup with nothing to clean leaves nothing.
 type Journal struct {
 	path string
+	// Engine brings back the containers a killed runner's process faults
+	// left stopped or frozen (Compose drills journal them); nil sets such
+	// a fault aside, saying that a container engine is needed (the gameday
+	// command gives Docker's).
+	Engine env.Engine
 }
 
 // DefaultJournalPath is $GAMEDAY_JOURNAL, else
@@ -140,7 +142,7 @@ func (j *Journal) Cleanup(ctx context.Context) (removed, setAside []Entry, err e
 			}
 			uerr := down[e.Toxiproxy]
 			if uerr == nil {
-				uerr = undo(ctx, e)
+				uerr = undo(ctx, j.Engine, e)
 				var apiErr *toxi.APIError
 				if uerr != nil && e.Toxiproxy != "" && !errors.As(uerr, &apiErr) {
 					down[e.Toxiproxy] = uerr
@@ -183,14 +185,22 @@ func (j *Journal) Drop(run string) ([]Entry, error) {
 	return dropped, err
 }
 
-func undo(ctx context.Context, e Entry) error {
+func undo(ctx context.Context, engine env.Engine, e Entry) error {
 	if e.Container != "" {
-		if RestoreContainer == nil {
-			return errors.New("no Docker environment to restore a container with")
+		if engine == nil {
+			return env.ErrNoEngine
 		}
 		ctx, cancel := context.WithTimeout(ctx, processTimeout)
 		defer cancel()
-		return RestoreContainer(ctx, e.Container, e.Action)
+		c, err := engine.Container(ctx, e.Container)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if e.Action == "pause" {
+			return c.Resume()
+		}
+		return c.Start(ctx)
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()

@@ -2,12 +2,14 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/internal/owner"
 )
 
 // containerEnv is an environment whose one dependency is a container that
@@ -62,5 +64,63 @@ func TestRestartLeavesNoJournalEntry(t *testing.T) {
 	}
 	if want := "kill start kill start"; strings.Join(c.did, " ") != want {
 		t.Errorf("the container saw %q, want %q", strings.Join(c.did, " "), want)
+	}
+}
+
+// engine is a container engine that hands out the stand-in container, and
+// says so when it is asked for another.
+type engine struct{ c *container }
+
+func (e engine) Container(_ context.Context, name string) (env.Container, error) {
+	if name != e.c.ContainerID() {
+		return nil, errors.New("no such container: " + name)
+	}
+	return found{e.c}, nil
+}
+
+type found struct{ *container }
+
+func (f found) ID() string   { return f.ContainerID() }
+func (f found) Close() error { f.did = append(f.did, "close"); return nil }
+
+// Cleanup brings back what a killed runner's process faults left, through
+// the engine the journal is given: a killed container is started, a paused
+// one resumed, and the connection closed each time. Without an engine the
+// entries are set aside, saying one is needed, and kept for a later cleanup
+// that has one.
+func TestCleanupRestoresContainersThroughTheEngine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.json")
+	boot := owner.Self().Boot
+	dead := []Entry{
+		{RunID: "dead", Pid: 1, Started: "12345", Boot: boot, Container: "0123456789ab", Action: "kill"},
+		{RunID: "dead", Pid: 1, Started: "12345", Boot: boot, Container: "0123456789ab", Action: "pause"},
+	}
+	j := OpenJournal(path)
+	for _, e := range dead {
+		if err := j.update(true, func(es []Entry) []Entry { return append(es, e) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	removed, aside, err := j.Cleanup(ctx)
+	if err != nil || len(removed) != 0 || len(aside) != 2 {
+		t.Fatalf("without an engine: removed %v, aside %v, %v; want both set aside", removed, aside, err)
+	}
+	if !strings.Contains(aside[0].SetAside, "no container engine") {
+		t.Errorf("set aside because %q; want it to say no container engine was given", aside[0].SetAside)
+	}
+
+	c := &container{}
+	j = OpenJournal(path)
+	j.Engine = engine{c}
+	removed, aside, err = j.Cleanup(ctx)
+	if err != nil || len(removed) != 2 || len(aside) != 0 {
+		t.Fatalf("with an engine: removed %v, aside %v, %v; want both undone", removed, aside, err)
+	}
+	if want := "start close resume close"; strings.Join(c.did, " ") != want {
+		t.Errorf("the container saw %q, want %q", strings.Join(c.did, " "), want)
+	}
+	if es, _ := j.Entries(); len(es) != 0 {
+		t.Errorf("after cleanup the journal holds %+v", es)
 	}
 }

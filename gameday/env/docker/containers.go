@@ -1,4 +1,4 @@
-package env
+package docker
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	tcnet "github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/internal/owner"
 )
@@ -72,6 +73,22 @@ type ContainersOptions struct {
 	RunID string
 }
 
+var _ env.Starter = ContainersOptions{}
+
+func (ContainersOptions) Kind() string { return "containers" }
+func (ContainersOptions) Fresh() bool  { return true }
+
+// Start starts the containers environment with o, its Dir, RunID and
+// arguments taken from s.
+func (o ContainersOptions) Start(ctx context.Context, s env.Spec) (env.Environment, error) {
+	o.Dir, o.RunID, o.PaymentArgs, o.CheckoutArgs = s.Dir, s.RunID, s.PaymentArgs, s.CheckoutArgs
+	c, err := StartContainers(ctx, o)
+	if err != nil {
+		return nil, err // not a typed nil
+	}
+	return c, nil
+}
+
 // Containers runs every part of the drill as a container on a private
 // network, with testcontainers-go: inventory and session Redis, Toxiproxy,
 // the payment stand-in and the reference checkout. Only Toxiproxy's API, the
@@ -79,7 +96,7 @@ type ContainersOptions struct {
 // picks. Close removes every container and the network; so does
 // CleanupContainers ("gameday cleanup") for a runner killed outright.
 type Containers struct {
-	info    Info
+	info    env.Info
 	cli     *client.Client
 	net     *testcontainers.DockerNetwork
 	mu      sync.Mutex
@@ -92,6 +109,7 @@ type Containers struct {
 	o       ContainersOptions
 	labels  map[string]string
 	logFile *os.File
+	logger  tclog.Logger
 }
 
 // fileLogger is testcontainers' logger writing to the run directory.
@@ -99,7 +117,7 @@ type fileLogger struct{ f *os.File }
 
 func (l fileLogger) Printf(format string, v ...any) { fmt.Fprintf(l.f, format+"\n", v...) }
 
-var _ Environment = (*Containers)(nil)
+var _ env.Environment = (*Containers)(nil)
 
 type startedCtr struct {
 	alias string
@@ -116,35 +134,51 @@ const (
 	aliasCheckout  = "checkout"
 )
 
-var proxyPorts = map[string]string{Inventory: "16379", Sessions: "16380", Payment: "18081"}
-var upstreams = map[string]string{Inventory: aliasInventory + ":6379", Sessions: aliasSessions + ":6379", Payment: aliasPayment + ":8081"}
+var proxyPorts = map[string]string{env.Inventory: "16379", env.Sessions: "16380", env.Payment: "18081"}
+var upstreams = map[string]string{env.Inventory: aliasInventory + ":6379", env.Sessions: aliasSessions + ":6379", env.Payment: aliasPayment + ":8081"}
 
 // ReaperImage is testcontainers' reaper (Ryuk), which removes a test's
 // containers when the process that made them dies. Where its image cannot be
-// had (no registry, and not built here), the reaper is turned off and
-// Close, and CleanupContainers after a kill, remove everything instead.
+// had (no registry, and not built here), the reaper must be off
+// (TESTCONTAINERS_RYUK_DISABLED=true, see ConfigureProcess): Close, and
+// CleanupContainers after a kill, remove everything instead.
 var ReaperImage = testcontainers.ReaperDefaultImage
 
-// reaperOnce decides once per process: testcontainers reads its
-// configuration once.
-var reaperOnce sync.Once
-var reaperNote string
+const ryukVar = "TESTCONTAINERS_RYUK_DISABLED"
 
-func decideReaper(ctx context.Context, cli *client.Client) string {
-	reaperOnce.Do(func() {
-		if v, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); ok {
-			if v == "true" {
-				reaperNote = "testcontainers' reaper is turned off (TESTCONTAINERS_RYUK_DISABLED=true); gameday removes its containers itself"
-			}
-			return
-		}
-		if _, err := cli.ImageInspect(ctx, ReaperImage); err == nil {
-			return
-		}
-		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-		reaperNote = "testcontainers' reaper image " + ReaperImage + " is not on this machine, so the reaper is off; gameday removes its containers itself, and `gameday cleanup` removes those of a runner that was killed"
-	})
-	return reaperNote
+// ConfigureProcess makes the process-wide settings that testcontainers
+// reads once, for a program about to start a containers environment: its
+// global logger goes quiet (each container's own lines go to the run's
+// containers.log all the same), and, unless TESTCONTAINERS_RYUK_DISABLED
+// is set, the reaper is turned off when its image is not on this machine.
+// They belong to the program, not to a library: the gameday command calls
+// it, and StartContainers never changes them.
+func ConfigureProcess(ctx context.Context) error {
+	tclog.SetDefault(tclog.NewNoopLogger())
+	if _, set := os.LookupEnv(ryukVar); set {
+		return nil
+	}
+	cli, err := dockerClient()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if _, err := cli.ImageInspect(ctx, ReaperImage); err != nil {
+		return os.Setenv(ryukVar, "true")
+	}
+	return nil
+}
+
+// reaper says how the reaper stands, for the run's notes, or refuses a
+// start that would need an image this machine does not have.
+func reaper(ctx context.Context, cli *client.Client) (note string, err error) {
+	if os.Getenv(ryukVar) == "true" {
+		return "testcontainers' reaper is off (" + ryukVar + "=true): gameday removes its containers itself, and `gameday cleanup` removes those of a runner that was killed", nil
+	}
+	if _, err := cli.ImageInspect(ctx, ReaperImage); err != nil {
+		return "", fmt.Errorf("testcontainers' reaper image %s is not on this machine: set %s=true (gameday then removes its containers itself; the gameday command does this for you) or build the image (%v)", ReaperImage, ryukVar, err)
+	}
+	return "", nil
 }
 
 // StartContainers brings the containers environment up. On error, and when
@@ -169,7 +203,7 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 	}
 	c := &Containers{
 		cli: cli, procs: map[string]*containerProc{}, o: o,
-		info:   Info{Kind: "containers", Redis: "container " + o.Images.Redis, Toxiproxy: "container " + o.Images.Toxiproxy},
+		info:   env.Info{Kind: "containers", Redis: "container " + o.Images.Redis, Toxiproxy: "container " + o.Images.Toxiproxy},
 		labels: map[string]string{LabelEnv: "containers", LabelOwner: owner.Self().String(), "dev.gameday.run": o.RunID},
 	}
 	defer func() {
@@ -190,16 +224,19 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 			return nil, fmt.Errorf("image %s is not on this machine: pull it, or build it with scripts/build-images.sh (%v)", img, ierr)
 		}
 	}
-	// testcontainers talks on stderr by default; its lines go to the run
-	// directory instead, so the runner's own output stays readable.
-	tclog.SetDefault(tclog.NewNoopLogger())
+	// Each container's testcontainers lines go to the run directory, so
+	// that the runner's own output stays readable.
+	c.logger = tclog.NewNoopLogger()
 	if o.Dir != "" {
 		if f, ferr := os.OpenFile(filepath.Join(o.Dir, "containers.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
-			c.logFile = f
-			tclog.SetDefault(fileLogger{f})
+			c.logFile, c.logger = f, fileLogger{f}
 		}
 	}
-	if note := decideReaper(ctx, cli); note != "" {
+	note, err := reaper(ctx, cli)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
 		c.info.Notes = append(c.info.Notes, note)
 	}
 
@@ -215,7 +252,7 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 		}
 		return []string{"redis-server", "--appendonly", aof, "--save", "", "--protected-mode", "no"}
 	}
-	// Inventory keeps an append-only file, as in the local environment, so
+	// env.Inventory keeps an append-only file, as in the local environment, so
 	// that a killed and restarted container comes back with its books.
 	if _, err := c.run(ctx, aliasInventory, o.Images.Redis, redisCmd(true), nil, "6379/tcp",
 		[]string{"redis-cli", "ping"}); err != nil {
@@ -251,19 +288,19 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 	}
 	c.payURL = "http://" + payAddr
 
-	for _, dep := range []string{Inventory, Sessions, Payment} {
+	for _, dep := range []string{env.Inventory, env.Sessions, env.Payment} {
 		if _, err := c.toxi.CreateProxy(ctx, dep, "0.0.0.0:"+proxyPorts[dep], upstreams[dep]); err != nil {
 			return nil, fmt.Errorf("create %s proxy: %w", dep, err)
 		}
 	}
 	coCmd := append([]string{"serve", "checkout", "-listen", "0.0.0.0:8080",
-		"-inventory-redis", aliasToxiproxy + ":" + proxyPorts[Inventory],
-		"-session-redis", aliasToxiproxy + ":" + proxyPorts[Sessions],
-		"-payment-url", "http://" + aliasToxiproxy + ":" + proxyPorts[Payment]}, o.CheckoutArgs...)
+		"-inventory-redis", aliasToxiproxy + ":" + proxyPorts[env.Inventory],
+		"-session-redis", aliasToxiproxy + ":" + proxyPorts[env.Sessions],
+		"-payment-url", "http://" + aliasToxiproxy + ":" + proxyPorts[env.Payment]}, o.CheckoutArgs...)
 	// The checkout's admin API is published on loopback, and wants a token
 	// all the same: the other containers of the network reach it too.
-	c.token = newAdminToken()
-	co, err := c.run(ctx, aliasCheckout, o.Images.Gameday, coCmd, map[string]string{AdminTokenVar: c.token}, "8080/tcp",
+	c.token = env.NewAdminToken()
+	co, err := c.run(ctx, aliasCheckout, o.Images.Gameday, coCmd, map[string]string{env.AdminTokenVar: c.token}, "8080/tcp",
 		[]string{"/gameday", "health", "http://127.0.0.1:8080/healthz"})
 	if err != nil {
 		return nil, err
@@ -285,14 +322,14 @@ func (c *Containers) setReach() {
 		return func(context.Context) (string, error) { return c.procs[dep].id, nil }
 	}
 	for dep, url := range map[string]string{
-		Inventory:  "redis://" + upstreams[Inventory],
-		Sessions:   "redis://" + upstreams[Sessions],
-		Payment:    "http://" + upstreams[Payment] + "/healthz",
-		"checkout": "http://" + aliasCheckout + ":8080/healthz",
+		env.Inventory: "redis://" + upstreams[env.Inventory],
+		env.Sessions:  "redis://" + upstreams[env.Sessions],
+		env.Payment:   "http://" + upstreams[env.Payment] + "/healthz",
+		"checkout":    "http://" + aliasCheckout + ":8080/healthz",
 	} {
 		by := "checkout"
 		if dep == "checkout" {
-			by = Payment // the gameday image, which has the health command
+			by = env.Payment // the gameday image, which has the health command
 		}
 		c.procs[dep].reach = &reach{peer: peer(by), cmd: []string{"/gameday", "health", "-timeout", "1s", url}}
 	}
@@ -306,7 +343,7 @@ func (c *Containers) setReach() {
 // check: one every half second for five containers cost a drill a third of
 // a core on a small machine, and after a restart it said healthy before
 // the other containers could reach the alias again (see reach).
-func (c *Containers) run(ctx context.Context, alias, image string, cmd []string, env map[string]string, port string, ready []string) (*testcontainers.DockerContainer, error) {
+func (c *Containers) run(ctx context.Context, alias, image string, cmd []string, vars map[string]string, port string, ready []string) (*testcontainers.DockerContainer, error) {
 	p := mobynet.MustParsePort(port)
 	// A port the engine picks changes when a killed container starts
 	// again; one chosen here stays, so the runner's URLs stay right.
@@ -315,6 +352,7 @@ func (c *Containers) run(ctx context.Context, alias, image string, cmd []string,
 		return nil, err
 	}
 	opts := []testcontainers.ContainerCustomizer{
+		testcontainers.WithLogger(c.logger),
 		testcontainers.WithCmd(cmd...),
 		testcontainers.WithLabels(c.labels),
 		testcontainers.WithExposedPorts(port),
@@ -326,8 +364,8 @@ func (c *Containers) run(ctx context.Context, alias, image string, cmd []string,
 		}),
 		testcontainers.WithWaitStrategyAndDeadline(60*time.Second, wait.ForExec(ready).WithPollInterval(200*time.Millisecond)),
 	}
-	if len(env) > 0 {
-		opts = append(opts, testcontainers.WithEnv(env))
+	if len(vars) > 0 {
+		opts = append(opts, testcontainers.WithEnv(vars))
 	}
 	ctr, err := testcontainers.Run(ctx, image, opts...)
 	if ctr != nil {
@@ -338,7 +376,7 @@ func (c *Containers) run(ctx context.Context, alias, image string, cmd []string,
 	if err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", alias, image, err)
 	}
-	dep := map[string]string{aliasInventory: Inventory, aliasSessions: Sessions, aliasPayment: Payment, aliasCheckout: "checkout"}[alias]
+	dep := map[string]string{aliasInventory: env.Inventory, aliasSessions: env.Sessions, aliasPayment: env.Payment, aliasCheckout: "checkout"}[alias]
 	if dep != "" {
 		c.procs[dep] = &containerProc{cli: c.cli, id: ctr.GetContainerID(), name: alias}
 	}
@@ -367,7 +405,7 @@ func published(ctx context.Context, ctr *testcontainers.DockerContainer, port st
 	return net.JoinHostPort("127.0.0.1", p.Port()), nil
 }
 
-func (c *Containers) Info() Info              { return c.info }
+func (c *Containers) Info() env.Info          { return c.info }
 func (c *Containers) CheckoutURL() string     { return c.coURL }
 func (c *Containers) PaymentURL() string      { return c.payURL }
 func (c *Containers) AdminToken() string      { return c.token }
@@ -379,8 +417,8 @@ func (c *Containers) ProxyName(dep string) (string, bool) {
 	return dep, ok
 }
 
-// Process is the container behind a dependency (or "checkout").
-func (c *Containers) Process(dep string) (Process, bool) {
+// env.Process is the container behind a dependency (or "checkout").
+func (c *Containers) Process(dep string) (env.Process, bool) {
 	p, ok := c.procs[dep]
 	return p, ok
 }
@@ -416,7 +454,6 @@ func (c *Containers) Close() error {
 		c.net = nil
 	}
 	if c.logFile != nil {
-		tclog.SetDefault(tclog.NewNoopLogger())
 		errs = append(errs, c.logFile.Close())
 		c.logFile = nil
 	}

@@ -1,4 +1,4 @@
-package env
+package docker
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gameday-dev/gameday/gameday/env"
 )
 
 // The images are named in one place, .env; the compiled-in defaults of the
 // containers environment and the compose file's fallbacks must say the same.
 func TestImageNamesAgreeWithDotEnv(t *testing.T) {
-	vars, err := readDotEnv("../../.env")
+	vars, err := readDotEnv("../../../.env")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +22,7 @@ func TestImageNamesAgreeWithDotEnv(t *testing.T) {
 		"GAMEDAY_TOXIPROXY_IMAGE": DefaultToxiproxyImage,
 		"GAMEDAY_IMAGE":           DefaultGamedayImage,
 	}
-	compose, err := os.ReadFile("../../docker-compose.yml")
+	compose, err := os.ReadFile("../../../docker-compose.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,7 @@ func TestImageNamesAgreeWithDotEnv(t *testing.T) {
 // scripts/build-images.sh builds it from: a drill on containers and one on
 // the local environment run the same Toxiproxy.
 func TestToxiproxyImageIsTheModulesVersion(t *testing.T) {
-	mod, err := os.ReadFile("../../go.mod")
+	mod, err := os.ReadFile("../../../go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +68,7 @@ func TestComposeDefaults(t *testing.T) {
 	}
 	t.Setenv("GAMEDAY_PAYMENT_PORT", "7081")
 	t.Setenv("COMPOSE_PROJECT_NAME", "")
-	t.Setenv(AdminTokenVar, "")
+	t.Setenv(env.AdminTokenVar, "")
 	o, err := ComposeDefaults(file)
 	if err != nil {
 		t.Fatal(err)
@@ -85,8 +87,8 @@ func TestComposeDefaults(t *testing.T) {
 	// Without the checkout's admin token the project is refused before
 	// anything is asked of Docker: every setup would answer 401.
 	t.Setenv("GAMEDAY_TOXIPROXY_PORT", "")
-	if _, err := OpenCompose(context.Background(), ComposeOptions{Project: "none"}); err == nil || !strings.Contains(err.Error(), AdminTokenVar+" is not set") {
-		t.Errorf("no admin token: %v, want an error naming %s", err, AdminTokenVar)
+	if _, err := OpenCompose(context.Background(), ComposeOptions{Project: "none"}); err == nil || !strings.Contains(err.Error(), env.AdminTokenVar+" is not set") {
+		t.Errorf("no admin token: %v, want an error naming %s", err, env.AdminTokenVar)
 	}
 	os.WriteFile(file, []byte("COMPOSE_PROJECT_NAME\n"), 0o644)
 	if _, err := ComposeDefaults(file); err == nil || !strings.Contains(err.Error(), file+":1") {

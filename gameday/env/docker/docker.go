@@ -1,4 +1,4 @@
-package env
+package docker
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/internal/owner"
 )
 
@@ -69,26 +70,44 @@ type reach struct {
 
 const reachPoll = 200 * time.Millisecond
 
-var _ Process = (*containerProc)(nil)
+var _ env.Process = (*containerProc)(nil)
 
 // ContainerID identifies the container, for the fault journal.
 func (c *containerProc) ContainerID() string { return c.id }
 
-// RestoreContainer undoes a journaled process fault of a runner that was
-// killed: starts the container again (action "kill"), or unpauses it
-// ("pause").
-func RestoreContainer(ctx context.Context, id, action string) error {
+// Engine is Docker's side of gameday (env.Engine): it acts on the
+// containers a system file names, and brings back the containers a killed
+// runner's process faults left stopped or frozen (the fault journal's
+// cleanup). It connects to the engine DOCKER_HOST names, or the local
+// socket.
+type Engine struct{}
+
+var _ env.Engine = Engine{}
+
+// Container finds the container called name (or with that id).
+func (Engine) Container(ctx context.Context, name string) (env.Container, error) {
 	cli, err := dockerClient()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer cli.Close()
-	p := &containerProc{cli: cli, id: id, name: id}
-	if action == "pause" {
-		return p.Resume()
+	ctx, cancel := context.WithTimeout(ctx, dockerCall)
+	defer cancel()
+	r, err := cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	if err != nil {
+		cli.Close()
+		return nil, err
 	}
-	return p.startOnly(ctx)
+	return found{&containerProc{cli: cli, id: r.Container.ID, name: name}}, nil
 }
+
+// found is a container Engine found: Start starts it and does not wait for
+// what runs in it (the system file's ready check, or nothing for cleanup,
+// which undoes a fault and does not drill).
+type found struct{ *containerProc }
+
+func (f found) ID() string                      { return f.id }
+func (f found) Start(ctx context.Context) error { return f.startOnly(ctx) }
+func (f found) Close() error                    { return f.cli.Close() }
 
 // startOnly starts the container unless it runs, and waits until it runs:
 // cleanup undoes a fault, it does not drill.
@@ -109,7 +128,7 @@ func (c *containerProc) startOnly(ctx context.Context) error {
 		if st, err := c.state(ctx); err == nil && st.Running {
 			return nil
 		}
-		if !sleepCtx(ctx, 100*time.Millisecond) {
+		if !env.Sleep(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("start %s: %w", c.name, ctx.Err())
 		}
 	}
@@ -138,7 +157,7 @@ func (c *containerProc) Kill() error {
 		if !st.Running {
 			return nil
 		}
-		sleepCtx(ctx, 50*time.Millisecond)
+		env.Sleep(ctx, 50*time.Millisecond)
 	}
 	return fmt.Errorf("kill %s: still running after %s", c.name, dockerCall)
 }
@@ -181,7 +200,7 @@ func (c *containerProc) waitReachable(ctx context.Context) error {
 				return nil
 			}
 		}
-		if !sleepCtx(ctx, reachPoll) {
+		if !env.Sleep(ctx, reachPoll) {
 			return fmt.Errorf("start %s: not reachable by its peers: %w (last check: %v)", c.name, ctx.Err(), last)
 		}
 	}
@@ -219,7 +238,7 @@ func dockerExec(ctx context.Context, cli *client.Client, id string, cmd []string
 			}
 			return nil
 		}
-		if !sleepCtx(ctx, 20*time.Millisecond) {
+		if !env.Sleep(ctx, 20*time.Millisecond) {
 			return fmt.Errorf("exec %v: %w", cmd, ctx.Err())
 		}
 	}
@@ -258,17 +277,6 @@ func (c *containerProc) state(ctx context.Context) (*container.State, error) {
 		return nil, errors.New("the engine reported no state")
 	}
 	return r.Container.State, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // Leftover is a container or network that cleanup removed.

@@ -1,4 +1,4 @@
-package env
+package docker
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/moby/moby/client"
 
+	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/internal/fileerr"
 )
@@ -34,7 +35,7 @@ type ComposeOptions struct {
 // Compose services behind each dependency, as docker-compose.yml names
 // them, and the proxies deploy/compose/toxiproxy.json creates.
 var composeServices = map[string]string{
-	Inventory: "redis-inventory", Sessions: "redis-sessions", Payment: "payment", "checkout": "checkout",
+	env.Inventory: "redis-inventory", env.Sessions: "redis-sessions", env.Payment: "payment", "checkout": "checkout",
 }
 
 // ComposeDefaults reads the variables docker-compose.yml reads —
@@ -64,7 +65,7 @@ func ComposeDefaults(envFile string) (ComposeOptions, error) {
 		}
 		return v, nil
 	}
-	o := ComposeOptions{Project: get("COMPOSE_PROJECT_NAME", "gameday"), AdminToken: get(AdminTokenVar, "")}
+	o := ComposeOptions{Project: get("COMPOSE_PROJECT_NAME", "gameday"), AdminToken: get(env.AdminTokenVar, "")}
 	tp, err := port("GAMEDAY_TOXIPROXY_PORT", "8474")
 	if err != nil {
 		return o, err
@@ -124,18 +125,33 @@ func readDotEnv(path string) (map[string]string, error) {
 	return vars, sc.Err()
 }
 
+var _ env.Starter = ComposeOptions{}
+
+func (ComposeOptions) Kind() string { return "compose" }
+func (ComposeOptions) Fresh() bool  { return false }
+
+// Start opens the Compose environment; s is not used: the project runs
+// with the settings it was brought up with.
+func (o ComposeOptions) Start(ctx context.Context, _ env.Spec) (env.Environment, error) {
+	c, err := OpenCompose(ctx, o)
+	if err != nil {
+		return nil, err // not a typed nil
+	}
+	return c, nil
+}
+
 // Compose drills the environment docker-compose.yml brought up: faults go
 // through its Toxiproxy, process faults act on its containers (found by
 // their Compose labels, so `docker compose` and `docker-compose` both do).
 // It starts and stops nothing: the user brings the project up and down.
 type Compose struct {
-	*External
+	*env.External
 	cli   *client.Client
 	procs map[string]*containerProc
-	info  Info
+	info  env.Info
 }
 
-var _ Environment = (*Compose)(nil)
+var _ env.Environment = (*Compose)(nil)
 
 // OpenCompose finds the project's containers and checks that every part is
 // running; it changes nothing.
@@ -162,11 +178,11 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 	if o.AdminToken == "" {
 		// docker-compose.yml does not start without one: the runner needs
 		// the same to set up and read the checkout.
-		return nil, fmt.Errorf("compose environment: %s is not set: export the admin token the project's checkout was given (docs/docker.md)", AdminTokenVar)
+		return nil, fmt.Errorf("compose environment: %s is not set: export the admin token the project's checkout was given (docs/docker.md)", env.AdminTokenVar)
 	}
-	ext, err := NewExternal(ExternalOptions{
+	ext, err := env.NewExternal(env.ExternalOptions{
 		Toxiproxy: o.Toxiproxy, CheckoutURL: o.CheckoutURL, PaymentURL: o.PaymentURL, AdminToken: o.AdminToken,
-		Proxies: map[string]string{Inventory: Inventory, Sessions: Sessions, Payment: Payment},
+		Proxies: map[string]string{env.Inventory: env.Inventory, env.Sessions: env.Sessions, env.Payment: env.Payment},
 	})
 	if err != nil {
 		return nil, err
@@ -195,7 +211,7 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 			return nil, fmt.Errorf("compose environment: %s is %s, not running", svc, cs.Items[0].State)
 		}
 		c.procs[dep] = &containerProc{cli: cli, id: cs.Items[0].ID, name: svc}
-		if dep == Inventory {
+		if dep == env.Inventory {
 			c.info.Redis = "compose service " + svc + " (" + cs.Items[0].Image + ")"
 		}
 	}
@@ -204,7 +220,7 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 		cli.Close()
 		return nil, fmt.Errorf("compose environment: toxiproxy at %s: %w", o.Toxiproxy, err)
 	}
-	for _, dep := range []string{Inventory, Sessions, Payment} {
+	for _, dep := range []string{env.Inventory, env.Sessions, env.Payment} {
 		if _, ok := proxies[dep]; !ok {
 			cli.Close()
 			return nil, fmt.Errorf("compose environment: toxiproxy at %s has no proxy %q (deploy/compose/toxiproxy.json creates it)", o.Toxiproxy, dep)
@@ -226,17 +242,17 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 // health command run in a peer service's container (the gameday image),
 // against the service's name on the project's network.
 var composeReach = map[string]string{
-	Inventory:  "redis://redis-inventory:6379",
-	Sessions:   "redis://redis-sessions:6379",
-	Payment:    "http://payment:8081/healthz",
-	"checkout": "http://checkout:8080/healthz",
+	env.Inventory: "redis://redis-inventory:6379",
+	env.Sessions:  "redis://redis-sessions:6379",
+	env.Payment:   "http://payment:8081/healthz",
+	"checkout":    "http://checkout:8080/healthz",
 }
 
 func (c *Compose) setReach() {
 	for dep, url := range composeReach {
 		by := "checkout"
 		if dep == "checkout" {
-			by = Payment
+			by = env.Payment
 		}
 		peer := c.procs[by]
 		c.procs[dep].reach = &reach{
@@ -255,7 +271,7 @@ const composeReady = time.Minute
 func (c *Compose) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, composeReady)
 	defer cancel()
-	for _, dep := range []string{Inventory, Sessions, Payment, "checkout"} {
+	for _, dep := range []string{env.Inventory, env.Sessions, env.Payment, "checkout"} {
 		if err := c.procs[dep].waitReachable(ctx); err != nil {
 			return fmt.Errorf("compose environment: %w", err)
 		}
@@ -263,11 +279,11 @@ func (c *Compose) waitReady(ctx context.Context) error {
 	return nil
 }
 
-func (c *Compose) Info() Info              { return c.info }
+func (c *Compose) Info() env.Info          { return c.info }
 func (c *Compose) Toxiproxy() *toxi.Client { return c.External.Toxiproxy() }
 
-// Process is the container of the service behind a dependency.
-func (c *Compose) Process(dep string) (Process, bool) {
+// env.Process is the container of the service behind a dependency.
+func (c *Compose) Process(dep string) (env.Process, bool) {
 	p, ok := c.procs[dep]
 	return p, ok
 }
