@@ -1,10 +1,15 @@
 package checkout
 
 import (
+	"flag"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/gameday-dev/gameday/breakers"
+	"github.com/gameday-dev/gameday/checkout/admission"
+	"github.com/gameday-dev/gameday/checkout/payment"
+	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -18,6 +23,18 @@ func TestScenarioDefaultsAreTheCheckouts(t *testing.T) {
 	}
 	var c Config
 	c.normalise()
+	// What "gameday serve payment" runs with when given no latency is what
+	// a scenario that sets none records.
+	var pay payment.Config
+	fs := flag.NewFlagSet("serve payment", flag.ContinueOnError)
+	pay.RegisterFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if pay.MinLatency != sc.Payment.MinLatency.D() || pay.MaxLatency != sc.Payment.MaxLatency.D() {
+		t.Errorf("the stand-in's latency is %v to %v; the scenario records %v to %v",
+			pay.MinLatency, pay.MaxLatency, sc.Payment.MinLatency.D(), sc.Payment.MaxLatency.D())
+	}
 	got := sc.Checkout
 	if string(c.Mode) != got.Mode || c.LeaseTTL != got.LeaseTTL.D() || c.RetryAfter != got.RetryAfter.D() || c.MinPaymentTime != got.MinPaymentTime.D() {
 		t.Errorf("checkout: mode %s, lease %v, retry after %v, min payment time %v; the scenario records %s, %v, %v, %v",
@@ -46,5 +63,24 @@ func TestScenarioDefaultsAreTheCheckouts(t *testing.T) {
 				g.dep, run.Timeout, run.ConsecutiveFailures, run.OpenFor, run.MaxConcurrent, run.ProbeTimeout,
 				g.sc.Timeout.D(), g.sc.Failures, g.sc.OpenFor.D(), g.sc.MaxConcurrent, g.sc.ProbeTimeout.D(), wantProbe)
 		}
+	}
+}
+
+// A checkout started with no flags runs as a zero Config does, but for the
+// two required addresses: the flags show the checkout's defaults, and a
+// flag whose value is zero (Args leaves it out) means its default.
+func TestFlagDefaultsAreTheCheckouts(t *testing.T) {
+	flagged := parseFlags(t, nil)
+	zero := Config{InventoryRedis: flagged.InventoryRedis, PaymentURL: flagged.PaymentURL}
+	if got, want := runs(flagged), runs(zero); !reflect.DeepEqual(got, want) {
+		t.Errorf("with no flags the checkout runs with\n%+v\nwith a zero Config\n%+v", got, want)
+	}
+	// The waiting room applies its own token lifetime to a zero one.
+	r, err := admission.New(admission.Config{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Config().TokenTTL; got != defaults.AdmissionTokenTTL {
+		t.Errorf("admission's default token TTL is %v, the flag's %v", got, defaults.AdmissionTokenTTL)
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gameday-dev/gameday/breakers"
 	"github.com/gameday-dev/gameday/checkout"
 	"github.com/gameday-dev/gameday/checkout/admission"
 	"github.com/gameday-dev/gameday/checkout/payment"
@@ -182,46 +181,25 @@ process listing shows them:
 	var (
 		listen = fs.String("listen", "127.0.0.1:8080", "address to serve the checkout and its admin API on")
 		cfg    checkout.Config
-		mode   string
 		stock  = stockFlag{}
 		lf     logFlags
-		adm    string
 		keys   keyFlag
 	)
-	fs.StringVar(&cfg.InventoryRedis, "inventory-redis", "127.0.0.1:6379", "host:port of the Redis holding stock and orders")
-	fs.StringVar(&cfg.SessionRedis, "session-redis", "", "host:port of the Redis holding sessions (empty: every shopper is a guest)")
-	fs.StringVar(&cfg.PaymentURL, "payment-url", "http://127.0.0.1:8081", "base URL of the payment provider")
-	fs.StringVar(&mode, "mode", string(checkout.ModeReserve), "inventory mode: reserve, or naive (oversells on purpose)")
-	fs.DurationVar(&cfg.LeaseTTL, "lease-ttl", defaults.LeaseTTL, "how long a reservation holds its unit")
-	fs.Int64Var(&cfg.PriceCents, "price-cents", defaults.PriceCents, "price of one unit, in cents")
-	fs.DurationVar(&cfg.RetryAfter, "retry-after", defaults.RetryAfter, "wait a refusal asks for (Retry-After)")
-	fs.DurationVar(&cfg.MinPaymentTime, "min-payment-time", 0, "do not start a charge with less than this left before the shopper's deadline")
-	fs.IntVar(&cfg.PaymentSlots, "payment-slots", 0, "charges at the payment provider at once; the rest wait in the checkout's line, where the deadline modes skip whoever could not finish in time (0: no line)")
-	fs.IntVar(&cfg.PaymentAttempts, "payment-attempts", defaults.PaymentAttempts, "sends of one charge when the connection fails (same idempotency key)")
-	fs.DurationVar(&cfg.SweepInterval, "sweep-interval", defaults.SweepInterval, "how often charges to void are looked for and voids retried")
-	fs.DurationVar(&cfg.LateClaimGrace, "late-claim-grace", 0, "how long after a lease expired a payment may still claim the unit (0: payment timeout × attempts + 1s)")
-	for _, g := range []struct {
-		dep string
-		s   *breakers.Settings
-	}{{"payment", &cfg.Payment}, {"inventory", &cfg.Inventory}, {"sessions", &cfg.Sessions}} {
-		breakerFlags(fs, g.dep, g.s)
-	}
-	fs.StringVar(&adm, "admission", "none", "admission mode: none, queue, deadline, lottery, fair, fair-deadline or paced (see docs/admission.md)")
-	fs.IntVar(&cfg.Admission.InProgress, "admission-in-progress", 0, "checkouts a waiting room (lottery, fair, fair-deadline, paced) lets in at once")
-	fs.DurationVar(&cfg.Admission.TokenTTL, "admission-token-ttl", 10*time.Minute, "how long a fair waiting-room token stays valid after the first attempt")
+	// The config's own flags; the command adds what is not a setting of
+	// it, and the admission keys, which are secrets.
+	cfg.RegisterFlags(fs)
 	fs.Var(&keys, "admission-key", "ID=SECRET, or ID=@FILE to read the secret from a file, signing fair waiting-room tokens (repeatable: the first signs, all verify; none: a random key, and tokens do not survive a restart)")
 	fs.Var(stock, "stock", "give a SKU this stock at start if it has none yet, SKU=UNITS (repeatable; a restarted checkout keeps its books)")
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg.Mode = checkout.Mode(mode)
 	log, err := lf.logger(stderr)
 	if err != nil {
 		return err
 	}
 	cfg.Logger = log
-	if cfg.Admission.Mode, err = admission.ParseMode(adm); err != nil {
+	if cfg.Admission.Mode, err = admission.ParseMode(string(cfg.Admission.Mode)); err != nil {
 		return usagef("-admission: %v", err)
 	}
 	if cfg.Admission.Keys, err = keys.keys(); err != nil {
@@ -259,26 +237,6 @@ process listing shows them:
 	return serveHTTP("checkout", *listen, srv, log)
 }
 
-// breakerFlags registers the guard settings of one dependency.
-func breakerFlags(fs *flag.FlagSet, dep string, g *breakers.Settings) {
-	fs.DurationVar(&g.Timeout, dep+"-timeout", defaults.Timeout(dep), "deadline of one "+dep+" call")
-	fs.DurationVar(&g.ProbeTimeout, dep+"-probe-timeout", 0, "deadline of a half-open probe to "+dep+" (0: "+defaults.ProbeTimeoutWords(dep)+")")
-	fs.Func(dep+"-failures", fmt.Sprintf("consecutive %s failures that open its breaker (default %d)", dep, defaults.Failures), uint32Setter(&g.ConsecutiveFailures))
-	fs.DurationVar(&g.OpenFor, dep+"-open-for", defaults.OpenFor, "how long the "+dep+" breaker stays open before probing")
-	fs.IntVar(&g.MaxConcurrent, dep+"-max-concurrent", defaults.MaxConcurrent, dep+" calls in flight at once (bulkhead); past it, refuse at once")
-}
-
-func uint32Setter(dst *uint32) func(string) error {
-	return func(v string) error {
-		n, err := strconv.ParseUint(v, 10, 32)
-		if err != nil {
-			return fmt.Errorf("want a whole number, got %q", v)
-		}
-		*dst = uint32(n)
-		return nil
-	}
-}
-
 func servePayment(args []string, stderr io.Writer) error {
 	fs := newFlagSet("serve payment", stderr)
 	describe(fs, "gameday serve payment [flags]", `
@@ -288,18 +246,11 @@ SIGTERM: it approves or declines each charge after a latency drawn from
 voids charges, and lists every charge for reconciliation. Its books are
 kept in memory, or in -data DIR to survive a kill.`)
 	var (
-		listen = fs.String("listen", "127.0.0.1:8081", "address to serve the payment stand-in on")
+		listen = fs.String("listen", defaults.StandInAddr, "address to serve the payment stand-in on")
 		cfg    payment.Config
 		lf     logFlags
 	)
-	fs.DurationVar(&cfg.MinLatency, "min-latency", 100*time.Millisecond, "shortest processing time of a charge")
-	fs.DurationVar(&cfg.MaxLatency, "max-latency", 400*time.Millisecond, "longest processing time of a charge (uniform between min and max)")
-	fs.Float64Var(&cfg.TailProbability, "tail-probability", 0, "probability of an extra long-tail delay")
-	fs.DurationVar(&cfg.TailLatency, "tail-latency", 0, "mean of the long-tail delay (exponential)")
-	fs.Float64Var(&cfg.DeclineRate, "decline-rate", 0.05, "fraction of charges declined")
-	fs.IntVar(&cfg.Slots, "slots", 0, "charges processed at once; the rest wait (0: no limit)")
-	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of every latency and decline draw")
-	fs.StringVar(&cfg.DataDir, "data", "", "directory that keeps the books (charges, voids) across a kill; created if missing (\"\": in memory only)")
+	cfg.RegisterFlags(fs)
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -1,10 +1,11 @@
-// Package checkoutdefaults holds the reference checkout's default settings
-// in one place: the checkout applies them (checkout.Config), its flags show
-// them (gameday serve checkout), a scenario writes them into what it ran
-// with, and the predictor and the runner reckon with them. They describe
-// the reference system, as its system file does; the package imports
-// nothing, so that the runner, which depends on no code of the system
-// under test (gameday/deps_test.go), may use it.
+// Package checkoutdefaults holds the default settings of the reference
+// system, the checkout and its payment stand-in, in one place: the checkout
+// applies them (checkout.Config), the flags show them (gameday serve
+// checkout, gameday serve payment: package checkoutflags), a scenario
+// writes them into what it ran with, and the predictor and the runner
+// reckon with them. They describe the reference system, as its system file
+// does; the package imports nothing, so that the runner, which depends on
+// no code of the system under test (gameday/deps_test.go), may use it.
 package checkoutdefaults
 
 import "time"
@@ -24,6 +25,30 @@ const (
 	SweepInterval = time.Second
 	// SessionTTL is how long a session lives.
 	SessionTTL = 30 * time.Minute
+	// AdmissionTokenTTL is how long a fair waiting-room token stays valid
+	// after the shopper's first attempt. (Package admission applies its
+	// own 10m to a zero TokenTTL: TestFlagDefaultsAreTheCheckouts keeps
+	// the two the same.)
+	AdmissionTokenTTL = 10 * time.Minute
+)
+
+// The payment stand-in's settings when none is given: what "gameday serve
+// payment" runs with, and what a scenario's payment section gets when it
+// sets neither latency. (payment.Config's zero value is another provider,
+// one that answers at once and approves every charge; a scenario's
+// decline_rate is taken as written, 0 meaning no declines.)
+const (
+	// StandInAddr is where the stand-in listens, and so where the checkout
+	// looks for its payment provider.
+	StandInAddr = "127.0.0.1:8081"
+	// StandInMinLatency and StandInMaxLatency bound a charge's processing
+	// time, drawn uniformly between them.
+	StandInMinLatency = 100 * time.Millisecond
+	StandInMaxLatency = 400 * time.Millisecond
+	// StandInDeclineRate is the fraction of charges declined.
+	StandInDeclineRate = 0.05
+	// StandInSeed seeds every latency and decline draw.
+	StandInSeed = 1
 )
 
 // Each dependency guard's defaults: a timeout of its own, and the breaker
