@@ -19,10 +19,10 @@ import (
 func (c *Config) RegisterFlags(fs *flag.FlagSet) { flags.Register(fs, c.flagVars()) }
 
 // Args renders c as the flags RegisterFlags defines: one "-name", "value"
-// pair for every flagged setting that is neither zero nor the flag's
-// default (a zero setting means its default), in a fixed order. Parsing
-// them after RegisterFlags gives a Config that New runs as it runs c. The
-// secrets are never rendered.
+// pair for every flagged setting, defaults included, in a fixed order; a
+// zero setting, which means its default, is left out, but in the two
+// required addresses. Parsing them after RegisterFlags gives a Config that
+// New runs as it runs c. The secrets are never rendered.
 func (c Config) Args() []string { return flags.Args(c.flagVars()) }
 
 // flagVars binds the checkout's flags to c's fields.

@@ -74,14 +74,21 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 	}
 }
 
-// Args renders nothing for the defaults, so a command line shows only
-// what was changed.
-func TestConfigArgsLeaveOutTheDefaults(t *testing.T) {
-	c := Config{InventoryRedis: "127.0.0.1:6379", PaymentURL: "http://127.0.0.1:8081", LeaseTTL: 5 * time.Second}
-	if got := strings.Join(c.Args(), " "); got != "-lease-ttl 5s" {
-		t.Errorf("Args = %q, want only -lease-ttl 5s", got)
+// Args states every setting, defaults included, but a zero, which means
+// the default.
+func TestConfigArgsStateTheDefaults(t *testing.T) {
+	c := Config{InventoryRedis: "127.0.0.1:6379", PaymentURL: "http://127.0.0.1:8081", LeaseTTL: 30 * time.Second}
+	if got := strings.Join(c.Args(), " "); got != "-inventory-redis 127.0.0.1:6379 -payment-url http://127.0.0.1:8081 -lease-ttl 30s" {
+		t.Errorf("Args = %q, want the two addresses and -lease-ttl 30s", got)
 	}
-	if got := parseFlags(t, nil).Args(); len(got) != 0 {
-		t.Errorf("the flags' defaults render as %q, want nothing", got)
-	}
+	// With no flags given, Args states each flag whose default is not zero.
+	args := strings.Join(parseFlags(t, nil).Args(), " ")
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	new(Config).RegisterFlags(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		zero := f.DefValue == "" || f.DefValue == "0" || f.DefValue == "0s"
+		if stated := strings.Contains(" "+args+" ", " -"+f.Name+" "+f.DefValue+" "); stated == zero {
+			t.Errorf("-%s (default %q) stated %v in %q", f.Name, f.DefValue, stated, args)
+		}
+	})
 }

@@ -16,10 +16,10 @@ import (
 func (c *Config) RegisterFlags(fs *flag.FlagSet) { flags.Register(fs, c.flagVars()) }
 
 // Args renders c as the flags RegisterFlags defines: one "-name", "value"
-// pair for every flagged setting that differs from the flag's default, in
-// a fixed order. A zero setting is rendered too, since it is a value of
-// its own here (no latency, no declines). Parsing them after RegisterFlags
-// gives c's flagged settings back.
+// pair for every flagged setting, defaults included, in a fixed order. A
+// zero is a value of its own here (no latency, no declines) and is
+// rendered too, unless the flag's default is zero. Parsing them after
+// RegisterFlags gives c's flagged settings back.
 func (c Config) Args() []string { return flags.Args(c.flagVars()) }
 
 // flagVars binds the stand-in's flags to c's fields.

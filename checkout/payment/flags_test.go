@@ -2,6 +2,7 @@ package payment
 
 import (
 	"flag"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,9 +38,11 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 		// The zero Config is not the command's defaults: a provider that
 		// answers at once and declines nothing, rendered so.
 		{"zero", Config{}, "-min-latency 0s -max-latency 0s -decline-rate 0 -seed 0"},
-		// The command's defaults need no argument.
+		// The command's defaults are stated too.
 		{"defaults", Config{MinLatency: defaults.StandInMinLatency, MaxLatency: defaults.StandInMaxLatency,
-			DeclineRate: defaults.StandInDeclineRate, Seed: defaults.StandInSeed}, ""},
+			DeclineRate: defaults.StandInDeclineRate, Seed: defaults.StandInSeed},
+			fmt.Sprintf("-min-latency %v -max-latency %v -decline-rate %v -seed %d",
+				defaults.StandInMinLatency, defaults.StandInMaxLatency, defaults.StandInDeclineRate, defaults.StandInSeed)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := tc.c.Args()

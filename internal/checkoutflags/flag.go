@@ -9,6 +9,11 @@
 // fields to start the two (gameday's checkoutArgs and paymentArgs). The
 // package imports nothing of the system under test, so that the runner,
 // which links none of it (gameday/deps_test.go), may use it.
+//
+// Arguments state every setting, defaults included, but a zero that means
+// the default: a command line then says what the process was told, and a
+// process of another build (another GAMEDAY_IMAGE) runs the settings it
+// was given rather than its own defaults.
 package checkoutflags
 
 import (
@@ -32,9 +37,10 @@ type Flag[T Value] struct {
 	// Usage is the flag's help.
 	Usage string
 	// ZeroIsDefault says that a zero value stands for the default, as
-	// every zero field of checkout.Config does: Args leaves it out like
-	// the default. Without it a zero is a value of its own (a stand-in
-	// with zero latency answers at once) and Args renders it.
+	// every zero field of checkout.Config does: Args leaves it out.
+	// Without it a zero is a value of its own (a stand-in with zero
+	// latency answers at once) and Args renders it, unless the default is
+	// zero too.
 	ZeroIsDefault bool
 }
 
@@ -43,8 +49,8 @@ type Var interface {
 	// Register defines the flag on fs, writing to the variable, and sets
 	// the variable to the flag's default.
 	Register(fs *flag.FlagSet)
-	// Args renders the variable as "-name", "value"; nothing when it
-	// holds the default (or a zero standing for it).
+	// Args renders the variable as "-name", "value", the default
+	// included; nothing for a zero that means the default.
 	Args() []string
 }
 
@@ -79,7 +85,7 @@ func (b bound[T]) Register(fs *flag.FlagSet) {
 
 func (b bound[T]) Args() []string {
 	var zero T
-	if *b.p == b.f.Default || (b.f.ZeroIsDefault && *b.p == zero) {
+	if *b.p == zero && (b.f.ZeroIsDefault || b.f.Default == zero) {
 		return nil
 	}
 	return []string{"-" + b.f.Name, format(*b.p)}

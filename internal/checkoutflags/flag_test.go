@@ -17,6 +17,7 @@ type settings struct {
 	u uint32
 	f float64
 	d time.Duration
+	z int // whose default is zero
 }
 
 func (s *settings) vars(zeroIsDefault bool) []Var {
@@ -27,6 +28,7 @@ func (s *settings) vars(zeroIsDefault bool) []Var {
 		Flag[uint32]{Name: "u", Default: 5, ZeroIsDefault: zeroIsDefault}.Bind(&s.u),
 		Flag[float64]{Name: "f", Default: 0.05, ZeroIsDefault: zeroIsDefault}.Bind(&s.f),
 		Flag[time.Duration]{Name: "d", Default: time.Second, ZeroIsDefault: zeroIsDefault}.Bind(&s.d),
+		Flag[int]{Name: "z", ZeroIsDefault: zeroIsDefault}.Bind(&s.z),
 	}
 }
 
@@ -41,10 +43,10 @@ func parse(t *testing.T, zeroIsDefault bool, args []string) settings {
 	return got
 }
 
-// Args, parsed after Register, gives the values back; what it leaves out
-// is the default (or a zero standing for it).
+// Args, parsed after Register, gives the values back. It states every
+// value, defaults included, but a zero that means the default.
 func TestArgsRoundTrip(t *testing.T) {
-	defaults := settings{"def", 3, 4, 5, 0.05, time.Second}
+	defaults := settings{"def", 3, 4, 5, 0.05, time.Second, 0}
 	for _, tc := range []struct {
 		name          string
 		in            settings
@@ -52,19 +54,20 @@ func TestArgsRoundTrip(t *testing.T) {
 		args          string // Args, joined by spaces
 		want          settings
 	}{
-		// The defaults need no argument.
-		{"defaults", defaults, false, "", defaults},
+		// The defaults are stated, but a zero default.
+		{"defaults", defaults, false, "-s def -i 3 -n 4 -u 5 -f 0.05 -d 1s", defaults},
 		// Every value of its own is rendered, in the order bound.
-		{"values", settings{"x y", -1, math.MaxInt64, math.MaxUint32, 1e-7, 1500 * time.Millisecond}, false,
-			"-s x y -i -1 -n 9223372036854775807 -u 4294967295 -f 1e-07 -d 1.5s",
-			settings{"x y", -1, math.MaxInt64, math.MaxUint32, 1e-7, 1500 * time.Millisecond}},
-		// A zero is a value of its own: rendered, and read back as zero.
+		{"values", settings{"x y", -1, math.MaxInt64, math.MaxUint32, 1e-7, 1500 * time.Millisecond, 9}, false,
+			"-s x y -i -1 -n 9223372036854775807 -u 4294967295 -f 1e-07 -d 1.5s -z 9",
+			settings{"x y", -1, math.MaxInt64, math.MaxUint32, 1e-7, 1500 * time.Millisecond, 9}},
+		// A zero is a value of its own: rendered, and read back as zero;
+		// but where the default is zero there is nothing to say.
 		{"zeros are values", settings{}, false, "-s  -i 0 -n 0 -u 0 -f 0 -d 0s", settings{}},
 		// A zero standing for the default is left out: the default is
 		// read back.
 		{"zeros are defaults", settings{}, true, "", defaults},
-		// The default itself is left out either way.
-		{"zero is default, values", settings{"def", 7, 4, 5, 0.5, 0}, true, "-i 7 -f 0.5", settings{"def", 7, 4, 5, 0.5, time.Second}},
+		{"zero is default, values", settings{"def", 7, 4, 5, 0.5, 0, 0}, true, "-s def -i 7 -n 4 -u 5 -f 0.5",
+			settings{"def", 7, 4, 5, 0.5, time.Second, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := tc.in
