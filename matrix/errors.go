@@ -8,7 +8,8 @@ import (
 
 // Error is one problem with a matrix file, located by file, line and field
 // path. Parse returns an *Error, or several joined with errors.Join; find
-// them with errors.As or [Errors].
+// them with errors.As or [Errors]. It is the one error type of every input
+// file and config gameday checks (scenarios.Error, load.FieldError, ...).
 type Error = fileerr.Error
 
 // Errors returns every *Error in err, which may be one or a tree joined

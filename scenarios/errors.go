@@ -8,7 +8,8 @@ import (
 // Error is one problem with a scenario file, located by file, line and
 // field path (Line 0 for a Scenario built in code). Parse and Validate
 // return an *Error, or several joined with errors.Join; find them with
-// errors.As, or [Errors].
+// errors.As, or [Errors]. It is the one error type of every input file and
+// config gameday checks (matrix.Error, load.FieldError, ...).
 type Error = fileerr.Error
 
 // Errors returns every *Error in err, which may be one or a tree joined with

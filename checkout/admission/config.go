@@ -4,8 +4,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/fileerr"
 )
 
 // Key signs and verifies waiting-room tokens.
@@ -69,43 +72,56 @@ type Config struct {
 	Keys []Key
 }
 
-// Validate reports every setting that cannot work, naming it as a scenario
-// names it (admission.in_progress, ...).
+// ConfigError is one setting of a Config that cannot work: Field names it
+// as a scenario does ("admission.in_progress"), Value is its value, Msg
+// what is wrong. It is the one error type of every input file and config
+// gameday checks (internal/fileerr), named here so that a program outside
+// this module, which cannot import an internal package, can find it with
+// errors.As.
+type ConfigError = fileerr.Error
+
+// Validate reports every setting that cannot work, each a *ConfigError
+// ("admission.in_progress -1: must not be negative"), joined with
+// errors.Join.
 func (c Config) Validate() error {
 	var errs []error
+	bad := func(field, value, msg string) {
+		errs = append(errs, &ConfigError{Field: field, Value: value, Msg: msg})
+	}
 	mode, err := ParseMode(string(c.Mode))
 	if err != nil {
-		errs = append(errs, fmt.Errorf("admission.mode: %w", err))
+		bad("admission.mode", "", err.Error())
 	}
 	switch {
 	case c.InProgress < 0:
-		errs = append(errs, fmt.Errorf("admission.in_progress %d: must not be negative", c.InProgress))
+		bad("admission.in_progress", strconv.Itoa(c.InProgress), "must not be negative")
 	case err == nil && mode.WaitingRoom() && c.InProgress == 0:
-		errs = append(errs, fmt.Errorf("admission.in_progress: required (greater than 0) in mode %s", mode))
+		bad("admission.in_progress", "", fmt.Sprintf("required (greater than 0) in mode %s", mode))
 	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
 	}{{"retry_after", c.RetryAfter}, {"token_ttl", c.TokenTTL}, {"tick", c.Tick}, {"gone_after", c.GoneAfter}, {"need", c.Need}} {
 		if d.v < 0 {
-			errs = append(errs, fmt.Errorf("admission.%s %s: must not be negative", d.name, d.v))
+			bad("admission."+d.name, d.v.String(), "must not be negative")
 		}
 	}
 	if err == nil && mode.Fair() && len(c.Keys) == 0 {
-		errs = append(errs, fmt.Errorf("admission.keys: at least one key is required in mode %s", mode))
+		bad("admission.keys", "", fmt.Sprintf("at least one key is required in mode %s", mode))
 	}
 	seen := map[string]bool{}
 	for i, k := range c.Keys {
+		field := "admission.keys[" + strconv.Itoa(i) + "]"
 		switch {
 		case k.ID == "" || len(k.ID) > 32 || strings.Trim(k.ID, keyIDChars) != "":
-			errs = append(errs, fmt.Errorf("admission.keys[%d].id %q: want 1 to 32 of A-Z a-z 0-9 _ -", i, k.ID))
+			bad(field+".id", strconv.Quote(k.ID), "want 1 to 32 of A-Z a-z 0-9 _ -")
 		case seen[k.ID]:
-			errs = append(errs, fmt.Errorf("admission.keys[%d].id %q: used twice", i, k.ID))
+			bad(field+".id", strconv.Quote(k.ID), "used twice")
 		}
 		seen[k.ID] = true
 		if len(k.Secret) < MinSecretLen {
 			// The secret itself is never printed.
-			errs = append(errs, fmt.Errorf("admission.keys[%d].secret: %d bytes, want at least %d", i, len(k.Secret), MinSecretLen))
+			bad(field+".secret", "", fmt.Sprintf("%d bytes, want at least %d", len(k.Secret), MinSecretLen))
 		}
 	}
 	return errors.Join(errs...)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/fileerr"
 )
 
 // Config sets how the payment-gateway stand-in behaves. The zero value is a
@@ -53,27 +55,21 @@ type Config struct {
 	Sync bool
 }
 
-// ConfigError reports one invalid Config field.
-type ConfigError struct {
-	// Field is the Go name of the field, such as "MaxLatency".
-	Field string
-	// Value is the field's value as written by fmt.
-	Value string
-	// Reason says what is wrong with it.
-	Reason string
-}
-
-// Error implements error.
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("payment config: %s %s: %s", e.Field, e.Value, e.Reason)
-}
+// ConfigError reports one invalid Config field: Field is the Go name of
+// the field, such as "MaxLatency", Value its value as written by fmt, Msg
+// what is wrong with it. It is the one error type of every input file and
+// config gameday checks (internal/fileerr), named here so that a program
+// outside this module, which cannot import an internal package, can find
+// it with errors.As.
+type ConfigError = fileerr.Error
 
 // Validate checks every field and reports every problem it finds, each as a
-// *ConfigError, joined with errors.Join. It returns nil for a valid Config.
+// *ConfigError ("MaxLatency 10ms: must not be less than MinLatency 20ms"),
+// joined with errors.Join. It returns nil for a valid Config.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(field string, value any, reason string) {
-		errs = append(errs, &ConfigError{Field: field, Value: fmt.Sprint(value), Reason: reason})
+		errs = append(errs, &ConfigError{Field: field, Value: fmt.Sprint(value), Msg: reason})
 	}
 	if c.MinLatency < 0 {
 		bad("MinLatency", c.MinLatency, "must not be negative")

@@ -122,7 +122,7 @@ func (j *journal) close() error {
 // the books of s, which must be empty, and makes s write to it from now on.
 func (s *Server) openJournal(dir string, sync bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return &ConfigError{Field: "DataDir", Value: dir, Reason: "cannot be created: " + err.Error()}
+		return &ConfigError{Field: "DataDir", Value: dir, Msg: "cannot be created: " + err.Error()}
 	}
 	path := filepath.Join(dir, journalFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)

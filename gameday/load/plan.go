@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/fileerr"
 )
 
 // Limits on a plan, so that a run's memory and goroutines stay bounded
@@ -70,25 +72,22 @@ type Plan struct {
 	IDPrefix string
 }
 
-// FieldError is one invalid field of a Plan. Field is named as in a
-// scenario file's load section ("stages[1].target", "max_shoppers").
-type FieldError struct {
-	Field   string
-	Value   any
-	Problem string
-}
-
-// Error names the field, its value and what is wrong with it.
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s: %v: %s", e.Field, e.Value, e.Problem)
-}
+// FieldError is one invalid field of a Plan: Field is named as in a
+// scenario file's load section ("stages[1].target", "max_shoppers"), Value
+// is its value, Msg says what is wrong. It is the one error type of every
+// input file and config (internal/fileerr; scenarios.Error and
+// matrix.Error are the same type), named here so that a program outside
+// this module, which cannot import an internal package, can find it with
+// errors.As.
+type FieldError = fileerr.Error
 
 // Validate reports every invalid field of p at once, each as a *FieldError
-// joined with errors.Join. A plan that passes can be given to Run.
+// ("max_shoppers 0: must be between 1 and 1000000") joined with
+// errors.Join. A plan that passes can be given to Run.
 func (p Plan) Validate() error {
 	var errs []error
 	bad := func(field string, value any, problem string) {
-		errs = append(errs, &FieldError{Field: field, Value: value, Problem: problem})
+		errs = append(errs, &FieldError{Field: field, Value: fmt.Sprint(value), Msg: problem})
 	}
 	if len(p.Stages) == 0 {
 		bad("stages", len(p.Stages), "at least one stage is needed")

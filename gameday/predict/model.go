@@ -24,6 +24,7 @@ import (
 
 	"github.com/gameday-dev/gameday/checkout/admission"
 	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/internal/fileerr"
 )
 
 // Model is one scenario as the simulation sees it: the load, the checkout's
@@ -140,25 +141,22 @@ const defaultRetryAfter = time.Second
 // simKey signs the fair tokens of a simulation whose Model has no key.
 var simKey = admission.Key{ID: "predict", Secret: []byte("gameday predictor: not a secret")}
 
-// ModelError is one invalid field of a Model.
-type ModelError struct {
-	Field   string // the Model field, such as "PaymentMax"
-	Value   any
-	Problem string
-}
+// ModelError is one invalid field of a Model: Field is the Model field,
+// such as "PaymentMax", Value its value, Msg what is wrong. It is the one
+// error type of every input file and config (internal/fileerr, the same
+// type as load.FieldError), named here so that a program outside this
+// module, which cannot import an internal package, can find it with
+// errors.As.
+type ModelError = fileerr.Error
 
-func (e *ModelError) Error() string {
-	return fmt.Sprintf("%s %v: %s", e.Field, e.Value, e.Problem)
-}
-
-// Validate reports every invalid field of m at once: the load's as
-// load.Plan.Validate names them (*load.FieldError), the others as
-// *ModelError, the admission's as admission.Config.Validate does, joined
-// with errors.Join.
+// Validate reports every invalid field of m at once, each a *ModelError
+// joined with errors.Join: the load's named as load.Plan.Validate names
+// them ("max_retries"), the admission's as admission.Config.Validate does
+// ("admission.in_progress"), the others by their Model field.
 func (m Model) Validate() error {
 	var errs []error
 	bad := func(field string, value any, problem string) {
-		errs = append(errs, &ModelError{Field: field, Value: value, Problem: problem})
+		errs = append(errs, &ModelError{Field: field, Value: fmt.Sprint(value), Msg: problem})
 	}
 	if err := m.plan(0).Validate(); err != nil {
 		errs = append(errs, err)

@@ -1,6 +1,11 @@
-// Package fileerr is the error type of gameday's strict input files (the
-// scenarios and the resiliency matrix): a problem located by file, line and
-// field, reported several at a time, in line order, capped.
+// Package fileerr is the one error type of gameday's inputs: the strict
+// files (scenarios, system files, the resiliency matrix), a problem
+// located by file, line and field, reported several at a time, in line
+// order, capped; and the configs checked in code (load.Plan,
+// predict.Model, payment.Config, admission.Config), a problem named by
+// field and value. Public packages name it with an alias (scenarios.Error,
+// matrix.Error, load.FieldError, ...), since a program outside this module
+// cannot import an internal package.
 package fileerr
 
 import (
@@ -12,18 +17,22 @@ import (
 	"strings"
 )
 
-// Error is one problem with an input file, located by file, line and field
-// path. Parsers return an *Error, or several joined with errors.Join; find
-// them with errors.As, or [All].
+// Error is one problem with an input file or config, located by file, line
+// and field path. Parsers and validators return an *Error, or several
+// joined with errors.Join; find them with errors.As, or [All].
 type Error struct {
-	File  string // as given to the parser; "" if none
+	File  string // as given to the parser; "" if none (a config built in code)
 	Line  int    // 1-based; 0 when unknown, or for the file as a whole
 	Field string // path such as "faults[0].for"; "" when no field applies
+	// Value is the field's value as the message shows it ("0s", "-1"), for
+	// a config built in code, which has no line to point at; "" when Msg
+	// says it or there is none to show.
+	Value string
 	Msg   string
 }
 
-// Error formats the error as "FILE:LINE: FIELD: MSG", leaving out what is
-// unknown.
+// Error formats the error as "FILE:LINE: FIELD VALUE: MSG", leaving out
+// what is unknown.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
@@ -35,8 +44,11 @@ func (e *Error) Error() string {
 	} else if e.Line > 0 {
 		b.WriteString("line " + strconv.Itoa(e.Line) + ": ")
 	}
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
+	switch {
+	case e.Field != "" && e.Value != "":
+		b.WriteString(e.Field + " " + e.Value + ": ")
+	case e.Field != "" || e.Value != "":
+		b.WriteString(e.Field + e.Value + ": ")
 	}
 	b.WriteString(e.Msg)
 	return b.String()

@@ -21,6 +21,8 @@ func TestErrorFormat(t *testing.T) {
 		{Error{Line: 3, Field: "stock", Msg: "required"}, "line 3: stock: required"},
 		// Built in code: no file, no line.
 		{Error{Field: "stock", Msg: "required"}, "stock: required"},
+		// A config built in code names the value instead of a line.
+		{Error{Field: "max_shoppers", Value: "0", Msg: "must be between 1 and 1000000"}, "max_shoppers 0: must be between 1 and 1000000"},
 	} {
 		if got := c.e.Error(); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
