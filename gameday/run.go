@@ -968,58 +968,6 @@ func views(r *load.Report) ([]shopperRun, []shopperView) {
 	return runs, vs
 }
 
-func paymentArgs(sc *scenarios.Scenario, seed int64) []string {
-	p := sc.Payment
-	return []string{
-		"-min-latency", p.MinLatency.D().String(), "-max-latency", p.MaxLatency.D().String(),
-		"-tail-probability", strconv.FormatFloat(p.TailProbability, 'g', -1, 64), "-tail-latency", p.TailLatency.D().String(),
-		"-decline-rate", strconv.FormatFloat(p.DeclineRate, 'g', -1, 64), "-slots", strconv.Itoa(p.Slots),
-		"-seed", strconv.FormatInt(seed, 10),
-	}
-}
-
-func checkoutArgs(sc *scenarios.Scenario) []string {
-	c := sc.Checkout
-	var args []string
-	add := func(flag string, d scenarios.Duration) {
-		if d != 0 {
-			args = append(args, flag, d.D().String())
-		}
-	}
-	if c.Mode != "" {
-		args = append(args, "-mode", c.Mode)
-	}
-	add("-lease-ttl", c.LeaseTTL)
-	add("-retry-after", c.RetryAfter)
-	add("-min-payment-time", c.MinPaymentTime)
-	if a := c.Admission; a.Mode != "" && a.Mode != "none" {
-		args = append(args, "-admission", a.Mode)
-		if a.InProgress > 0 {
-			args = append(args, "-admission-in-progress", strconv.Itoa(a.InProgress))
-		}
-		add("-admission-token-ttl", a.TokenTTL)
-	}
-	for dep, b := range map[string]scenarios.Breaker{"payment": c.Payment, "inventory": c.Inventory, "sessions": c.Sessions} {
-		add("-"+dep+"-timeout", b.Timeout)
-		add("-"+dep+"-probe-timeout", b.ProbeTimeout)
-		add("-"+dep+"-open-for", b.OpenFor)
-		if b.Failures != 0 {
-			args = append(args, "-"+dep+"-failures", strconv.FormatUint(uint64(b.Failures), 10))
-		}
-		if b.Disabled {
-			// Ineffective: it never sees enough consecutive failures.
-			args = append(args, "-"+dep+"-failures", strconv.FormatUint(math.MaxUint32, 10))
-		}
-		if b.MaxConcurrent != 0 {
-			args = append(args, "-"+dep+"-max-concurrent", strconv.Itoa(b.MaxConcurrent))
-		}
-		if b.Slots != 0 {
-			args = append(args, "-"+dep+"-slots", strconv.Itoa(b.Slots))
-		}
-	}
-	return args
-}
-
 // toFault turns a scenario fault into one the injector can apply.
 func toFault(f scenarios.Fault) (faults.Fault, error) {
 	out := faults.Fault{Name: f.Name, Target: f.Target, Down: f.Down, Process: f.Process}
