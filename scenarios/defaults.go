@@ -7,14 +7,12 @@ import (
 )
 
 // Defaults that Parse writes into zero fields; each field's comment says
-// which applies. The checkout's come from package defaults, where the
-// checkout takes them too, so that a scenario shows what it ran with.
+// which applies. The checkout's and the payment stand-in's come from
+// package checkoutdefaults, where the checkout and the stand-in's flags
+// take them too, so that a scenario shows what it ran with.
 const (
 	DefaultPatience    = 10 * time.Second
 	DefaultRetryJitter = 0.5
-
-	defaultMinLatency = 100 * time.Millisecond
-	defaultMaxLatency = 400 * time.Millisecond
 )
 
 // SetDefaults writes the defaults named in the field comments into the
@@ -35,7 +33,7 @@ func (s *Scenario) SetDefaults() {
 	if s.Environment.Kind == "local" {
 		s.Checkout.setDefaults()
 		if s.Payment.MinLatency == 0 && s.Payment.MaxLatency == 0 {
-			s.Payment.MinLatency, s.Payment.MaxLatency = Duration(defaultMinLatency), Duration(defaultMaxLatency)
+			s.Payment.MinLatency, s.Payment.MaxLatency = Duration(defaults.StandInMinLatency), Duration(defaults.StandInMaxLatency)
 		}
 		// The deadline modes skip a charge that could not finish before
 		// the shopper leaves: the longest a healthy charge takes.
