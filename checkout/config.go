@@ -80,8 +80,10 @@ type Config struct {
 	LateClaimGrace time.Duration
 
 	// Payment, Inventory and Sessions guard each dependency. Their zero
-	// values are breakers' defaults, except the timeouts: payment 2s,
-	// inventory 250ms, sessions 100ms. Name is set by the checkout.
+	// values are breakers' defaults, except the timeouts (payment 2s,
+	// inventory 250ms, sessions 100ms) and the payment probe's, which is
+	// half the timeout where breakers' is a quarter (a healthy charge must
+	// fit in a probe). Name is set by the checkout.
 	Payment, Inventory, Sessions breakers.Settings
 
 	// SessionTTL is a session's idle lifetime; 0 means 30 minutes.
