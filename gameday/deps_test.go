@@ -40,7 +40,7 @@ func TestRunnerDependsOnTheContractOnly(t *testing.T) {
 	}
 	for _, pkg := range []string{"github.com/gameday-dev/gameday/gameday/load", "github.com/gameday-dev/gameday/gameday/report",
 		"github.com/gameday-dev/gameday/matrix", "github.com/gameday-dev/gameday/gameday/runrecord",
-		"github.com/gameday-dev/gameday/gameday/flash", "github.com/gameday-dev/gameday/scenarios"} {
+		"github.com/gameday-dev/gameday/gameday/flash", "github.com/gameday-dev/gameday/scenarios", "github.com/gameday-dev/gameday/gameday/judge"} {
 		for _, d := range deps(pkg) {
 			for prefix, what := range heavy {
 				if strings.HasPrefix(d, prefix) {

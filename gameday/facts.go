@@ -3,6 +3,7 @@ package gameday
 import (
 	"context"
 	"fmt"
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"maps"
 	"math"
 	"slices"
@@ -18,15 +19,15 @@ import (
 // describes, the rows of this run only (their checkout ids start with
 // prefix). A fact that cannot be read is an error: the run cannot be
 // reconciled.
-func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix string) (*facts, error) {
-	f := &facts{}
+func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix string) (*judge.Facts, error) {
+	f := &judge.Facts{}
 	b := sys.Books
 	if st := b.Stock; st != nil {
 		for _, x := range []struct {
 			name string
 			q    *system.Query
 			dst  **int64
-		}{{"available", st.Available, &f.available}, {"initial", st.Initial, &f.initial}, {"reserved", st.Reserved, &f.reserved}, {"sold", st.Sold, &f.sold}} {
+		}{{"available", st.Available, &f.Available}, {"initial", st.Initial, &f.Initial}, {"reserved", st.Reserved, &f.Reserved}, {"sold", st.Sold, &f.Sold}} {
 			if x.q == nil {
 				continue
 			}
@@ -46,21 +47,21 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		if err := someHaveIDs(rows); err != nil {
 			return nil, fmt.Errorf("read books.orders: %w", err)
 		}
-		f.ordersKnown = true
+		f.OrdersKnown = true
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
 				continue
 			}
-			o := order{checkoutID: row["checkout_id"], charge: row["charge"], units: 1}
+			o := judge.Order{CheckoutID: row["checkout_id"], Charge: row["charge"], Units: 1}
 			if u := row["units"]; u != "" {
 				n, ok := wholeNumber(u)
 				if !ok {
-					return nil, fmt.Errorf("read books.orders: order %s: units %q is not a whole number of at least 1", o.checkoutID, u)
+					return nil, fmt.Errorf("read books.orders: order %s: units %q is not a whole number of at least 1", o.CheckoutID, u)
 				}
-				o.units = n
+				o.Units = n
 			}
-			f.orderCharges = f.orderCharges || o.charge != ""
-			f.orders = append(f.orders, o)
+			f.OrderCharges = f.OrderCharges || o.Charge != ""
+			f.Orders = append(f.Orders, o)
 		}
 	}
 	if c := b.Charges; c != nil {
@@ -77,7 +78,7 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 				words[w] = canon
 			}
 		}
-		f.chargesKnown = true
+		f.ChargesKnown = true
 		untimed := 0
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
@@ -89,20 +90,20 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			if !ok {
 				return nil, fmt.Errorf("read books.charges: the charge of %s has status %q, which books.charges.statuses does not list (%s)", row["checkout_id"], row["status"], statusWords(c.Statuses))
 			}
-			ch := charge{checkoutID: row["checkout_id"], id: row["id"], status: st}
+			ch := judge.Charge{CheckoutID: row["checkout_id"], ID: row["id"], Status: st}
 			if at := row["created_at"]; at != "" {
 				t, ok := parseTime(at)
 				if !ok {
 					return nil, fmt.Errorf("read books.charges: the charge of %s: created_at %q: want RFC 3339, \"2006-01-02 15:04:05\" (UTC) or Unix seconds or milliseconds", row["checkout_id"], at)
 				}
-				ch.at = t
+				ch.At = t
 			} else if st == "approved" {
 				untimed++
 			}
-			f.charges = append(f.charges, ch)
+			f.Charges = append(f.Charges, ch)
 		}
 		if untimed > 0 {
-			f.notes = append(f.notes, fmt.Sprintf("%d approved charges have no created_at: charged_after_leaving counts only those of shoppers who gave up or were refused at their deadline, not a charge made after a shopper left on a refusal", untimed))
+			f.Notes = append(f.Notes, fmt.Sprintf("%d approved charges have no created_at: charged_after_leaving counts only those of shoppers who gave up or were refused at their deadline, not a charge made after a shopper left on a refusal", untimed))
 		}
 	}
 	return f, nil
@@ -185,4 +186,31 @@ func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit
 		case <-t.C:
 		}
 	}
+}
+
+// ofRun keeps the rows whose checkout id belongs to this run: it starts
+// with the run's prefix and a '-'. A system that outlives one drill holds
+// the books of earlier runs too, which are not this run's to reconcile.
+func ofRun(id, prefix string) bool { return strings.HasPrefix(id, prefix+"-") }
+
+// parseTime reads created_at: RFC 3339, an SQL timestamp ("2006-01-02
+// 15:04:05", fractions and a zone optional; none is UTC), or Unix seconds
+// or milliseconds.
+func parseTime(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, false
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true
+		}
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 {
+		if f > 1e11 { // milliseconds
+			return time.UnixMilli(int64(f)), true
+		}
+		return time.Unix(0, int64(f*1e9)), true
+	}
+	return time.Time{}, false
 }

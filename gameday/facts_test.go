@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/books"
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/system"
 )
 
 // readFactsFrom reads the books of a system whose orders and charges are
 // the JSON lists given, served over HTTP. The claim is about how facts are
 // read, so a stand-in store is enough.
-func readFactsFrom(t *testing.T, statuses, orders, charges string) (*facts, error) {
+func readFactsFrom(t *testing.T, statuses, orders, charges string) (*judge.Facts, error) {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -64,12 +65,12 @@ func TestReadFactsReadsTheRunsRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.orders) != 2 || f.orders[0].units != 2 || f.orders[1].units != 1 || !f.orderCharges {
-		t.Errorf("orders %+v", f.orders)
+	if len(f.Orders) != 2 || f.Orders[0].Units != 2 || f.Orders[1].Units != 1 || !f.OrderCharges {
+		t.Errorf("orders %+v", f.Orders)
 	}
 	want := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	if len(f.charges) != 2 || f.charges[0].status != "approved" || !f.charges[0].at.Equal(want) || f.charges[1].at.IsZero() || len(f.notes) != 0 {
-		t.Errorf("charges %+v, notes %q", f.charges, f.notes)
+	if len(f.Charges) != 2 || f.Charges[0].Status != "approved" || !f.Charges[0].At.Equal(want) || f.Charges[1].At.IsZero() || len(f.Notes) != 0 {
+		t.Errorf("charges %+v, notes %q", f.Charges, f.Notes)
 	}
 }
 
@@ -111,7 +112,7 @@ func TestReadFactsNotesUntimedCharges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.charges) != 2 || len(f.notes) != 1 || !strings.Contains(f.notes[0], "1 approved charges have no created_at") {
-		t.Errorf("charges %+v, notes %q", f.charges, f.notes)
+	if len(f.Charges) != 2 || len(f.Notes) != 1 || !strings.Contains(f.Notes[0], "1 approved charges have no created_at") {
+		t.Errorf("charges %+v, notes %q", f.Charges, f.Notes)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/gameday-dev/gameday/gameday/flash"
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 )
@@ -14,11 +15,11 @@ import (
 // figures computes the run's flash-sale figures from what the shoppers saw
 // and the provider's books (a shopper with an approved charge was
 // charged).
-func figures(r *load.Report, f *facts, maxInProgress int, oversold int64) flash.Figures {
+func figures(r *load.Report, f *judge.Facts, maxInProgress int, oversold int64) flash.Figures {
 	charged := map[string]bool{}
-	for _, c := range f.charges {
-		if c.status == "approved" {
-			charged[c.checkoutID] = true
+	for _, c := range f.Charges {
+		if c.Status == "approved" {
+			charged[c.CheckoutID] = true
 		}
 	}
 	ss := make([]flash.Shopper, len(r.Shoppers))

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/runrecord"
-	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // hostMonitor watches whether the machine keeps up with the drill. A
@@ -229,76 +228,6 @@ func load1() float64 {
 	}
 	v, _ := strconv.ParseFloat(string(f[0]), 64)
 	return v
-}
-
-// starvedFailures sorts the broken timing promises of a run: those that
-// failed while the machine was starved (the runner's own timer stalled for
-// starvedStall or more within the promise's window), with the evidence,
-// and how many others failed. Books are never excused: money and stock
-// must be right however slow the machine.
-func (d *drill) starvedFailures(m *hostMonitor, w windows, ft faultTimes, checks []ExpectationResult, end time.Duration) (starved []string, others int) {
-	for i, r := range d.rec.Expectations {
-		if r.Held {
-			continue
-		}
-		from, to := expectationSpan(d.sc.Expect[i], w, ft, d.sc.Faults, end)
-		if ok, worst := m.starved(from, to); ok {
-			starved = append(starved, fmt.Sprintf("%s (observed: %s; the runner stalled %s between %s and %s)", r.Promise, r.Observed, worst.Round(time.Millisecond), from.Round(time.Millisecond), to.Round(time.Millisecond)))
-			continue
-		}
-		others++
-	}
-	for _, c := range checks {
-		if c.Held {
-			continue
-		}
-		// Dropped arrivals are the load generator's: a starved machine
-		// cannot start its shoppers on time.
-		if c.Invariant == "dropped" {
-			if ok, worst := m.starved(0, end); ok {
-				starved = append(starved, fmt.Sprintf("%s (observed: %s; the runner stalled %s)", c.Promise, c.Observed, worst.Round(time.Millisecond)))
-				continue
-			}
-		}
-		others++
-	}
-	return starved, others
-}
-
-// expectationSpan is the part of the run an expectation judged: its
-// window, or for a breaker promise the time from the fault's start (opens)
-// or lift (closes) to the bound.
-func expectationSpan(e scenarios.Expectation, w windows, ft faultTimes, order []scenarios.Fault, end time.Duration) (time.Duration, time.Duration) {
-	breaker := func(b *scenarios.BreakerWithin, closes bool) (time.Duration, time.Duration) {
-		f, ok := faultFor(b.Fault, b.Dependency, order)
-		sp, ok2 := ft[f.Name]
-		if !ok || !ok2 {
-			return 0, end
-		}
-		if closes {
-			return sp.lifted, min(end, sp.to+b.Within.D())
-		}
-		return sp.from, min(end, sp.from+b.Within.D())
-	}
-	switch {
-	case e.BreakerOpens != nil:
-		return breaker(e.BreakerOpens, false)
-	case e.BreakerCloses != nil:
-		return breaker(e.BreakerCloses, true)
-	case e.Latency != nil:
-		return w.span(e.Latency.Window)
-	case e.Ratio != nil:
-		return w.span(e.Ratio.Window)
-	case e.Degraded != nil:
-		return w.span(e.Degraded.Window)
-	case e.Metric != nil:
-		return w.span(e.Metric.Window)
-	case e.FastRefusals != nil:
-		if sp, ok := ft[e.FastRefusals.Fault]; ok {
-			return sp.from, min(end, sp.to+e.FastRefusals.FallsWithin.D()+settle)
-		}
-	}
-	return 0, end
 }
 
 // hostEvidence says how the machine kept up, in one line.

@@ -1,6 +1,7 @@
 package gameday
 
 import (
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"strings"
 	"testing"
 	"time"
@@ -47,8 +48,8 @@ func TestStarvedFailuresExcuseOnlyTimingInStarvedWindows(t *testing.T) {
 		{Latency: &scenarios.LatencyBound{Window: "during", Percentile: 99, Below: scenarios.Duration(300 * time.Millisecond)}},
 		{Ratio: &scenarios.RatioBound{Window: "after", Outcomes: []string{"confirmed"}}},
 	}}
-	w := windows{faults: []span{{from: 5 * sec, lifted: 7 * sec, to: 8 * sec}}, end: 20 * sec}
-	ft := faultTimes{"crash": w.faults[0]}
+	w := judge.Windows{Faults: []judge.Span{{From: 5 * sec, Lifted: 7 * sec, To: 8 * sec}}, End: 20 * sec}
+	ft := judge.FaultTimes{"crash": w.Faults[0]}
 	t0 := time.Unix(1000, 0)
 	failed := []ExpectationResult{{Promise: "p99 during", Held: false, Observed: "p99 690ms"}, {Promise: "ratio after", Held: true}}
 	for _, c := range []struct {
@@ -66,8 +67,7 @@ func TestStarvedFailuresExcuseOnlyTimingInStarvedWindows(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := &hostMonitor{start: t0}
 			m.tick(t0.Add(c.stallAt), 180*time.Millisecond)
-			d := &drill{sc: sc, rec: &Record{Expectations: failed}}
-			starved, others := d.starvedFailures(m, w, ft, c.checks, w.end)
+			starved, others := judge.Starved(sc, failed, c.checks, w, ft, m.starved)
 			if len(starved) != c.starved || others != c.others {
 				t.Fatalf("starved %q, others %d; want %d and %d", starved, others, c.starved, c.others)
 			}

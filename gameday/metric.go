@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -86,57 +87,19 @@ func halts(v float64, h *scenarios.MetricBound) bool {
 	return (h.Above != nil && v > *h.Above) || (h.Below != nil && v < *h.Below)
 }
 
-// within reports whether v is below below and above above (each when set).
-func within(v float64, below, above *float64) bool {
-	return (below == nil || v < *below) && (above == nil || v > *above)
-}
-
-// metricExpectation: every sample of the window within the bounds, and at
-// least one sample.
-func (m *metricSampler) expectation(b *scenarios.MetricBound, w windows) ExpectationResult {
-	var bounds string
-	switch {
-	case b.Below != nil && b.Above != nil:
-		bounds = fmt.Sprintf("between %g and %g", *b.Above, *b.Below)
-	case b.Below != nil:
-		bounds = fmt.Sprintf("below %g", *b.Below)
-	default:
-		bounds = fmt.Sprintf("above %g", *b.Above)
-	}
-	r := ExpectationResult{Window: string(b.Window), Promise: fmt.Sprintf("%s stays %s %s", b.Query, bounds, windowWords(b.Window))}
+// samples copies what was sampled so far, by query, for judging; nil for
+// no sampler (judge.Evaluate says "not sampled").
+func (m *metricSampler) taken() map[string][]judge.Sample {
 	if m == nil {
-		r.Observed = "not sampled"
-		return r
+		return nil
 	}
 	m.mu.Lock()
-	samples := append([]metricSample(nil), m.samples[b.Query]...)
-	m.mu.Unlock()
-	n, bad := 0, 0
-	var lo, hi float64
-	for _, s := range samples {
-		if !w.contains(b.Window, s.at) {
-			continue
-		}
-		if s.err != nil {
-			r.Observed = "could not be read: " + s.err.Error()
-			return r
-		}
-		if n == 0 || s.v < lo {
-			lo = s.v
-		}
-		if n == 0 || s.v > hi {
-			hi = s.v
-		}
-		n++
-		if !within(s.v, b.Below, b.Above) {
-			bad++
+	defer m.mu.Unlock()
+	out := make(map[string][]judge.Sample, len(m.samples))
+	for q, ss := range m.samples {
+		for _, x := range ss {
+			out[q] = append(out[q], judge.Sample{At: x.at, V: x.v, Err: x.err})
 		}
 	}
-	if n == 0 {
-		r.Observed = "no sample in that window"
-		return r
-	}
-	r.Held = bad == 0
-	r.Observed = fmt.Sprintf("%g to %g over %d samples (%d outside)", lo, hi, n, bad)
-	return r
+	return out
 }

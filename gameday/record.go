@@ -16,6 +16,7 @@ type (
 	ChargeSummary     = runrecord.ChargeSummary
 	Transition        = runrecord.Transition
 	Series            = runrecord.Series
+	Verdict           = runrecord.Verdict
 )
 
 // Verdicts of a run.

@@ -26,6 +26,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
 	"github.com/gameday-dev/gameday/gameday/fleet"
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/system"
@@ -142,6 +143,13 @@ func (d *drill) starter() env.Starter {
 	return env.LocalOptions{Binary: d.o.Binary, EmbeddedRedis: d.o.EmbeddedRedis}
 }
 
+// fresh reports whether the drill starts the reference checkout itself,
+// with the scenario's settings and empty books, rather than drilling a
+// system that runs anyway (described, external, Compose).
+func (d *drill) fresh() bool {
+	return d.o.System == nil && d.sc.System == "" && d.starter().Fresh()
+}
+
 // Run carries out one drill. It returns the record and the directory it
 // was written to; the error is set only when no record could be written.
 // A run interrupted through ctx removes its faults and is inconclusive.
@@ -208,7 +216,7 @@ type drill struct {
 	prefix string
 }
 
-func (d *drill) fail(verdict, format string, args ...any) {
+func (d *drill) fail(verdict Verdict, format string, args ...any) {
 	d.rec.Verdict = verdict
 	d.rec.Reason = fmt.Sprintf(format, args...)
 }
@@ -260,8 +268,7 @@ const DefaultPredictBudget = 30 * time.Second
 // It gives up when ctx is done (the run is interrupted) and, past its
 // budget, goes on without a prediction and says so.
 func (d *drill) predict(ctx context.Context) {
-	described := d.o.System != nil || d.sc.System != ""
-	if d.o.Predict == nil || d.o.PredictRuns < 0 || described || !d.starter().Fresh() {
+	if d.o.Predict == nil || d.o.PredictRuns < 0 || !d.fresh() {
 		return // a service not started from the scenario's settings
 	}
 	budget := d.o.PredictBudget
@@ -602,34 +609,14 @@ func (d *drill) drive(ctx context.Context) {
 		d.rec.Load.Shards = shards.Shards()
 	}
 	d.rec.Outcomes = report.Outcomes()
-	shoppers, views := views(report)
-	var all []time.Duration
-	for _, s := range shoppers {
-		for _, a := range s.attempts {
-			all = append(all, a.latency)
-		}
-	}
-	d.rec.Load.CheckoutP95MS = stats.MS(stats.PercentileOf(all, 95))
+	shoppers := shoppers(report)
+	d.rec.Load.CheckoutP95MS = stats.MS(stats.PercentileOf(judge.Latencies(shoppers, judge.Windows{End: end}, "all"), 95))
 	d.rec.Series = buildSeries(report, shoppers, end)
 
 	ft := tl.spans(end)
-	w := windows{end: end}
-	for _, f := range d.sc.Faults {
-		if sp, ok := ft[f.Name]; ok {
-			w.faults = append(w.faults, sp)
-		}
-	}
-	sort.Slice(w.faults, func(i, j int) bool { return w.faults[i].from < w.faults[j].from })
-	if len(w.faults) > 0 {
-		var during []time.Duration
-		for _, s := range shoppers {
-			for _, a := range s.attempts {
-				if w.contains("during", a.at) {
-					during = append(during, a.latency)
-				}
-			}
-		}
-		if len(during) > 0 {
+	w := judge.NewWindows(d.sc.Faults, ft, end)
+	if len(w.Faults) > 0 {
+		if during := judge.Latencies(shoppers, w, "during"); len(during) > 0 {
 			p := stats.MS(stats.PercentileOf(during, 95))
 			d.rec.Load.CheckoutP95DuringMS = &p
 		}
@@ -637,13 +624,13 @@ func (d *drill) drive(ctx context.Context) {
 	trans := probe.transitions()
 	for dep, ts := range trans {
 		br := BreakerRecord{Transitions: ts}
-		if f, ok := faultFor("", dep, d.sc.Faults); ok {
+		if f, ok := judge.FaultFor("", dep, d.sc.Faults); ok {
 			if sp, ok := ft[f.Name]; ok {
-				if a, ok := firstAfter(ts, "open", sp.from); ok {
+				if a, ok := judge.FirstAfter(ts, "open", sp.From); ok {
 					v := a.Milliseconds()
 					br.OpenedAfterMS = &v
 				}
-				if a, ok := closedAfter(ts, sp); ok {
+				if a, ok := judge.ClosedAfter(ts, sp); ok {
 					v := a.Milliseconds()
 					br.ClosedAfterMS = &v
 				}
@@ -651,17 +638,17 @@ func (d *drill) drive(ctx context.Context) {
 		}
 		d.rec.Breakers[dep] = br
 	}
-	d.rec.Expectations = evaluate(d.sc, shoppers, w, ft, d.sc.Faults, trans, metrics)
+	d.rec.Expectations = judge.Evaluate(d.sc, shoppers, w, ft, d.sc.Faults, trans, metrics.taken())
 
 	if settleErr != nil && d.rec.Verdict == "" {
 		d.fail(VerdictError, "reconcile the books: %v", settleErr)
 	}
 	var checks []ExpectationResult
 	if settleErr == nil {
-		iv, notChecked := reconcile(f, views, report.Dropped)
+		iv, notChecked := judge.Reconcile(f, shoppers, report.Dropped)
 		d.rec.Invariants = iv
-		d.rec.Ledger, d.rec.Charges = summarise(f)
-		checks = invariantResults(d.rec.Invariants, d.sc.Invariants.Allow, notChecked)
+		d.rec.Ledger, d.rec.Charges = judge.Summarise(f)
+		checks = judge.InvariantResults(d.rec.Invariants, d.sc.Invariants.Allow, notChecked)
 		d.rec.InvariantChecks = checks
 		if len(notChecked) > 0 {
 			var names []string
@@ -679,19 +666,25 @@ func (d *drill) drive(ctx context.Context) {
 	if d.rec.Verdict != "" {
 		return
 	}
-	e := ending{
-		cause: context.Cause(loadCtx), loadErr: loadErr, interrupted: ctx.Err() != nil,
-		halt: haltReason, unsettled: d.unsettled, expectations: d.rec.Expectations, checks: checks,
-		starved: func() ([]string, int) { return d.starvedFailures(host, w, ft, checks, end) },
-		host:    hostEvidence(d.rec.Host),
+	e := judge.Ending{
+		Interrupted: ctx.Err() != nil, Halt: haltReason, Unsettled: d.unsettled,
+		Expectations: d.rec.Expectations, Checks: checks,
+		Starved: func() ([]string, int) { return judge.Starved(d.sc, d.rec.Expectations, checks, w, ft, host.starved) },
+		Host:    hostEvidence(d.rec.Host),
 	}
-	if guard != nil {
-		e.guard = guard.reason()
+	switch cause := context.Cause(loadCtx); {
+	case errors.Is(cause, errFault):
+		e.Fault = cause
+	case errors.Is(cause, errAborted):
+		e.Aborted = true
 	}
-	j := decide(e)
-	d.rec.Verdict, d.rec.Reason = j.verdict, j.reason
-	if j.starved != nil {
-		d.rec.Host.Starved = j.starved
+	if errors.Is(loadErr, fleet.ErrShard) {
+		e.ShardLost = loadErr
+	}
+	j := judge.Decide(e)
+	d.rec.Verdict, d.rec.Reason = j.Verdict, j.Reason
+	if j.Starved != nil {
+		d.rec.Host.Starved = j.Starved
 	}
 }
 
@@ -772,7 +765,7 @@ func (d *drill) startMetrics(ctx context.Context, start time.Time, onHalt func(s
 }
 
 // flash records the run's flash-sale figures beside their prediction.
-func (d *drill) flash(r *load.Report, f *facts) {
+func (d *drill) flash(r *load.Report, f *judge.Facts) {
 	maxInProgress := 0
 	if admin := newAdminAPI(d.sys); admin.ok() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -820,7 +813,7 @@ func SettleLimit(sc *scenarios.Scenario) time.Duration {
 // the run says so. A run asked to stop (interrupted) does not wait: it
 // reads the books at once and records what it has, so that a service
 // manager's stop timeout never kills it before run.json is written.
-func (d *drill) settle(interrupted bool) (*facts, error) {
+func (d *drill) settle(interrupted bool) (*judge.Facts, error) {
 	b := d.sys.Books
 	if interrupted {
 		d.unsettled = true
@@ -843,8 +836,8 @@ func (d *drill) settle(interrupted bool) (*facts, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.rec.Notes = append(d.rec.Notes, f.notes...)
-	f.availableBefore = d.before
+	d.rec.Notes = append(d.rec.Notes, f.Notes...)
+	f.AvailableBefore = d.before
 	return f, nil
 }
 
@@ -853,26 +846,6 @@ func queryTimeout(q *system.Query) time.Duration {
 		return time.Second
 	}
 	return q.Timeout.D() + time.Second
-}
-
-func steadyStateFailed(es []ExpectationResult) bool {
-	for _, e := range es {
-		if e.Window == "before" && !e.Held {
-			return true
-		}
-	}
-	return false
-}
-
-// broken lists the promises that did not hold (in window, or any).
-func broken(es []ExpectationResult, window string) string {
-	var out []string
-	for _, e := range es {
-		if !e.Held && !e.NotChecked && (window == "" || e.Window == window) {
-			out = append(out, e.Promise+" (observed: "+e.Observed+")")
-		}
-	}
-	return strings.Join(out, "; ")
 }
 
 func (d *drill) plan() load.Plan {
@@ -924,48 +897,10 @@ func rebase(r *load.Report, start time.Time) {
 // carries the time, so a run never meets the orders of an earlier one.
 func (d *drill) idPrefix() string {
 	p := "s" + strconv.FormatInt(d.seed, 36)
-	if d.sys != nil || !d.starter().Fresh() {
+	if !d.fresh() {
 		p += "t" + strconv.FormatInt(time.Now().Unix(), 36)
 	}
 	return p
-}
-
-// views turns the load's report into what the verdict and the
-// reconciliation read.
-func views(r *load.Report) ([]shopperRun, []shopperView) {
-	runs := make([]shopperRun, 0, len(r.Shoppers))
-	vs := make([]shopperView, 0, len(r.Shoppers))
-	for _, s := range r.Shoppers {
-		sr := shopperRun{scheduled: s.Scheduled, outcome: s.Outcome}
-		for i, a := range s.Attempts {
-			lat := a.Took
-			if i == 0 {
-				lat += s.Started - s.Scheduled // from the scheduled start
-			}
-			st := a.Status
-			if a.Code == 0 {
-				st = "error"
-			}
-			sr.attempts = append(sr.attempts, attemptView{at: a.At, latency: lat, status: st, degraded: a.Degraded})
-		}
-		runs = append(runs, sr)
-		if s.Outcome != "" && s.Outcome != load.OutcomeDropped {
-			v := shopperView{checkoutID: s.ID, outcome: s.Outcome, leftAt: r.Start.Add(s.Deadline), cut: s.Cut}
-			// What the shopper was told is its last attempt's answer: a
-			// "come back" it acted on, then an attempt it left before the
-			// answer came, told it nothing final.
-			if n := len(s.Attempts); n > 0 && s.Attempts[n-1].Code != 0 {
-				v.told = s.Attempts[n-1].Status
-			}
-			for _, a := range s.Attempts {
-				if a.Code != 0 && a.Status == load.MeansRetryLater.String() {
-					v.toldPending = r.Start.Add(a.At + a.Took)
-				}
-			}
-			vs = append(vs, v)
-		}
-	}
-	return runs, vs
 }
 
 // toFault turns a scenario fault into one the injector can apply.

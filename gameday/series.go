@@ -5,10 +5,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/load"
 )
 
-func buildSeries(r *load.Report, runs []shopperRun, end time.Duration) Series {
+func buildSeries(r *load.Report, runs []judge.Shopper, end time.Duration) Series {
 	n := int(end/time.Second) + 1
 	s := Series{Seconds: n, Arrivals: make([]int, n), Outcomes: map[string][]int{},
 		P50MS: make([]float64, n), P95MS: make([]float64, n), P99MS: make([]float64, n)}
@@ -25,8 +26,8 @@ func buildSeries(r *load.Report, runs []shopperRun, end time.Duration) Series {
 	}
 	per := make([][]time.Duration, n)
 	for _, sr := range runs {
-		for _, a := range sr.attempts {
-			per[at(a.at)] = append(per[at(a.at)], a.latency)
+		for _, a := range sr.Attempts {
+			per[at(a.At)] = append(per[at(a.At)], a.Latency)
 		}
 	}
 	for i, ls := range per {

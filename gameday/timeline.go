@@ -3,6 +3,7 @@ package gameday
 import (
 	"context"
 	"fmt"
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"sync"
 	"time"
 
@@ -121,14 +122,14 @@ func (tl *timeline) records(end time.Duration) []FaultRecord {
 	return out
 }
 
-func (tl *timeline) spans(end time.Duration) faultTimes {
-	ft := faultTimes{}
+func (tl *timeline) spans(end time.Duration) judge.FaultTimes {
+	ft := judge.FaultTimes{}
 	for _, r := range tl.records(end) {
 		if r.Error == "" {
-			sp := span{from: time.Duration(r.StartMS) * time.Millisecond, to: time.Duration(r.EndMS) * time.Millisecond}
-			sp.lifted = sp.to
+			sp := judge.Span{From: time.Duration(r.StartMS) * time.Millisecond, To: time.Duration(r.EndMS) * time.Millisecond}
+			sp.Lifted = sp.To
 			if r.LiftedMS != nil {
-				sp.lifted = time.Duration(*r.LiftedMS) * time.Millisecond
+				sp.Lifted = time.Duration(*r.LiftedMS) * time.Millisecond
 			}
 			ft[r.Name] = sp
 		}

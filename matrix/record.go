@@ -17,7 +17,7 @@ import (
 // fault's start) and recovered after (closed, from the fault's end); the
 // p95 is that of checkout requests sent during the faults.
 func FromRecord(rec *runrecord.Record, commit string) Result {
-	r := Result{Scenario: rec.Scenario, At: rec.StartedAt, Commit: commit, Verdict: rec.Verdict}
+	r := Result{Scenario: rec.Scenario, At: rec.StartedAt, Commit: commit, Verdict: string(rec.Verdict)}
 	if rec.File != "" && !strings.HasPrefix(rec.File, "catalogue:") {
 		r.Scenario = rec.File
 	}

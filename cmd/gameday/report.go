@@ -154,7 +154,7 @@ func summariseRunDir(w io.Writer, arg string) error {
 	return nil
 }
 
-func knownVerdict(v string) bool {
+func knownVerdict(v runrecord.Verdict) bool {
 	switch v {
 	case runrecord.VerdictPass, runrecord.VerdictFail, runrecord.VerdictError, runrecord.VerdictInconclusive:
 		return true

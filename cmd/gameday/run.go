@@ -280,7 +280,7 @@ carried out) over 1 (a promise did not hold) over 3 (inconclusive) over 0.`)
 	return codeError(worst)
 }
 
-func exitCode(verdict string) int {
+func exitCode(verdict gameday.Verdict) int {
 	switch verdict {
 	case gameday.VerdictPass:
 		return exitOK
@@ -455,8 +455,8 @@ func isTerminal(w io.Writer) bool {
 
 // paint writes a verdict in upper case, coloured on a terminal unless
 // NO_COLOR is set (https://no-color.org).
-func paint(colour bool, verdict string) string {
-	v := strings.ToUpper(verdict)
+func paint(colour bool, verdict gameday.Verdict) string {
+	v := strings.ToUpper(string(verdict))
 	if !colour {
 		return v
 	}

@@ -73,7 +73,7 @@ type faultView struct {
 	Name, Target, Kind, Start, End, Error string
 }
 
-func verdictOf(v string) verdictView {
+func verdictOf(v runrecord.Verdict) verdictView {
 	switch v {
 	case runrecord.VerdictPass:
 		return verdictView{"pass", "✓", "PASS"}
@@ -87,7 +87,7 @@ func verdictOf(v string) verdictView {
 	if v == "" {
 		v = "unknown"
 	}
-	return verdictView{"error", "?", strings.ToUpper(v)}
+	return verdictView{"error", "?", strings.ToUpper(string(v))}
 }
 
 func checks(rs []runrecord.ExpectationResult) ([]checkView, string) {

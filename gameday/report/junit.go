@@ -77,7 +77,7 @@ func JUnit(w io.Writer, r *runrecord.Record) error {
 	}
 	s.Properties = []junitProperty{
 		{"file", r.File},
-		{"verdict", r.Verdict},
+		{"verdict", string(r.Verdict)},
 		{"seed", strconv.FormatInt(r.Seed, 10)},
 		{"rate_scale", strconv.FormatFloat(r.RateScale, 'f', -1, 64)},
 		{"time_scale", strconv.FormatFloat(r.TimeScale, 'f', -1, 64)},

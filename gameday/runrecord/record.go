@@ -34,12 +34,15 @@ type Series struct {
 	P99MS    []float64        `json:"p99_ms"`
 }
 
+// Verdict is what a drill proved: pass, fail, inconclusive or error.
+type Verdict string
+
 // Verdicts of a run.
 const (
-	VerdictPass         = "pass"
-	VerdictFail         = "fail"
-	VerdictError        = "error"
-	VerdictInconclusive = "inconclusive"
+	VerdictPass         Verdict = "pass"         // every promise and invariant held
+	VerdictFail         Verdict = "fail"         // the system under test broke one
+	VerdictError        Verdict = "error"        // the drill could not be carried out
+	VerdictInconclusive Verdict = "inconclusive" // the drill proved nothing either way
 )
 
 // Record is run.json: what one drill did and found. Its fields are a
@@ -52,7 +55,7 @@ type Record struct {
 	TimeScale  float64   `json:"time_scale"`
 	StartedAt  time.Time `json:"started_at"`
 	FinishedAt time.Time `json:"finished_at"`
-	Verdict    string    `json:"verdict"`
+	Verdict    Verdict   `json:"verdict"`
 	// Reason explains an error or inconclusive verdict, and lists the
 	// broken promises of a failed one.
 	Reason      string      `json:"reason,omitempty"`

@@ -1,4 +1,4 @@
-package gameday
+package judge
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 const sec = time.Second
 
 func TestWindows(t *testing.T) {
-	w := windows{faults: []span{{10 * sec, 20 * sec, 20 * sec}, {15 * sec, 25 * sec, 25 * sec}}, end: 40 * sec}
+	w := Windows{Faults: []Span{{10 * sec, 20 * sec, 20 * sec}, {15 * sec, 25 * sec, 25 * sec}}, End: 40 * sec}
 	cases := []struct {
 		win  scenarios.Window
 		at   time.Duration
@@ -26,18 +26,18 @@ func TestWindows(t *testing.T) {
 		{"all", 39 * sec, true},
 	}
 	for _, c := range cases {
-		if got := w.contains(c.win, c.at); got != c.want {
+		if got := w.Contains(c.win, c.at); got != c.want {
 			t.Errorf("%s contains %s = %v, want %v", c.win, c.at, got, c.want)
 		}
 	}
-	if none := (windows{end: 40 * sec}); !none.contains("before", 30*sec) || none.contains("after", 30*sec) {
+	if none := (Windows{End: 40 * sec}); !none.Contains("before", 30*sec) || none.Contains("after", 30*sec) {
 		t.Error("without faults the whole run is before, nothing after")
 	}
 }
 
 func TestBreakerExpectation(t *testing.T) {
 	faults := []scenarios.Fault{{Name: "slow", Target: "payment"}}
-	ft := faultTimes{"slow": {10 * sec, 20 * sec, 20 * sec}}
+	ft := FaultTimes{"slow": {10 * sec, 20 * sec, 20 * sec}}
 	trans := map[string][]Transition{"payment": {
 		{State: "open", AtMS: 5000}, // an earlier blip does not count
 		{State: "closed", AtMS: 6000},
@@ -71,16 +71,16 @@ func TestBreakerExpectation(t *testing.T) {
 }
 
 func TestLatencyAndRatioExpectations(t *testing.T) {
-	w := windows{faults: []span{{10 * sec, 20 * sec, 20 * sec}}, end: 30 * sec}
-	var shoppers []shopperRun
+	w := Windows{Faults: []Span{{10 * sec, 20 * sec, 20 * sec}}, End: 30 * sec}
+	var shoppers []Shopper
 	for i := range 100 {
 		at := time.Duration(i) * 300 * time.Millisecond // 0 to 29.7 s
 		lat := 50 * time.Millisecond
-		st, out := "confirmed", "confirmed"
-		if w.contains("during", at) {
-			lat, st, out = time.Duration(i)*time.Millisecond, "unavailable", "unavailable"
+		st, out := "confirmed", Confirmed
+		if w.Contains("during", at) {
+			lat, st, out = time.Duration(i)*time.Millisecond, "unavailable", Unavailable
 		}
-		shoppers = append(shoppers, shopperRun{scheduled: at, outcome: out, attempts: []attemptView{{at: at, latency: lat, status: st}}})
+		shoppers = append(shoppers, Shopper{Scheduled: at, Outcome: out, Attempts: []Attempt{{At: at, Latency: lat, Status: st}}})
 	}
 	// During the fault: shoppers 34..66, latencies 34..66 ms; p95 is 65 ms.
 	r := latencyExpectation(&scenarios.LatencyBound{Window: "during", Percentile: 95, Below: scenarios.Duration(70 * time.Millisecond), Outcomes: []string{"unavailable"}}, shoppers, w)
@@ -102,64 +102,13 @@ func TestLatencyAndRatioExpectations(t *testing.T) {
 	}
 }
 
-// The guard aborts only when the bad share over the last second stays
-// above the ratio for the whole hold time.
-func TestAbortGuard(t *testing.T) {
-	g := newAbortGuard(0.5, 2*sec, func() {})
-	t0 := time.Now()
-	tick := func(at time.Duration, bad, good int) bool {
-		for range bad {
-			g.observeAt(t0.Add(at), "unavailable")
-		}
-		for range good {
-			g.observeAt(t0.Add(at), "confirmed")
-		}
-		return g.check(t0.Add(at))
-	}
-	if tick(0, 9, 1) || tick(sec, 9, 1) {
-		t.Fatal("aborted before the condition held for 2s")
-	}
-	if tick(1500*time.Millisecond, 1, 9) {
-		t.Fatal("aborted while the last second was mostly good")
-	}
-	// Bad again from 2.5 s: the hold restarts there.
-	if tick(2500*time.Millisecond, 10, 0) || tick(3500*time.Millisecond, 10, 0) {
-		t.Fatal("aborted before 2s of bad since the restart")
-	}
-	if !tick(4500*time.Millisecond, 10, 0) {
-		t.Fatal("did not abort after 2s of bad")
-	}
-	if g.reason() == "" {
-		t.Error("no reason given")
-	}
-}
-
-// A checkout that hangs finishes nobody: the guard keeps holding through
-// empty seconds and aborts.
-func TestAbortGuardSeesAHang(t *testing.T) {
-	g := newAbortGuard(0.5, 2*sec, func() {})
-	t0 := time.Now()
-	for range 10 {
-		g.observeAt(t0, "gave_up")
-	}
-	if g.check(t0) {
-		t.Fatal("aborted at once")
-	}
-	if g.check(t0.Add(1500 * time.Millisecond)) {
-		t.Fatal("aborted before the hold")
-	}
-	if !g.check(t0.Add(2500 * time.Millisecond)) {
-		t.Fatal("a hang (no shopper finishing) did not abort")
-	}
-}
-
 // A killed container is started at "lifted" and reachable again (by the
 // checkout, through the engine's network) at "to": the promise counts from
 // "to", when the checkout could have known, and a breaker whose probe got
 // through in between closed with the dependency's return.
 func TestBreakerClosesMeasuredFromTheReturn(t *testing.T) {
 	faults := []scenarios.Fault{{Name: "crash", Target: "payment"}}
-	ft := faultTimes{"crash": {10 * sec, 18 * sec, 20 * sec}}
+	ft := FaultTimes{"crash": {10 * sec, 18 * sec, 20 * sec}}
 	for _, c := range []struct {
 		closedMS int64
 		held     bool

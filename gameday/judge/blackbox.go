@@ -1,4 +1,4 @@
-package gameday
+package judge
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ const (
 // f.Below rises to f.Share within f.RisesWithin of the fault's start, and
 // with f.FallsWithin drops below it within that of the fault's end,
 // staying below for settle (or to the end of the load).
-func fastRefusalsExpectation(f *scenarios.FastRefusals, shoppers []shopperRun, ft faultTimes, end time.Duration) ExpectationResult {
+func fastRefusalsExpectation(f *scenarios.FastRefusals, shoppers []Shopper, ft FaultTimes, end time.Duration) ExpectationResult {
 	r := ExpectationResult{Window: "during", Promise: fmt.Sprintf("at least %g%% of answers are refusals in under %s within %s of fault %s's start", f.Share*100, f.Below.D(), f.RisesWithin.D(), f.Fault)}
 	if f.FallsWithin > 0 {
 		r.Promise += fmt.Sprintf(", and fewer within %s of its end", f.FallsWithin.D())
@@ -32,12 +32,12 @@ func fastRefusalsExpectation(f *scenarios.FastRefusals, shoppers []shopperRun, f
 	share := func(from, to time.Duration) (float64, bool) {
 		n, k := 0, 0
 		for _, s := range shoppers {
-			for _, a := range s.attempts {
-				if a.at < from || a.at >= to {
+			for _, a := range s.Attempts {
+				if a.At < from || a.At >= to {
 					continue
 				}
 				n++
-				if a.status == "unavailable" && a.latency < f.Below.D() {
+				if a.Status == "unavailable" && a.Latency < f.Below.D() {
 					k++
 				}
 			}
@@ -49,13 +49,13 @@ func fastRefusalsExpectation(f *scenarios.FastRefusals, shoppers []shopperRun, f
 	}
 	rose := time.Duration(-1)
 	var peak float64
-	for t := sp.from; t < end && t < sp.to+slice; t += slice {
+	for t := sp.From; t < end && t < sp.To+slice; t += slice {
 		s, ok := share(t, t+slice)
 		if ok {
 			peak = max(peak, s)
 		}
 		if ok && s >= f.Share {
-			rose = t + slice - sp.from
+			rose = t + slice - sp.From
 			break
 		}
 	}
@@ -69,7 +69,7 @@ func fastRefusalsExpectation(f *scenarios.FastRefusals, shoppers []shopperRun, f
 		return r
 	}
 	fell := time.Duration(-1)
-	for t := sp.to; t < end; t += slice {
+	for t := sp.To; t < end; t += slice {
 		stays := true
 		for u := t; u < min(end, t+settle); u += slice {
 			if s, ok := share(u, u+slice); ok && s >= f.Share {
@@ -78,7 +78,7 @@ func fastRefusalsExpectation(f *scenarios.FastRefusals, shoppers []shopperRun, f
 			}
 		}
 		if stays {
-			fell = t - sp.to
+			fell = t - sp.To
 			break
 		}
 	}

@@ -1,0 +1,123 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+)
+
+// Ending is how the load ended and what was judged of it: everything the
+// verdict is decided from, and nothing the drill must still do. Decide
+// turns it into the verdict, so that the precedence is one pure function,
+// tested on its own (decide_test.go).
+type Ending struct {
+	// Fault is the error of a fault that could not be injected or lifted,
+	// which stopped the drill; nil when none did.
+	Fault error
+	// Aborted: the halt condition (Halt says why) or the abort guard
+	// (Guard says why) stopped the load.
+	Aborted bool
+	// ShardLost is the error of a load worker that failed, so that the
+	// load was not sent whole; nil when none did.
+	ShardLost error
+	// Interrupted: the run was asked to stop (SIGINT, SIGTERM).
+	Interrupted bool
+	// Halt is the halt condition's reason when it stopped the load; Guard
+	// the abort guard's otherwise, when it did.
+	Halt, Guard string
+	// Unsettled: the books were read before they settled.
+	Unsettled bool
+	// Expectations are the scenario's promises, judged; Checks the
+	// invariants, judged (nil when the books could not be read).
+	Expectations, Checks []ExpectationResult
+	// Starved: for a broken promise or invariant, the account of the
+	// machine starving while it was judged, or "" when it did not. Called
+	// only when everything else held up to the promises.
+	Starved func() (starved []string, others int)
+	// Host describes the machine's starvation, for the reason.
+	Host string
+}
+
+// Judgement is the verdict, its reason, and the promises that failed while
+// the machine was starved (recorded as the host's).
+type Judgement struct {
+	Verdict Verdict
+	Reason  string
+	Starved []string
+}
+
+// Decide applies the verdict's precedence. Money or stock proven wrong
+// fails the run even if it was cut short (what was reconciled is real);
+// otherwise a run cut short, or whose steady state failed before any
+// fault, proves nothing. Books read before they settled prove only an
+// oversell (units sold beyond the stock never come back): a held lease or
+// a void still pending would read as lost units or a charge without an
+// order. A drill whose only broken promises fell while the runner's
+// machine was starved measured the machine, and is inconclusive.
+func Decide(e Ending) Judgement {
+	var books []ExpectationResult
+	for _, c := range e.Checks {
+		if c.Invariant != "dropped" && (!e.Unsettled || c.Invariant == "oversold") {
+			books = append(books, c)
+		}
+	}
+	switch {
+	case e.Fault != nil:
+		return Judgement{Verdict: runrecord.VerdictError, Reason: fmt.Sprintf("%v; the drill was stopped", e.Fault)}
+	case broken(books, "") != "":
+		return Judgement{Verdict: runrecord.VerdictFail, Reason: broken(books, "")}
+	case e.Interrupted:
+		j := Judgement{Verdict: runrecord.VerdictInconclusive, Reason: "interrupted: the load was stopped and every fault removed"}
+		if b := broken(e.Checks, ""); b != "" && e.Unsettled {
+			j.Reason += "; the books, read before they settled, showed " + b + " (not judged)"
+		}
+		return j
+	case e.Aborted && e.Halt != "":
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: "aborted by the halt condition: " + e.Halt}
+	case e.Aborted:
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: "aborted by the guard: " + e.Guard}
+	case e.ShardLost != nil:
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: fmt.Sprintf("the load was not sent whole (%v): the load was stopped everywhere and every fault removed", e.ShardLost)}
+	case steadyStateFailed(e.Expectations):
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: "the steady state failed before any fault: " + broken(e.Expectations, "before")}
+	}
+	all := append(append([]ExpectationResult{}, e.Expectations...), e.Checks...)
+	b := broken(all, "")
+	if b == "" {
+		return Judgement{Verdict: runrecord.VerdictPass}
+	}
+	var starved []string
+	others := 1
+	if e.Starved != nil {
+		starved, others = e.Starved()
+	}
+	if len(starved) > 0 && others == 0 {
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Starved: starved,
+			Reason: fmt.Sprintf("the machine could not keep up with the drill (%s): these promises failed while it was starved, and measure the machine, not the system under test: %s", e.Host, strings.Join(starved, "; "))}
+	}
+	return Judgement{Verdict: runrecord.VerdictFail, Reason: b, Starved: starved}
+}
+
+// steadyStateFailed reports whether a promise about the time before any
+// fault was broken: then the drill proved nothing of the faults.
+func steadyStateFailed(es []ExpectationResult) bool {
+	for _, e := range es {
+		if e.Window == "before" && !e.Held {
+			return true
+		}
+	}
+	return false
+}
+
+// broken lists the broken promises (of window, or all when ""), with what
+// was observed; "" when none was broken. Those not checked are not broken.
+func broken(es []ExpectationResult, window string) string {
+	var out []string
+	for _, e := range es {
+		if !e.Held && !e.NotChecked && (window == "" || e.Window == window) {
+			out = append(out, e.Promise+" (observed: "+e.Observed+")")
+		}
+	}
+	return strings.Join(out, "; ")
+}

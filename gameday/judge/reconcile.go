@@ -1,0 +1,275 @@
+package judge
+
+import (
+	"time"
+)
+
+// Facts are what a system's books said after the drill: the inputs of the
+// oracles. A nil pointer or a false known flag is a fact the system could
+// not give; the oracles that need it are not checked.
+type Facts struct {
+	Initial, AvailableBefore, Available, Reserved, Sold *int64
+	Orders                                              []Order
+	OrdersKnown, OrderCharges                           bool // orders read; they name their charge
+	Charges                                             []Charge
+	ChargesKnown                                        bool
+	Notes                                               []string // what the run should know of how they were read
+}
+
+// Order is one Order of this run.
+type Order struct {
+	CheckoutID string
+	Charge     string // the charge it was paid with; "" when unknown
+	Units      int64
+}
+
+// Charge is one Charge of this run at the provider.
+type Charge struct {
+	CheckoutID string
+	ID         string
+	Status     string // approved, declined, voided, or "" for another word
+	At         time.Time
+}
+
+// oracle is one invariant: the facts it needs and how it counts.
+type oracle struct {
+	name  string
+	needs string // the facts, as the report says them
+	ok    func(f *Facts) bool
+	count func(f *Facts, s []Shopper) int64
+}
+
+// toldFailed are the answers that tell a shopper the purchase failed
+// (retry_later, "in progress" or "pending", does not).
+var toldFailed = map[string]bool{"unavailable": true, "error": true, "declined": true, "sold_out": true, "too_late": true}
+
+var oracles = []oracle{
+	{"oversold", "books.stock (initial or available before the load) and the units sold (books.stock.sold or books.orders)",
+		func(f *Facts) bool { return f.Start() != nil && f.SoldUnits() != nil },
+		func(f *Facts, _ []Shopper) int64 { return max(0, *f.SoldUnits()-*f.Start()) }},
+	{"lost_units", "books.stock (available, and initial or available before the load) and the units sold",
+		func(f *Facts) bool { return f.Start() != nil && f.Available != nil && f.SoldUnits() != nil },
+		func(f *Facts, _ []Shopper) int64 {
+			// A unit that is neither available, held nor sold is lost. (A
+			// system that oversells drives available below zero; that is
+			// counted as oversold, not lost.)
+			var held int64
+			if f.Reserved != nil {
+				held = *f.Reserved
+			}
+			return max(0, *f.Start()-max(0, *f.Available)-*f.SoldUnits()-held)
+		}},
+	{"double_charges", "books.charges",
+		func(f *Facts) bool { return f.ChargesKnown },
+		func(f *Facts, _ []Shopper) int64 {
+			var n int64
+			for _, cs := range f.approvedByCheckout() {
+				n += int64(max(0, len(cs)-1))
+			}
+			return n
+		}},
+	{"charges_without_order", "books.charges and books.orders",
+		func(f *Facts) bool { return f.ChargesKnown && f.OrdersKnown },
+		func(f *Facts, _ []Shopper) int64 {
+			orders := f.ordersByCheckout()
+			var n int64
+			for _, c := range f.Charges {
+				if c.Status != "approved" {
+					continue
+				}
+				o, ok := orders[c.CheckoutID]
+				// Paid for nothing, or paid again beside the charge the
+				// order was made with.
+				if !ok || !paidWith(o, c) {
+					n++
+				}
+			}
+			return n
+		}},
+	{"orders_without_charge", "books.orders and books.charges",
+		func(f *Facts) bool { return f.ChargesKnown && f.OrdersKnown },
+		func(f *Facts, _ []Shopper) int64 {
+			approved := f.approvedByCheckout()
+			var n int64
+			for _, o := range f.Orders {
+				ok := false
+				for _, c := range approved[o.CheckoutID] {
+					ok = ok || paidWith(o, c)
+				}
+				if !ok {
+					n++
+				}
+			}
+			return n
+		}},
+	{"charged_after_leaving", "books.charges",
+		func(f *Facts) bool { return f.ChargesKnown },
+		func(f *Facts, s []Shopper) int64 {
+			approved := f.approvedByCheckout()
+			var orders map[string]Order
+			if f.OrdersKnown {
+				orders = f.ordersByCheckout()
+			}
+			var n int64
+			for _, v := range s {
+				if v.Outcome == Confirmed || v.Cut {
+					continue
+				}
+				for _, c := range approved[v.ID] {
+					// Charged, and the shopper left without a confirmation.
+					late := !c.At.IsZero() && c.At.After(v.LeftAt)
+					left := v.Outcome == GaveUp || v.Outcome == TooLate
+					// Except a shopper told, after this charge, that its
+					// purchase was pending, who holds the order made with
+					// it: it was charged while there, told the truth (paid,
+					// not yet confirmed) and has what it paid for; the
+					// system could do no better when its store crashed
+					// between writing the order and answering. Only when
+					// the books say so: the charge's time, its id and the
+					// order's charge known (a fact missing is never a
+					// pass).
+					if o, ok := orders[v.ID]; ok && !late && toldAfter(v, c) && o.Charge != "" && o.Charge == c.ID {
+						continue
+					}
+					if late || left {
+						n++
+					}
+				}
+			}
+			return n
+		}},
+	{"orders_told_failed", "books.orders",
+		func(f *Facts) bool { return f.OrdersKnown },
+		func(f *Facts, s []Shopper) int64 {
+			orders := f.ordersByCheckout()
+			var n int64
+			for _, v := range s {
+				// An order exists for a shopper the system last told the
+				// purchase failed: a real shopper would buy again.
+				if _, ok := orders[v.ID]; ok && v.Outcome != Confirmed && toldFailed[v.Told] {
+					n++
+				}
+			}
+			return n
+		}},
+	{"confirmed_without_order", "books.orders",
+		func(f *Facts) bool { return f.OrdersKnown },
+		func(f *Facts, s []Shopper) int64 {
+			orders := f.ordersByCheckout()
+			var n int64
+			for _, v := range s {
+				if _, ok := orders[v.ID]; !ok && v.Outcome == Confirmed {
+					n++
+				}
+			}
+			return n
+		}},
+}
+
+// Start is the units the sale started with.
+func (f *Facts) Start() *int64 {
+	if f.Initial != nil {
+		return f.Initial
+	}
+	return f.AvailableBefore
+}
+
+// SoldUnits is the units sold: the system's own count, else this run's
+// orders.
+func (f *Facts) SoldUnits() *int64 {
+	if f.Sold != nil {
+		return f.Sold
+	}
+	if !f.OrdersKnown {
+		return nil
+	}
+	var n int64
+	for _, o := range f.Orders {
+		n += o.Units
+	}
+	return &n
+}
+
+func (f *Facts) approvedByCheckout() map[string][]Charge {
+	m := map[string][]Charge{}
+	for _, c := range f.Charges {
+		if c.Status == "approved" {
+			m[c.CheckoutID] = append(m[c.CheckoutID], c)
+		}
+	}
+	return m
+}
+
+// toldAfter reports whether the shopper of v was told its purchase was
+// pending at or after charge c was made, both times known.
+func toldAfter(v Shopper, c Charge) bool {
+	return !v.ToldPending.IsZero() && !c.At.IsZero() && !c.At.After(v.ToldPending)
+}
+
+// paidWith reports whether order o was made with charge c, as far as the
+// books say: either side not naming the charge is taken as yes.
+func paidWith(o Order, c Charge) bool {
+	return o.Charge == "" || c.ID == "" || o.Charge == c.ID
+}
+
+func (f *Facts) ordersByCheckout() map[string]Order {
+	m := make(map[string]Order, len(f.Orders))
+	for _, o := range f.Orders {
+		m[o.CheckoutID] = o
+	}
+	return m
+}
+
+// Reconcile counts every way the books disagree, and names the invariants
+// whose facts the system could not give.
+func Reconcile(f *Facts, shoppers []Shopper, dropped int) (Invariants, map[string]string) {
+	iv := Invariants{Dropped: int64(dropped)}
+	notChecked := map[string]string{}
+	counts := map[string]*int64{
+		"oversold": &iv.Oversold, "lost_units": &iv.LostUnits, "double_charges": &iv.DoubleCharges,
+		"charges_without_order": &iv.ChargesWithoutOrder, "orders_without_charge": &iv.OrdersWithoutCharge,
+		"charged_after_leaving": &iv.ChargedAfterLeaving, "orders_told_failed": &iv.OrdersToldFailed,
+		"confirmed_without_order": &iv.ConfirmedWithoutOrder,
+	}
+	// The shoppers who went to the checkout: one dropped by the load
+	// generator, or never started, asked nothing of it.
+	var went []Shopper
+	for _, s := range shoppers {
+		if s.Outcome != "" && s.Outcome != Dropped {
+			went = append(went, s)
+		}
+	}
+	for _, o := range oracles {
+		if !o.ok(f) {
+			notChecked[o.name] = o.needs
+			continue
+		}
+		*counts[o.name] = o.count(f, went)
+	}
+	return iv, notChecked
+}
+
+// Summarise is the books in short, for the run record.
+func Summarise(f *Facts) (LedgerSummary, ChargeSummary) {
+	var ls LedgerSummary
+	get := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	ls.Initial, ls.Available, ls.Reserved = get(f.Start()), get(f.Available), get(f.Reserved)
+	ls.Sold, ls.Orders = get(f.SoldUnits()), len(f.Orders)
+	var cs ChargeSummary
+	for _, c := range f.Charges {
+		switch c.Status {
+		case "approved":
+			cs.Approved++
+		case "declined":
+			cs.Declined++
+		case "voided":
+			cs.Voided++
+		}
+	}
+	return ls, cs
+}

@@ -1,0 +1,143 @@
+package judge
+
+import (
+	"testing"
+	"time"
+)
+
+func p64(n int64) *int64 { return &n }
+
+// Each invariant is proven to fire: a table of books broken on purpose,
+// one way each, and the count that must catch it.
+func TestReconcileCatchesEachBreak(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	// The healthy books every row starts from: 2 of 3 units sold, both
+	// paid; c declined.
+	healthy := func() (*Facts, []Shopper) {
+		return &Facts{
+				Initial: p64(3), Available: p64(1), Sold: p64(2), Reserved: p64(0),
+				Orders:      []Order{{CheckoutID: "a", Charge: "ch_a", Units: 1}, {CheckoutID: "b", Charge: "ch_b", Units: 1}},
+				OrdersKnown: true, OrderCharges: true,
+				Charges: []Charge{{CheckoutID: "a", ID: "ch_a", Status: "approved", At: t0}, {CheckoutID: "b", ID: "ch_b", Status: "approved", At: t0},
+					{CheckoutID: "c", ID: "ch_c", Status: "declined", At: t0}},
+				ChargesKnown: true,
+			}, []Shopper{
+				{ID: "a", Outcome: "confirmed", LeftAt: t0.Add(time.Minute), Told: "confirmed"},
+				{ID: "b", Outcome: "confirmed", LeftAt: t0.Add(time.Minute), Told: "confirmed"},
+				{ID: "c", Outcome: "declined", LeftAt: t0.Add(time.Minute), Told: "declined"},
+			}
+	}
+	cases := []struct {
+		name  string
+		brk   func(f *Facts, s []Shopper)
+		field func(Invariants) int64
+	}{
+		// One more sold than there was stock.
+		{"oversold", func(f *Facts, _ []Shopper) { f.Sold, f.Available = p64(4), p64(-1) },
+			func(iv Invariants) int64 { return iv.Oversold }},
+		// A unit neither available, reserved nor sold.
+		{"lost unit", func(f *Facts, _ []Shopper) { f.Available = p64(0) },
+			func(iv Invariants) int64 { return iv.LostUnits }},
+		// A second approved charge for the same shopper.
+		{"double charge", func(f *Facts, _ []Shopper) {
+			f.Charges = append(f.Charges, Charge{CheckoutID: "a", ID: "ch_a2", Status: "approved", At: t0})
+		}, func(iv Invariants) int64 { return iv.DoubleCharges }},
+		// Money taken for a unit nobody got.
+		{"charge without order", func(f *Facts, _ []Shopper) { f.Charges[2].Status = "approved" },
+			func(iv Invariants) int64 { return iv.ChargesWithoutOrder }},
+		// An order whose charge was voided.
+		{"order without charge", func(f *Facts, _ []Shopper) { f.Charges[1].Status = "voided" },
+			func(iv Invariants) int64 { return iv.OrdersWithoutCharge }},
+		// An order paid with a charge the provider does not have.
+		{"order with another charge", func(f *Facts, _ []Shopper) { f.Orders[1].Charge = "ch_zz" },
+			func(iv Invariants) int64 { return iv.OrdersWithoutCharge }},
+		// A shopper who gave up, charged after leaving.
+		{"charged after leaving", func(f *Facts, s []Shopper) {
+			f.Charges[2].Status = "approved"
+			f.Charges[2].At = t0.Add(2 * time.Minute)
+			s[2].Outcome = "gave_up"
+		}, func(iv Invariants) int64 { return iv.ChargedAfterLeaving }},
+		// Told the purchase failed, and the order exists: "503 but the
+		// order exists".
+		{"order told failed", func(_ *Facts, s []Shopper) { s[1].Outcome, s[1].Told = "unavailable", "unavailable" },
+			func(iv Invariants) int64 { return iv.OrdersToldFailed }},
+		// Told confirmed, and no order.
+		{"confirmed without order", func(_ *Facts, s []Shopper) { s[2].Outcome, s[2].Told = "confirmed", "confirmed" },
+			func(iv Invariants) int64 { return iv.ConfirmedWithoutOrder }},
+	}
+	f, s := healthy()
+	if iv, nc := Reconcile(f, s, 0); iv != (Invariants{}) || len(nc) != 0 {
+		t.Fatalf("healthy books: %+v (not checked %v), want all zero", iv, nc)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, s := healthy()
+			c.brk(f, s)
+			if iv, _ := Reconcile(f, s, 0); c.field(iv) == 0 {
+				t.Errorf("%s not caught: %+v", c.name, iv)
+			}
+		})
+	}
+}
+
+// An oracle whose facts the system cannot give is not checked, and says
+// what it needs; it is never counted as held.
+func TestOraclesWithoutTheirFactsAreNotChecked(t *testing.T) {
+	iv, nc := Reconcile(&Facts{Available: p64(3), AvailableBefore: p64(5), OrdersKnown: true, Orders: []Order{{CheckoutID: "a", Units: 2}}}, nil, 0)
+	if iv.LostUnits != 0 || iv.Oversold != 0 {
+		t.Errorf("from available before and after and the orders: %+v", iv)
+	}
+	for _, name := range []string{"double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving"} {
+		if nc[name] == "" {
+			t.Errorf("%s: checked without charges (not checked: %v)", name, nc)
+		}
+	}
+	for _, name := range []string{"oversold", "lost_units", "orders_told_failed", "confirmed_without_order"} {
+		if _, ok := nc[name]; ok {
+			t.Errorf("%s: not checked, though its facts are there", name)
+		}
+	}
+	rs := InvariantResults(iv, nil, nc)
+	for _, r := range rs {
+		if r.Invariant == "double_charges" && (!r.NotChecked || r.Held || r.Needs == "") {
+			t.Errorf("double charges result: %+v", r)
+		}
+	}
+	if b := broken(rs, ""); b != "" {
+		t.Errorf("not checked counted as broken: %s", b)
+	}
+	// With nothing at all, every book oracle is not checked.
+	if _, nc := Reconcile(&Facts{}, nil, 0); len(nc) != len(oracles) {
+		t.Errorf("no facts: %d not checked, want %d", len(nc), len(oracles))
+	}
+}
+
+func TestInvariantResultsHonourAllowances(t *testing.T) {
+	iv := Invariants{Dropped: 3, Oversold: 1}
+	rs := InvariantResults(iv, map[string]int64{"dropped": 5}, nil)
+	held := map[string]bool{}
+	for _, r := range rs {
+		held[r.Promise] = r.Held
+	}
+	if !held["dropped is at most 5"] || held["oversold is at most 0"] {
+		t.Errorf("results: %+v", rs)
+	}
+}
+
+// A shopper the runner cut when it stopped the load (SIGINT, the abort
+// guard) did not leave of its own accord: a charge it did not see confirmed
+// is the interruption's, and is not counted as charged after leaving. The
+// same shopper leaving by its own deadline is counted.
+func TestCutShoppersAreNotChargedAfterLeaving(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	f := &Facts{Initial: p64(1), Sold: p64(1), OrdersKnown: true, ChargesKnown: true,
+		Orders: []Order{{CheckoutID: "a", Charge: "ch_a", Units: 1}}, Charges: []Charge{{CheckoutID: "a", ID: "ch_a", Status: "approved", At: t0}}}
+	left := []Shopper{{ID: "a", Outcome: "gave_up", LeftAt: t0.Add(-time.Second)}}
+	if iv, _ := Reconcile(f, left, 0); iv.ChargedAfterLeaving != 1 {
+		t.Fatalf("a shopper who left by its deadline: charged after leaving %d, want 1", iv.ChargedAfterLeaving)
+	}
+	left[0].Cut = true
+	if iv, _ := Reconcile(f, left, 0); iv.ChargedAfterLeaving != 0 {
+		t.Errorf("a shopper the runner cut: charged after leaving %d, want 0", iv.ChargedAfterLeaving)
+	}
+}

@@ -1,0 +1,309 @@
+package judge
+
+import (
+	"fmt"
+	"github.com/gameday-dev/gameday/internal/stats"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// Attempt is one checkout request as the verdict sees it.
+type Attempt struct {
+	At       time.Duration // when it was sent, from the start of the load
+	Latency  time.Duration // answer time minus its start (for a first attempt, minus the scheduled start)
+	Status   string
+	Degraded bool
+}
+
+// Shopper is one shopper as judging sees it: what the promises read (when
+// it arrived, how it ended, its attempts) and what reconciliation reads
+// (its checkout id, when it left, what it was told).
+type Shopper struct {
+	ID        string        // its checkout id
+	Scheduled time.Duration // its arrival, from the start of the load
+	Outcome   Outcome       // "" when it never started
+	Attempts  []Attempt
+	LeftAt    time.Time // when the shopper gave up waiting (its deadline)
+	// Cut: the runner stopped the load while this shopper was in flight;
+	// it did not leave of its own accord, so a charge it did not see
+	// confirmed is the interruption's, not the system's.
+	Cut bool
+	// Told is what the answer to the shopper's last attempt meant
+	// ("unavailable", "retry_later", ...); "" when it left before one came.
+	Told string
+	// ToldPending is when the last answer that said the purchase was going
+	// on or paid and not yet confirmed (retry_later: in progress, pending)
+	// came; zero when none did. A shopper told so after it was charged
+	// left knowing it might have bought.
+	ToldPending time.Time
+}
+
+// Span is when a fault was in place: from its injection to the moment it
+// was gone (a killed process reachable again, as the system under test
+// reaches it). Lifted is when the runner began to lift it: a breaker's
+// probe may get through between the two.
+type Span struct{ From, Lifted, To time.Duration }
+
+// Windows are the parts of the run a promise can look at.
+type Windows struct {
+	Faults []Span // when each fault was in place
+	End    time.Duration
+}
+
+func (w Windows) Contains(name scenarios.Window, t time.Duration) bool {
+	switch name {
+	case "all", "":
+		return true
+	case "before":
+		return len(w.Faults) == 0 || t < w.Faults[0].From
+	case "after":
+		if len(w.Faults) == 0 {
+			return false
+		}
+		last := w.Faults[0].To
+		for _, f := range w.Faults {
+			last = max(last, f.To)
+		}
+		return t >= last
+	case "during":
+		for _, f := range w.Faults {
+			if t >= f.From && t < f.To {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Bounds returns the part of the run a window names, as [from, to).
+func (w Windows) Bounds(name scenarios.Window) (time.Duration, time.Duration) {
+	switch name {
+	case "before":
+		if len(w.Faults) == 0 {
+			return 0, w.End
+		}
+		return 0, w.Faults[0].From
+	case "after":
+		last := time.Duration(0)
+		for _, f := range w.Faults {
+			last = max(last, f.To)
+		}
+		return last, w.End
+	case "during":
+		if len(w.Faults) == 0 {
+			return 0, 0
+		}
+		from, to := w.Faults[0].From, w.Faults[0].To
+		for _, f := range w.Faults {
+			from, to = min(from, f.From), max(to, f.To)
+		}
+		return from, to
+	}
+	return 0, w.End
+}
+
+// FaultTimes are the real start and end of each fault, by name.
+type FaultTimes map[string]Span
+
+// Evaluate checks every expectation of the scenario against what was seen:
+// the shoppers, the windows and real spans of the faults, the breakers'
+// transitions by dependency, and the metrics' samples by query (nil when
+// none were taken).
+func Evaluate(sc *scenarios.Scenario, shoppers []Shopper, w Windows, ft FaultTimes, faultOrder []scenarios.Fault, brk map[string][]Transition, metrics map[string][]Sample) []ExpectationResult {
+	out := make([]ExpectationResult, 0, len(sc.Expect))
+	for _, e := range sc.Expect {
+		switch {
+		case e.BreakerOpens != nil:
+			out = append(out, breakerExpectation(e.BreakerOpens, "open", ft, faultOrder, brk))
+		case e.BreakerCloses != nil:
+			out = append(out, breakerExpectation(e.BreakerCloses, "closed", ft, faultOrder, brk))
+		case e.Latency != nil:
+			out = append(out, latencyExpectation(e.Latency, shoppers, w))
+		case e.Ratio != nil:
+			out = append(out, ratioExpectation(e.Ratio, shoppers, w))
+		case e.Degraded != nil:
+			out = append(out, degradedExpectation(e.Degraded, shoppers, w))
+		case e.FastRefusals != nil:
+			out = append(out, fastRefusalsExpectation(e.FastRefusals, shoppers, ft, w.End))
+		case e.Metric != nil:
+			out = append(out, metricExpectation(e.Metric, metrics[e.Metric.Query], metrics != nil, w))
+		}
+	}
+	return out
+}
+
+// FaultFor is the fault an expectation on a dependency refers to.
+func FaultFor(name, dep string, order []scenarios.Fault) (scenarios.Fault, bool) {
+	for _, f := range order {
+		if (name != "" && f.Name == name) || (name == "" && f.Target == dep) {
+			return f, true
+		}
+	}
+	return scenarios.Fault{}, false
+}
+
+// breakerExpectation: the breaker reaches state within the bound of the
+// fault's start (open) or end (closed).
+func breakerExpectation(b *scenarios.BreakerWithin, state string, ft FaultTimes, order []scenarios.Fault, brk map[string][]Transition) ExpectationResult {
+	verb, from := "opens", "start"
+	if state == "closed" {
+		verb, from = "closes", "end"
+	}
+	r := ExpectationResult{Promise: fmt.Sprintf("the %s breaker %s within %s of the fault's %s", b.Dependency, verb, b.Within.D(), from)}
+	f, ok := FaultFor(b.Fault, b.Dependency, order)
+	if !ok {
+		r.Observed = "no such fault"
+		return r
+	}
+	sp, ok := ft[f.Name]
+	if !ok {
+		r.Observed = "the fault " + f.Name + " never started"
+		return r
+	}
+	r.Promise = strings.Replace(r.Promise, "the fault's", "fault "+f.Name+"'s", 1)
+	after, ok := FirstAfter(brk[b.Dependency], state, sp.From)
+	if state == "closed" {
+		after, ok = ClosedAfter(brk[b.Dependency], sp)
+	}
+	if !ok {
+		r.Observed = fmt.Sprintf("it never %s", map[string]string{"open": "opened", "closed": "closed"}[state])
+		return r
+	}
+	r.Held = after <= b.Within.D()
+	r.Observed = fmt.Sprintf("%s after %s", map[string]string{"open": "opened", "closed": "closed"}[state], after.Round(time.Millisecond))
+	return r
+}
+
+// ClosedAfter is how long after the fault's end (sp.to: the dependency
+// back, as the system under test reaches it) the breaker closed, counting
+// from its first close once lifting began: a breaker whose probe got
+// through before the runner saw the dependency back closed with it (0).
+func ClosedAfter(ts []Transition, sp Span) (time.Duration, bool) {
+	at, ok := FirstAfter(ts, "closed", sp.Lifted)
+	if !ok {
+		return 0, false
+	}
+	return max(0, sp.Lifted+at-sp.To), true
+}
+
+// FirstAfter is the time from ref to the first transition into state at
+// or after ref.
+func FirstAfter(ts []Transition, state string, ref time.Duration) (time.Duration, bool) {
+	for _, t := range ts {
+		at := time.Duration(t.AtMS) * time.Millisecond
+		if t.State == state && at >= ref {
+			return at - ref, true
+		}
+	}
+	return 0, false
+}
+
+func outcomeSet(os []string) func(string) bool {
+	if len(os) == 0 {
+		return func(string) bool { return true }
+	}
+	return func(o string) bool { return slices.Contains(os, o) }
+}
+
+func latencyExpectation(lb *scenarios.LatencyBound, shoppers []Shopper, w Windows) ExpectationResult {
+	which := "checkout requests"
+	if len(lb.Outcomes) > 0 {
+		which = strings.Join(lb.Outcomes, "/") + " answers"
+	}
+	r := ExpectationResult{Window: string(lb.Window), Promise: fmt.Sprintf("p%g of %s %s stays under %s", lb.Percentile, which, WindowWords(lb.Window), lb.Below.D())}
+	in := outcomeSet(lb.Outcomes)
+	var ls []time.Duration
+	for _, s := range shoppers {
+		for _, a := range s.Attempts {
+			if w.Contains(lb.Window, a.At) && in(a.Status) {
+				ls = append(ls, a.Latency)
+			}
+		}
+	}
+	if len(ls) == 0 {
+		r.Observed = "no such requests"
+		return r
+	}
+	p := stats.PercentileOf(ls, lb.Percentile)
+	r.Held = p < lb.Below.D()
+	r.Observed = fmt.Sprintf("p%g %s over %d requests", lb.Percentile, p.Round(time.Millisecond), len(ls))
+	return r
+}
+
+func ratioExpectation(rb *scenarios.RatioBound, shoppers []Shopper, w Windows) ExpectationResult {
+	var bounds []string
+	if rb.AtLeast != nil {
+		bounds = append(bounds, fmt.Sprintf("at least %g%%", *rb.AtLeast*100))
+	}
+	if rb.AtMost != nil {
+		bounds = append(bounds, fmt.Sprintf("at most %g%%", *rb.AtMost*100))
+	}
+	r := ExpectationResult{Window: string(rb.Window), Promise: fmt.Sprintf("%s of shoppers arriving %s end %s", strings.Join(bounds, " and "), WindowWords(rb.Window), strings.Join(rb.Outcomes, " or "))}
+	in := outcomeSet(rb.Outcomes)
+	n, hit := 0, 0
+	for _, s := range shoppers {
+		if s.Outcome == "" || s.Outcome == Dropped || !w.Contains(rb.Window, s.Scheduled) {
+			continue
+		}
+		n++
+		if in(string(s.Outcome)) {
+			hit++
+		}
+	}
+	if n == 0 {
+		r.Observed = "no shoppers in that window"
+		return r
+	}
+	ratio := float64(hit) / float64(n)
+	r.Held = (rb.AtLeast == nil || ratio >= *rb.AtLeast) && (rb.AtMost == nil || ratio <= *rb.AtMost)
+	r.Observed = fmt.Sprintf("%.1f%% (%d of %d)", ratio*100, hit, n)
+	return r
+}
+
+func degradedExpectation(d *scenarios.DegradedSeen, shoppers []Shopper, w Windows) ExpectationResult {
+	r := ExpectationResult{Window: string(d.Window), Promise: fmt.Sprintf("at least %d answers %s are marked degraded", d.AtLeast, WindowWords(d.Window))}
+	n := 0
+	for _, s := range shoppers {
+		for _, a := range s.Attempts {
+			if a.Degraded && w.Contains(d.Window, a.At) {
+				n++
+			}
+		}
+	}
+	r.Held = n >= d.AtLeast
+	r.Observed = fmt.Sprintf("%d degraded answers", n)
+	return r
+}
+
+func WindowWords(w scenarios.Window) string {
+	switch w {
+	case "before":
+		return "before the fault"
+	case "after":
+		return "after the fault"
+	case "all", "":
+		return "over the whole run"
+	}
+	return "during the fault"
+}
+
+// InvariantResults turns the invariant counts into promises: each is zero
+// unless the scenario allows more. An invariant whose facts the system
+// could not give (notChecked, with what it needs) is marked not checked.
+func InvariantResults(iv Invariants, allow map[string]int64, notChecked map[string]string) []ExpectationResult {
+	names := scenarios.InvariantNames() // the names a scenario may allow
+	counts := iv.ByName()
+	out := make([]ExpectationResult, 0, len(names))
+	for _, n := range names {
+		limit := allow[n]
+		r := ExpectationResult{Promise: fmt.Sprintf("%s is at most %d", strings.ReplaceAll(n, "_", " "), limit), Held: counts[n] <= limit, Observed: fmt.Sprint(counts[n]), Invariant: n}
+		if needs, ok := notChecked[n]; ok {
+			r = ExpectationResult{Promise: r.Promise, Observed: "not checked", Invariant: n, NotChecked: true, Needs: needs}
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -1,0 +1,37 @@
+package gameday
+
+import (
+	"github.com/gameday-dev/gameday/gameday/judge"
+	"github.com/gameday-dev/gameday/gameday/load"
+)
+
+// shoppers turns the load's report into the shoppers judging reads, one
+// view of each for the promises and the books alike.
+func shoppers(r *load.Report) []judge.Shopper {
+	out := make([]judge.Shopper, 0, len(r.Shoppers))
+	for _, s := range r.Shoppers {
+		v := judge.Shopper{ID: s.ID, Scheduled: s.Scheduled, Outcome: judge.Outcome(s.Outcome), LeftAt: r.Start.Add(s.Deadline), Cut: s.Cut}
+		for i, a := range s.Attempts {
+			lat := a.Took
+			if i == 0 {
+				lat += s.Started - s.Scheduled // from the scheduled start
+			}
+			st := a.Status
+			if a.Code == 0 {
+				st = "error"
+			}
+			v.Attempts = append(v.Attempts, judge.Attempt{At: a.At, Latency: lat, Status: st, Degraded: a.Degraded})
+			if a.Code != 0 && a.Status == load.MeansRetryLater.String() {
+				v.ToldPending = r.Start.Add(a.At + a.Took)
+			}
+		}
+		// What the shopper was told is its last attempt's answer: a "come
+		// back" it acted on, then an attempt it left before the answer
+		// came, told it nothing final.
+		if n := len(s.Attempts); n > 0 && s.Attempts[n-1].Code != 0 {
+			v.Told = s.Attempts[n-1].Status
+		}
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package gameday
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/judge"
+	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+func p64(n int64) *int64 { return &n }
+
+// What a shopper was told is the answer to its last attempt: one told
+// "come back" that came back and left before the answer knows nothing
+// final (its charge, if any, is a charge after leaving, not an order it
+// was told failed); one whose last answer was a refusal was told so.
+func TestToldIsTheLastAttemptsAnswer(t *testing.T) {
+	start := time.Now()
+	rep := &load.Report{Start: start, Shoppers: []*load.Shopper{
+		{ID: "came-back-and-left", Outcome: load.OutcomeGaveUp, Deadline: time.Second, Attempts: []load.Attempt{
+			{Code: 503, Status: "unavailable", RetryAfter: time.Second},
+			{Err: context.DeadlineExceeded.Error()},
+		}},
+		{ID: "refused", Outcome: load.OutcomeUnavailable, Deadline: time.Second, Attempts: []load.Attempt{
+			{Code: 503, Status: "unavailable"},
+		}},
+	}}
+	vs := shoppers(rep)
+	if len(vs) != 2 || vs[0].Told != "" || vs[1].Told != "unavailable" {
+		t.Fatalf("told: %+v", vs)
+	}
+	f := &judge.Facts{OrdersKnown: true, Orders: []judge.Order{{CheckoutID: "came-back-and-left", Units: 1}, {CheckoutID: "refused", Units: 1}}}
+	if iv, _ := judge.Reconcile(f, vs, 0); iv.OrdersToldFailed != 1 {
+		t.Errorf("orders told failed: %d, want 1 (the refused shopper's)", iv.OrdersToldFailed)
+	}
+}
+
+// A shopper told its purchase was pending (paid, the order not yet
+// confirmed: the store crashed between writing the order and answering)
+// who left before it could ask again, and holds the order made with its
+// charge, was charged while there and told the truth: not charged after
+// leaving. Every other way of leaving with that charge still counts.
+func TestAShopperToldPendingWhoHoldsTheOrderIsNotChargedAfterLeaving(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	// Charged at 100ms; told pending at 200ms (sent at 50ms, answered
+	// 150ms later); refused; then gone with a request in flight.
+	rep := &load.Report{Start: t0, Shoppers: []*load.Shopper{{ID: "a", Outcome: load.OutcomeGaveUp, Deadline: time.Second, Attempts: []load.Attempt{
+		{At: 50 * time.Millisecond, Took: 150 * time.Millisecond, Code: 202, Status: "retry_later", Reason: "order_unconfirmed", RetryAfter: time.Second},
+		{At: 400 * time.Millisecond, Took: time.Millisecond, Code: 503, Status: "unavailable", Reason: "breaker_open", RetryAfter: time.Second},
+		{At: 900 * time.Millisecond, Took: 120 * time.Millisecond, Err: context.DeadlineExceeded.Error()},
+	}}}}
+	vs := shoppers(rep)
+	if len(vs) != 1 || !vs[0].ToldPending.Equal(t0.Add(200*time.Millisecond)) || vs[0].Told != "" {
+		t.Fatalf("views: %+v", vs)
+	}
+	healthy := func() (*judge.Facts, []judge.Shopper) {
+		return &judge.Facts{Initial: p64(1), Sold: p64(1), OrdersKnown: true, ChargesKnown: true,
+			Orders:  []judge.Order{{CheckoutID: "a", Charge: "ch_a", Units: 1}},
+			Charges: []judge.Charge{{CheckoutID: "a", ID: "ch_a", Status: "approved", At: t0.Add(100 * time.Millisecond)}}}, []judge.Shopper{vs[0]}
+	}
+	if f, s := healthy(); func() int64 { iv, _ := judge.Reconcile(f, s, 0); return iv.ChargedAfterLeaving }() != 0 {
+		t.Fatal("told pending, holding the order made with its charge: counted as charged after leaving")
+	}
+	for name, brk := range map[string]func(f *judge.Facts, s []judge.Shopper){
+		"never told pending":            func(_ *judge.Facts, s []judge.Shopper) { s[0].ToldPending = time.Time{} },
+		"told so before it was charged": func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = t0.Add(300 * time.Millisecond) },
+		"no order":                      func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.Sold = nil, p64(0) },
+		"the order paid another way":    func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "ch_other" },
+		"the order's charge unknown":    func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "" },
+		"the charge's id unknown":       func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].ID = "" },
+		"the charge's time unknown":     func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = time.Time{} },
+		"charged after its deadline": func(f *judge.Facts, s []judge.Shopper) {
+			f.Charges[0].At = t0.Add(2 * time.Second)
+			s[0].ToldPending = t0.Add(3 * time.Second)
+		},
+		"orders unknown": func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.OrdersKnown, f.Sold = nil, false, p64(1) },
+		"a second charge beside the order": func(f *judge.Facts, _ []judge.Shopper) {
+			f.Charges = append(f.Charges, judge.Charge{CheckoutID: "a", ID: "ch_a2", Status: "approved", At: t0.Add(150 * time.Millisecond)})
+		},
+	} {
+		f, s := healthy()
+		brk(f, s)
+		if iv, _ := judge.Reconcile(f, s, 0); iv.ChargedAfterLeaving != 1 {
+			t.Errorf("%s: charged after leaving %d, want 1", name, iv.ChargedAfterLeaving)
+		}
+	}
+}
+
+// Judging, the load generator and the scenarios speak one vocabulary of
+// outcomes: judge's typed words are load's, and those a promise may name
+// are every final one but dropped.
+func TestJudgeSpeaksTheLoadGeneratorsOutcomes(t *testing.T) {
+	pairs := []struct {
+		judge judge.Outcome
+		load  string
+	}{
+		{judge.Confirmed, load.OutcomeConfirmed}, {judge.Declined, load.OutcomeDeclined}, {judge.SoldOut, load.OutcomeSoldOut},
+		{judge.TooLate, load.OutcomeTooLate}, {judge.GaveUp, load.OutcomeGaveUp}, {judge.Unavailable, load.OutcomeUnavailable},
+		{judge.Error, load.OutcomeError}, {judge.Dropped, load.OutcomeDropped},
+	}
+	var final []string
+	for _, p := range pairs {
+		if string(p.judge) != p.load {
+			t.Errorf("judge says %q where the load generator says %q", p.judge, p.load)
+		}
+		if p.judge != judge.Dropped {
+			final = append(final, string(p.judge))
+		}
+	}
+	if names := scenarios.OutcomeNames(); !slices.Equal(names, final) {
+		t.Errorf("a scenario may name %v, judging knows %v", names, final)
+	}
+}
