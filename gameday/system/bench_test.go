@@ -23,6 +23,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/stats"
 	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
@@ -175,8 +176,8 @@ func (f *loadFigures) report(b *testing.B) {
 		b.ReportMetric(float64(f.cpu.Nanoseconds())/float64(f.requests), "cpu-ns/req")
 	}
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-	b.ReportMetric(ms(nearestRank(f.late, 0.50)), "late-p50-ms")
-	b.ReportMetric(ms(nearestRank(f.late, 0.99)), "late-p99-ms")
+	b.ReportMetric(ms(stats.Percentile(f.late, 50)), "late-p50-ms")
+	b.ReportMetric(ms(stats.Percentile(f.late, 99)), "late-p99-ms")
 	if len(f.late) > 0 {
 		b.ReportMetric(ms(f.late[len(f.late)-1]), "late-max-ms")
 	}
@@ -368,12 +369,4 @@ func benchSystem(b *testing.B, url string) *system.System {
 		b.Fatal(err)
 	}
 	return s
-}
-
-func nearestRank(sorted []time.Duration, q float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	k := int(q*float64(len(sorted))+0.999999999) - 1
-	return sorted[min(max(k, 0), len(sorted)-1)]
 }
