@@ -622,20 +622,7 @@ func (d *drill) drive(ctx context.Context) {
 		}
 	}
 	trans := probe.transitions()
-	for dep, ts := range trans {
-		br := BreakerRecord{Transitions: ts}
-		if f, ok := judge.FaultFor("", dep, d.sc.Faults); ok {
-			if sp, ok := ft[f.Name]; ok {
-				if a, ok := judge.FirstAfter(ts, "open", sp.From); ok {
-					v := a.Milliseconds()
-					br.OpenedAfterMS = &v
-				}
-				if a, ok := judge.ClosedAfter(ts, sp); ok {
-					v := a.Milliseconds()
-					br.ClosedAfterMS = &v
-				}
-			}
-		}
+	for dep, br := range judge.Breakers(trans, d.sc.Faults, ft) {
 		d.rec.Breakers[dep] = br
 	}
 	d.rec.Expectations = judge.Evaluate(d.sc, shoppers, w, ft, d.sc.Faults, trans, metrics.taken())

@@ -15,5 +15,6 @@ type (
 	LedgerSummary     = runrecord.LedgerSummary
 	ChargeSummary     = runrecord.ChargeSummary
 	Transition        = runrecord.Transition
+	BreakerRecord     = runrecord.BreakerRecord
 	Verdict           = runrecord.Verdict
 )

@@ -49,7 +49,7 @@ func Starved(sc *scenarios.Scenario, expectations, checks []ExpectationResult, w
 // or lift (closes) to the bound.
 func expectationSpan(e scenarios.Expectation, w Windows, ft FaultTimes, order []scenarios.Fault, end time.Duration) (time.Duration, time.Duration) {
 	breaker := func(b *scenarios.BreakerWithin, closes bool) (time.Duration, time.Duration) {
-		f, ok := FaultFor(b.Fault, b.Dependency, order)
+		f, ok := faultFor(b.Fault, b.Dependency, order)
 		sp, ok2 := ft[f.Name]
 		if !ok || !ok2 {
 			return 0, end

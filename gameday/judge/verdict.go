@@ -135,8 +135,8 @@ func Evaluate(sc *scenarios.Scenario, shoppers []Shopper, w Windows, ft FaultTim
 	return out
 }
 
-// FaultFor is the fault an expectation on a dependency refers to.
-func FaultFor(name, dep string, order []scenarios.Fault) (scenarios.Fault, bool) {
+// faultFor is the fault an expectation on a dependency refers to.
+func faultFor(name, dep string, order []scenarios.Fault) (scenarios.Fault, bool) {
 	for _, f := range order {
 		if (name != "" && f.Name == name) || (name == "" && f.Target == dep) {
 			return f, true
@@ -153,7 +153,7 @@ func breakerExpectation(b *scenarios.BreakerWithin, state string, ft FaultTimes,
 		verb, from = "closes", "end"
 	}
 	r := ExpectationResult{Promise: fmt.Sprintf("the %s breaker %s within %s of the fault's %s", b.Dependency, verb, b.Within.D(), from)}
-	f, ok := FaultFor(b.Fault, b.Dependency, order)
+	f, ok := faultFor(b.Fault, b.Dependency, order)
 	if !ok {
 		r.Observed = "no such fault"
 		return r
@@ -164,9 +164,9 @@ func breakerExpectation(b *scenarios.BreakerWithin, state string, ft FaultTimes,
 		return r
 	}
 	r.Promise = strings.Replace(r.Promise, "the fault's", "fault "+f.Name+"'s", 1)
-	after, ok := FirstAfter(brk[b.Dependency], state, sp.From)
+	after, ok := firstAfter(brk[b.Dependency], state, sp.From)
 	if state == "closed" {
-		after, ok = ClosedAfter(brk[b.Dependency], sp)
+		after, ok = closedAfter(brk[b.Dependency], sp)
 	}
 	if !ok {
 		r.Observed = fmt.Sprintf("it never %s", map[string]string{"open": "opened", "closed": "closed"}[state])
@@ -177,21 +177,45 @@ func breakerExpectation(b *scenarios.BreakerWithin, state string, ft FaultTimes,
 	return r
 }
 
-// ClosedAfter is how long after the fault's end (sp.to: the dependency
+// Breakers are the breakers' records: each dependency's transitions and,
+// where a fault of the scenario was on it, how long after the fault's
+// start it opened and after the fault's end it closed.
+func Breakers(trans map[string][]Transition, faults []scenarios.Fault, ft FaultTimes) map[string]BreakerRecord {
+	out := make(map[string]BreakerRecord, len(trans))
+	for dep, ts := range trans {
+		br := BreakerRecord{Transitions: ts}
+		if f, ok := faultFor("", dep, faults); ok {
+			if sp, ok := ft[f.Name]; ok {
+				if a, ok := firstAfter(ts, "open", sp.From); ok {
+					v := a.Milliseconds()
+					br.OpenedAfterMS = &v
+				}
+				if a, ok := closedAfter(ts, sp); ok {
+					v := a.Milliseconds()
+					br.ClosedAfterMS = &v
+				}
+			}
+		}
+		out[dep] = br
+	}
+	return out
+}
+
+// closedAfter is how long after the fault's end (sp.to: the dependency
 // back, as the system under test reaches it) the breaker closed, counting
 // from its first close once lifting began: a breaker whose probe got
 // through before the runner saw the dependency back closed with it (0).
-func ClosedAfter(ts []Transition, sp Span) (time.Duration, bool) {
-	at, ok := FirstAfter(ts, "closed", sp.Lifted)
+func closedAfter(ts []Transition, sp Span) (time.Duration, bool) {
+	at, ok := firstAfter(ts, "closed", sp.Lifted)
 	if !ok {
 		return 0, false
 	}
 	return max(0, sp.Lifted+at-sp.To), true
 }
 
-// FirstAfter is the time from ref to the first transition into state at
+// firstAfter is the time from ref to the first transition into state at
 // or after ref.
-func FirstAfter(ts []Transition, state string, ref time.Duration) (time.Duration, bool) {
+func firstAfter(ts []Transition, state string, ref time.Duration) (time.Duration, bool) {
 	for _, t := range ts {
 		at := time.Duration(t.AtMS) * time.Millisecond
 		if t.State == state && at >= ref {

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -127,6 +128,32 @@ func TestBreakerClosesMeasuredFromTheReturn(t *testing.T) {
 		r := breakerExpectation(&scenarios.BreakerWithin{Dependency: "payment", Within: scenarios.Duration(2 * sec)}, "closed", ft, faults, trans)
 		if r.Held != c.held || r.Observed != c.observed {
 			t.Errorf("closed at %dms: held %v (%s), want %v (%s)", c.closedMS, r.Held, r.Observed, c.held, c.observed)
+		}
+	}
+}
+
+// The breakers' records: a breaker behind a fault gets how long it took to
+// open after the fault's start and to close after its end; one behind no
+// fault only its transitions; one that never closed again no close.
+func TestBreakerRecords(t *testing.T) {
+	faults := []scenarios.Fault{{Name: "crash", Target: "payment"}, {Name: "slow", Target: "inventory"}}
+	ft := FaultTimes{"crash": {From: 10 * sec, Lifted: 18 * sec, To: 20 * sec}, "slow": {From: 5 * sec, Lifted: 9 * sec, To: 9 * sec}}
+	trans := map[string][]Transition{
+		"payment":   {{State: "open", AtMS: 10250}, {State: "half-open", AtMS: 21000}, {State: "closed", AtMS: 21400}},
+		"inventory": {{State: "open", AtMS: 5100}},
+		"sessions":  {{State: "open", AtMS: 1000}, {State: "closed", AtMS: 2000}},
+	}
+	got := Breakers(trans, faults, ft)
+	ms := func(p *int64) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprint(*p)
+	}
+	for dep, want := range map[string][2]string{"payment": {"250", "1400"}, "inventory": {"100", "-"}, "sessions": {"-", "-"}} {
+		b := got[dep]
+		if ms(b.OpenedAfterMS) != want[0] || ms(b.ClosedAfterMS) != want[1] || len(b.Transitions) != len(trans[dep]) {
+			t.Errorf("%s: opened after %s, closed after %s, %d transitions; want %s, %s, %d", dep, ms(b.OpenedAfterMS), ms(b.ClosedAfterMS), len(b.Transitions), want[0], want[1], len(trans[dep]))
 		}
 	}
 }
