@@ -3,7 +3,6 @@ package gameday
 import (
 	"context"
 	"fmt"
-	"github.com/gameday-dev/gameday/gameday/judge"
 	"maps"
 	"math"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/books"
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/system"
 )
 

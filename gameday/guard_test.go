@@ -1,8 +1,13 @@
 package gameday
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/gameday-dev/gameday/gameday/fleet"
+	"github.com/gameday-dev/gameday/gameday/judge"
 )
 
 const sec = time.Second
@@ -55,5 +60,38 @@ func TestAbortGuardSeesAHang(t *testing.T) {
 	}
 	if !g.check(t0.Add(2500 * time.Millisecond)) {
 		t.Fatal("a hang (no shopper finishing) did not abort")
+	}
+}
+
+// What the runner hands judging when the load stopped: the guard's reason
+// reaches the verdict (it once arrived empty: "aborted by the guard: "),
+// a fault's error and a lost worker are told apart, and nothing is said
+// when nothing stopped the load.
+func TestEndingCarriesWhyTheLoadStopped(t *testing.T) {
+	g := newAbortGuard(0.5, 2*sec, func() {})
+	t0 := time.Now()
+	for _, at := range []time.Duration{0, sec, 2 * sec, 3 * sec} {
+		for range 10 {
+			g.observeAt(t0.Add(at), "unavailable")
+		}
+		g.check(t0.Add(at))
+	}
+	if g.reason() == "" {
+		t.Fatal("the guard did not trip")
+	}
+	j := judge.Decide(ending(errAborted, nil, g))
+	if j.Verdict != VerdictInconclusive || j.Reason != "aborted by the guard: "+g.reason() {
+		t.Errorf("aborted by the guard: %s %q", j.Verdict, j.Reason)
+	}
+	faultErr := fmt.Errorf("%w: inject slow: refused", errFault)
+	if e := ending(faultErr, nil, nil); e.Fault != faultErr || e.Aborted {
+		t.Errorf("a fault's error: %+v", e)
+	}
+	shard := fmt.Errorf("%w: shard 2 stopped", fleet.ErrShard)
+	if e := ending(nil, shard, nil); e.ShardLost != shard || e.Fault != nil || e.Aborted {
+		t.Errorf("a lost worker: %+v", e)
+	}
+	if e := ending(nil, errors.New("the load's own error"), nil); e.Fault != nil || e.Aborted || e.ShardLost != nil || e.Guard != "" {
+		t.Errorf("nothing stopped the load: %+v", e)
 	}
 }

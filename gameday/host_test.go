@@ -1,11 +1,11 @@
 package gameday
 
 import (
-	"github.com/gameday-dev/gameday/gameday/judge"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 

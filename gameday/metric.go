@@ -87,7 +87,7 @@ func halts(v float64, h *scenarios.MetricBound) bool {
 	return (h.Above != nil && v > *h.Above) || (h.Below != nil && v < *h.Below)
 }
 
-// samples copies what was sampled so far, by query, for judging; nil for
+// taken copies what was sampled so far, by query, for judging; nil for
 // no sampler (judge.Evaluate says "not sampled").
 func (m *metricSampler) taken() map[string][]judge.Sample {
 	if m == nil {

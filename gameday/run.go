@@ -320,10 +320,9 @@ func (d *drill) setup(ctx context.Context) error {
 		}
 		sys = s
 	}
-	own := false // whether the Toxiproxy goes with the environment
 	if sys != nil {
 		if d.o.Environment != nil {
-			return fmt.Errorf("system %s is described (%s): gameday drills it as it runs, so the environment is its own (not %s)", sys.Name, sys.File, d.o.Environment.Kind())
+			return fmt.Errorf("system %s is described (%s): gameday drills it as it runs, through its description, so the %s environment given as well cannot apply: leave it out", sys.Name, sys.File, d.o.Environment.Kind())
 		}
 		// Refused before anything is started or created on its Toxiproxy.
 		if err := CheckScenario(d.sc, sys); err != nil {
@@ -334,7 +333,7 @@ func (d *drill) setup(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		d.env, d.sys, own = e, sys, e.OwnToxiproxy()
+		d.env, d.sys = e, sys
 	} else {
 		st := d.starter()
 		if st.Fresh() {
@@ -345,9 +344,9 @@ func (d *drill) setup(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		d.env, own = e, st.Fresh()
+		d.env = e
 	}
-	if own {
+	if env.OwnsToxiproxy(d.env) {
 		d.inj = faults.NewInjector(d.env, nil, runID) // its Toxiproxy dies with us
 	} else {
 		d.inj = faults.NewInjector(d.env, journal, runID) // its Toxiproxy outlives us
@@ -653,26 +652,38 @@ func (d *drill) drive(ctx context.Context) {
 	if d.rec.Verdict != "" {
 		return
 	}
-	e := judge.Ending{
-		Interrupted: ctx.Err() != nil, Halt: haltReason, Unsettled: d.unsettled,
-		Expectations: d.rec.Expectations, Checks: checks,
-		Starved: func() ([]string, int) { return judge.Starved(d.sc, d.rec.Expectations, checks, w, ft, host.starved) },
-		Host:    hostEvidence(d.rec.Host),
-	}
-	switch cause := context.Cause(loadCtx); {
-	case errors.Is(cause, errFault):
-		e.Fault = cause
-	case errors.Is(cause, errAborted):
-		e.Aborted = true
-	}
-	if errors.Is(loadErr, fleet.ErrShard) {
-		e.ShardLost = loadErr
-	}
+	e := ending(context.Cause(loadCtx), loadErr, guard)
+	e.Interrupted, e.Halt, e.Unsettled = ctx.Err() != nil, haltReason, d.unsettled
+	e.Expectations, e.Checks = d.rec.Expectations, checks
+	e.Starved = func() ([]string, int) { return judge.Starved(d.sc, d.rec.Expectations, checks, w, ft, host.starved) }
+	e.Host = hostEvidence(d.rec.Host)
 	j := judge.Decide(e)
 	d.rec.Verdict, d.rec.Reason = j.Verdict, j.Reason
 	if j.Starved != nil {
 		d.rec.Host.Starved = j.Starved
 	}
+}
+
+// ending says why the load stopped, as judge.Decide reads it: a fault that
+// could not be injected or lifted (errFault), the abort guard or the halt
+// condition (errAborted; the guard's reason, when it has one, whatever
+// stopped the load, since the halt's takes precedence in Decide), a lost
+// load worker (fleet.ErrShard).
+func ending(cause, loadErr error, guard *abortGuard) judge.Ending {
+	var e judge.Ending
+	switch {
+	case errors.Is(cause, errFault):
+		e.Fault = cause
+	case errors.Is(cause, errAborted):
+		e.Aborted = true
+	}
+	if guard != nil {
+		e.Guard = guard.reason()
+	}
+	if errors.Is(loadErr, fleet.ErrShard) {
+		e.ShardLost = loadErr
+	}
+	return e
 }
 
 // joinShards starts the coordinator of the load's workers (and, unless

@@ -3,11 +3,11 @@ package gameday
 import (
 	"context"
 	"fmt"
-	"github.com/gameday-dev/gameday/gameday/judge"
 	"sync"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 

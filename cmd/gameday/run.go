@@ -98,9 +98,7 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 	case "", "local":
 	case "containers":
 		// testcontainers' process-wide settings are this program's to make.
-		if err := docker.ConfigureProcess(context.Background()); err != nil {
-			return o, err
-		}
+		docker.ConfigureProcess(context.Background())
 		o.Environment = docker.ContainersOptions{}
 	case "compose":
 		co, err := docker.ComposeDefaults(*r.composeEnv)

@@ -111,6 +111,10 @@ func TestDescribedContainersNeedAnEngine(t *testing.T) {
 	if !ok {
 		t.Fatal("no process for cache")
 	}
+	// Its faults are journaled by the container's id, as Compose's are.
+	if id := p.(interface{ ContainerID() string }).ContainerID(); id != "0123456789ab" {
+		t.Errorf("container id %q, want the engine's", id)
+	}
 	if err := p.Pause(); err != nil {
 		t.Fatal(err)
 	}

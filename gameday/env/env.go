@@ -60,12 +60,22 @@ type Starter interface {
 	// Fresh reports whether Start starts the reference checkout itself,
 	// with the Spec's settings and empty books (local, containers), rather
 	// than drilling one that runs anyway (external, Compose). Only a fresh
-	// checkout's figures can be predicted from the scenario, and only it
-	// owns its Toxiproxy, so that its faults need no journal.
+	// checkout's figures can be predicted from the scenario, and only its
+	// checkout ids need not carry the time.
 	Fresh() bool
 	// Start brings the environment up. On error, and when ctx ends during
 	// the start, everything made so far is removed again.
 	Start(ctx context.Context, s Spec) (Environment, error)
+}
+
+// OwnsToxiproxy reports whether e's Toxiproxy was started with it and goes
+// when it closes (it says so with an OwnToxiproxy method: local,
+// containers, a described system's embedded one), so that faults on it
+// need no journal. Any other Toxiproxy outlives the runner, and its faults
+// are journaled: the safe default.
+func OwnsToxiproxy(e Environment) bool {
+	o, ok := e.(interface{ OwnToxiproxy() bool })
+	return ok && o.OwnToxiproxy()
 }
 
 // Spec is what a drill asks of the environment it starts.

@@ -29,7 +29,16 @@ type handle struct {
 	pause   func(ctx context.Context) error
 	resume  func(ctx context.Context) error
 	close   func() error // nil: nothing to release
+	// container is the engine's id of the container behind a container
+	// handle; "" for the others.
+	container string
 }
+
+// ContainerID identifies a container handle's container, for the fault
+// journal: a kill or pause of it on a system whose Toxiproxy outlives the
+// runner is journaled, and a later cleanup brings the container back
+// through its engine. "" for a handle that is not a container.
+func (h *handle) ContainerID() string { return h.container }
 
 var _ Process = (*handle)(nil)
 
@@ -136,7 +145,7 @@ func newHandle(ctx context.Context, dep string, p *system.Process, dir string, e
 		h.start = c.Start
 		h.pause = func(context.Context) error { return c.Pause() }
 		h.resume = func(context.Context) error { return c.Resume() }
-		h.close = c.Close
+		h.close, h.container = c.Close, c.ID()
 	}
 	return h, nil
 }

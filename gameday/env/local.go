@@ -179,8 +179,12 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	return l, nil
 }
 
-func (l *Local) Info() Info              { return l.info }
-func (l *Local) CheckoutURL() string     { return l.coURL }
+func (l *Local) Info() Info          { return l.info }
+func (l *Local) CheckoutURL() string { return l.coURL }
+
+// OwnToxiproxy: the Toxiproxy is embedded in this process and goes with
+// it, so that faults on it need no journal.
+func (l *Local) OwnToxiproxy() bool      { return true }
 func (l *Local) AdminToken() string      { return l.token }
 func (l *Local) PaymentURL() string      { return l.payURL }
 func (l *Local) Toxiproxy() *toxi.Client { return l.client }

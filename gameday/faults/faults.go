@@ -176,7 +176,7 @@ func (in *Injector) applyProcess(ctx context.Context, f Fault) error {
 // when the injector keeps a journal (the environment outlives the runner).
 func (in *Injector) containerEntry(f Fault, p env.Process) (Entry, bool) {
 	c, ok := p.(interface{ ContainerID() string })
-	if !ok || in.journal == nil {
+	if !ok || c.ContainerID() == "" || in.journal == nil {
 		return Entry{}, false
 	}
 	action := "kill"

@@ -67,6 +67,43 @@ func TestRestartLeavesNoJournalEntry(t *testing.T) {
 	}
 }
 
+// A process whose handle names no container (a pid file, a command, a
+// systemd unit of a described system) is not journaled: cleanup could not
+// bring it back.
+func TestOnlyContainersAreJournaled(t *testing.T) {
+	j := OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
+	in := NewInjector(containerEnv{&container{}}, j, "run1")
+	in2 := NewInjector(noContainerEnv{p: &noID{}}, j, "run2")
+	ctx := context.Background()
+	if err := in2.Apply(ctx, Fault{Name: "down", Target: "redis", Process: "kill"}); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := j.Entries(); len(es) != 0 {
+		t.Errorf("a kill of a process that is no container was journaled: %+v", es)
+	}
+	if err := in.Apply(ctx, Fault{Name: "down", Target: "redis", Process: "kill"}); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := j.Entries(); len(es) != 1 || es[0].Container != "0123456789ab" {
+		t.Errorf("a kill of a container: the journal holds %+v, want its entry", es)
+	}
+	if err := errors.Join(in.RemoveAll(), in2.RemoveAll()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noID is a process handle with the method but no container behind it.
+type noID struct{ container }
+
+func (*noID) ContainerID() string { return "" }
+
+type noContainerEnv struct {
+	containerEnv
+	p *noID
+}
+
+func (e noContainerEnv) Process(string) (env.Process, bool) { return e.p, true }
+
 // engine is a container engine that hands out the stand-in container, and
 // says so when it is asked for another.
 type engine struct{ c *container }

@@ -201,7 +201,7 @@ func Breakers(trans map[string][]Transition, faults []scenarios.Fault, ft FaultT
 	return out
 }
 
-// closedAfter is how long after the fault's end (sp.to: the dependency
+// closedAfter is how long after the fault's end (sp.To: the dependency
 // back, as the system under test reaches it) the breaker closed, counting
 // from its first close once lifting began: a breaker whose probe got
 // through before the runner saw the dependency back closed with it (0).
@@ -302,6 +302,7 @@ func degradedExpectation(d *scenarios.DegradedSeen, shoppers []Shopper, w Window
 	return r
 }
 
+// WindowWords says a window in words, for promises ("during the fault").
 func WindowWords(w scenarios.Window) string {
 	switch w {
 	case "before":

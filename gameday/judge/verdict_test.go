@@ -157,3 +157,29 @@ func TestBreakerRecords(t *testing.T) {
 		}
 	}
 }
+
+// A metric promise with no sampler is "not sampled"; with a sampler that
+// took nothing in its window, "no sample in that window"; with samples,
+// judged on every one of them, and a sample that could not be read says so.
+func TestMetricPromises(t *testing.T) {
+	below := 0.5
+	sc := &scenarios.Scenario{Expect: []scenarios.Expectation{{Metric: &scenarios.MetricBound{Query: "errors", Window: "during", Below: &below}}}}
+	w := Windows{Faults: []Span{{From: 10 * sec, Lifted: 20 * sec, To: 20 * sec}}, End: 30 * sec}
+	for _, c := range []struct {
+		name     string
+		samples  map[string][]Sample
+		held     bool
+		observed string
+	}{
+		{"no sampler", nil, false, "not sampled"},
+		{"nothing in the window", map[string][]Sample{"errors": {{At: 5 * sec, V: 0.1}}}, false, "no sample in that window"},
+		{"held", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, V: 0.4}}}, true, "0.1 to 0.4 over 2 samples (0 outside)"},
+		{"broken", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, V: 0.9}}}, false, "0.1 to 0.9 over 2 samples (1 outside)"},
+		{"unreadable", map[string][]Sample{"errors": {{At: 12 * sec, Err: fmt.Errorf("connection refused")}}}, false, "could not be read: connection refused"},
+	} {
+		r := Evaluate(sc, nil, w, nil, nil, nil, c.samples)[0]
+		if r.Held != c.held || r.Observed != c.observed {
+			t.Errorf("%s: held %v (%s), want %v (%s)", c.name, r.Held, r.Observed, c.held, c.observed)
+		}
+	}
+}

@@ -282,10 +282,13 @@ func (c *Compose) waitReady(ctx context.Context) error {
 func (c *Compose) Info() env.Info          { return c.info }
 func (c *Compose) Toxiproxy() *toxi.Client { return c.External.Toxiproxy() }
 
-// env.Process is the container of the service behind a dependency.
+// Process is the container of the service behind a dependency.
 func (c *Compose) Process(dep string) (env.Process, bool) {
 	p, ok := c.procs[dep]
-	return p, ok
+	if !ok {
+		return nil, false // not a typed nil
+	}
+	return p, true
 }
 
 // Close lets go of the Docker client; the project stays up.

@@ -152,21 +152,27 @@ const ryukVar = "TESTCONTAINERS_RYUK_DISABLED"
 // containers.log all the same), and, unless TESTCONTAINERS_RYUK_DISABLED
 // is set, the reaper is turned off when its image is not on this machine.
 // They belong to the program, not to a library: the gameday command calls
-// it, and StartContainers never changes them.
-func ConfigureProcess(ctx context.Context) error {
+// it, and StartContainers never changes them. It gives up within ten
+// seconds, and where the engine cannot be asked it changes nothing more:
+// StartContainers then says what is wrong, in the run's record.
+func ConfigureProcess(ctx context.Context) {
 	tclog.SetDefault(tclog.NewNoopLogger())
 	if _, set := os.LookupEnv(ryukVar); set {
-		return nil
+		return
 	}
 	cli, err := dockerClient()
 	if err != nil {
-		return err
+		return
 	}
 	defer cli.Close()
-	if _, err := cli.ImageInspect(ctx, ReaperImage); err != nil {
-		return os.Setenv(ryukVar, "true")
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+		return
 	}
-	return nil
+	if _, err := cli.ImageInspect(ctx, ReaperImage); err != nil {
+		_ = os.Setenv(ryukVar, "true")
+	}
 }
 
 // reaper says how the reaper stands, for the run's notes, or refuses a
@@ -252,7 +258,7 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 		}
 		return []string{"redis-server", "--appendonly", aof, "--save", "", "--protected-mode", "no"}
 	}
-	// env.Inventory keeps an append-only file, as in the local environment, so
+	// Inventory keeps an append-only file, as in the local environment, so
 	// that a killed and restarted container comes back with its books.
 	if _, err := c.run(ctx, aliasInventory, o.Images.Redis, redisCmd(true), nil, "6379/tcp",
 		[]string{"redis-cli", "ping"}); err != nil {
@@ -417,11 +423,18 @@ func (c *Containers) ProxyName(dep string) (string, bool) {
 	return dep, ok
 }
 
-// env.Process is the container behind a dependency (or "checkout").
+// Process is the container behind a dependency (or "checkout").
 func (c *Containers) Process(dep string) (env.Process, bool) {
 	p, ok := c.procs[dep]
-	return p, ok
+	if !ok {
+		return nil, false // not a typed nil
+	}
+	return p, true
 }
+
+// OwnToxiproxy: the Toxiproxy is a container of the environment, removed
+// with it, so that faults on it need no journal.
+func (c *Containers) OwnToxiproxy() bool { return true }
 
 // Close saves the servers' logs (when Dir is set), then removes every
 // container and the network, and finally anything else labelled with this
