@@ -16,14 +16,14 @@ type Facts struct {
 	Notes                                               []string // what the run should know of how they were read
 }
 
-// Order is one Order of this run.
+// Order is one order of this run.
 type Order struct {
 	CheckoutID string
 	Charge     string // the charge it was paid with; "" when unknown
 	Units      int64
 }
 
-// Charge is one Charge of this run at the provider.
+// Charge is one charge of this run at the provider.
 type Charge struct {
 	CheckoutID string
 	ID         string
