@@ -94,17 +94,3 @@ func dur(s string) *time.Duration {
 	}
 	return &d
 }
-
-// dirEntries lists the names in dir.
-func dirEntries(t testing.TB, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
-}

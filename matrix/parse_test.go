@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
 // A hand-edited matrix, with comments in odd places, block scalars, quoted
@@ -127,7 +129,7 @@ func TestRefusals(t *testing.T) {
 			if after := readFile(t, path); !bytes.Equal(after, before) {
 				t.Error("Update changed the refused file")
 			}
-			if names := dirEntries(t, filepath.Dir(path)); len(names) != 1 {
+			if names := testenv.DirNames(t, filepath.Dir(path)); len(names) != 1 {
 				t.Errorf("Update left files behind: %v", names)
 			}
 		})

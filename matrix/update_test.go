@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gameday-dev/gameday/internal/testenv"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -48,7 +49,7 @@ func TestUpdateWritesOnceAndOnlyOnChange(t *testing.T) {
 	if info.Mode().Perm() != 0o640 {
 		t.Errorf("mode %v, want 0640", info.Mode().Perm())
 	}
-	if names := dirEntries(t, filepath.Dir(path)); len(names) != 1 {
+	if names := testenv.DirNames(t, filepath.Dir(path)); len(names) != 1 {
 		t.Errorf("files left behind: %v", names)
 	}
 
@@ -169,7 +170,7 @@ func TestKilledWriterLeavesMatrixIntact(t *testing.T) {
 				t.Fatal(err)
 			}
 			var temps []string
-			for _, n := range dirEntries(t, filepath.Dir(path)) {
+			for _, n := range testenv.DirNames(t, filepath.Dir(path)) {
 				if n != filepath.Base(path) && n != filepath.Base(path)+".lock" {
 					temps = append(temps, n)
 				}
@@ -195,7 +196,7 @@ func TestKilledWriterLeavesMatrixIntact(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the lock of the killed writer was not released")
 			}
-			if names := dirEntries(t, filepath.Dir(path)); len(names) != 1 {
+			if names := testenv.DirNames(t, filepath.Dir(path)); len(names) != 1 {
 				t.Errorf("left behind after the next update: %v", names)
 			}
 		})
@@ -314,7 +315,7 @@ func TestConcurrentUpdatesAllLand(t *testing.T) {
 			t.Errorf("row %s lost its update: %+v", r.ID(), r.Last)
 		}
 	}
-	if names := dirEntries(t, filepath.Dir(path)); len(names) != 1 {
+	if names := testenv.DirNames(t, filepath.Dir(path)); len(names) != 1 {
 		t.Errorf("files left behind: %v", names)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gameday-dev/gameday/internal/testenv"
 	"github.com/gameday-dev/gameday/matrix"
 )
 
@@ -137,7 +138,7 @@ func TestDrillDryRunAndMatrixDue(t *testing.T) {
 			if got, _ := os.ReadFile(matrix.DefaultFile); string(got) != dueMatrix {
 				t.Errorf("the matrix changed:\n%s", got)
 			}
-			if left := dirNames(t, dir); len(left) != 1 || left[0] != matrix.DefaultFile {
+			if left := testenv.DirNames(t, dir); len(left) != 1 || left[0] != matrix.DefaultFile {
 				t.Errorf("the directory holds %v; want the matrix alone (no runs, no journal)", left)
 			}
 		})
@@ -217,7 +218,7 @@ func TestCleanupWithNothingLeavesNothing(t *testing.T) {
 		if code := run(args, &stdout, &stderr); code != exitOK || stdout.String() != "nothing to clean up\n" {
 			t.Errorf("%v: exit %d\n%s%s", args, code, stdout.String(), stderr.String())
 		}
-		if left := dirNames(t, dir); len(left) != 0 {
+		if left := testenv.DirNames(t, dir); len(left) != 0 {
 			t.Errorf("%v left %v in a fresh directory", args, left)
 		}
 	}
@@ -225,7 +226,7 @@ func TestCleanupWithNothingLeavesNothing(t *testing.T) {
 	if code := run([]string{"cleanup", "-containers=false", "-journal", journal, "-drop", "all"}, &stdout, &stderr); code != exitUsage {
 		t.Errorf("cleanup -drop with no journal: exit %d, want 2", code)
 	}
-	if left := dirNames(t, dir); len(left) != 0 {
+	if left := testenv.DirNames(t, dir); len(left) != 0 {
 		t.Errorf("cleanup -drop left %v", left)
 	}
 
@@ -237,20 +238,7 @@ func TestCleanupWithNothingLeavesNothing(t *testing.T) {
 	if code := run([]string{"cleanup", "-containers=false", "-journal", empty}, &stdout, &stderr); code != exitOK {
 		t.Errorf("cleanup of an empty journal: exit %d\n%s", code, stderr.String())
 	}
-	if left := dirNames(t, dir); len(left) != 0 {
+	if left := testenv.DirNames(t, dir); len(left) != 0 {
 		t.Errorf("cleanup of an empty journal left %v", left)
 	}
-}
-
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	des, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, d := range des {
-		names = append(names, d.Name())
-	}
-	return names
 }

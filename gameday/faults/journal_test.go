@@ -138,7 +138,7 @@ func TestJournalLeavesNothingWhenEmpty(t *testing.T) {
 	if err := j.Remove(Entry{RunID: "r"}); err != nil {
 		t.Fatal(err)
 	}
-	if left := listDir(t, dir); len(left) != 0 {
+	if left := testenv.DirNames(t, dir); len(left) != 0 {
 		t.Fatalf("with nothing journaled, %s holds %v; want nothing", dir, left)
 	}
 
@@ -146,13 +146,13 @@ func TestJournalLeavesNothingWhenEmpty(t *testing.T) {
 	if err := j.Add(e); err != nil {
 		t.Fatal(err)
 	}
-	if left := listDir(t, filepath.Dir(path)); len(left) != 1 || left[0] != "journal.json" {
+	if left := testenv.DirNames(t, filepath.Dir(path)); len(left) != 1 || left[0] != "journal.json" {
 		t.Fatalf("while a fault is journaled the directory holds %v; want the journal alone", left)
 	}
 	if err := j.Remove(e); err != nil {
 		t.Fatal(err)
 	}
-	if left := listDir(t, filepath.Dir(path)); len(left) != 0 {
+	if left := testenv.DirNames(t, filepath.Dir(path)); len(left) != 0 {
 		t.Fatalf("after the last entry went the directory holds %v; want nothing", left)
 	}
 
@@ -162,7 +162,7 @@ func TestJournalLeavesNothingWhenEmpty(t *testing.T) {
 	if _, _, err := j.Cleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if left := listDir(t, filepath.Dir(path)); len(left) != 0 {
+	if left := testenv.DirNames(t, filepath.Dir(path)); len(left) != 0 {
 		t.Fatalf("after a cleanup of an empty journal the directory holds %v; want nothing", left)
 	}
 }
@@ -211,17 +211,4 @@ func TestJournalConcurrentRunnersLoseNothing(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("journal holds %v, want %v", got, want)
 	}
-}
-
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	des, err := os.ReadDir(dir)
-	if err != nil && !os.IsNotExist(err) {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, d := range des {
-		names = append(names, d.Name())
-	}
-	return names
 }
