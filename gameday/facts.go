@@ -13,6 +13,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/books"
 	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/wait"
 )
 
 // readFacts reads the books of sys after the drill: every fact the system
@@ -153,12 +154,7 @@ func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit
 	b := sys.Books
 	if b.Settled == nil {
 		if w := b.SettleAfter.D(); w > 0 {
-			t := time.NewTimer(w)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			}
+			wait.For(ctx, w)
 		}
 		return "", nil
 	}
@@ -178,12 +174,8 @@ func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit
 		default:
 			last = detail
 		}
-		t := time.NewTimer(200 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !wait.For(ctx, 200*time.Millisecond) {
 			return fmt.Sprintf("the books did not settle within %s (books.settled last said: %s); they were read as they were", limit, last), nil
-		case <-t.C:
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/faults"
 	"github.com/gameday-dev/gameday/gameday/judge"
+	"github.com/gameday-dev/gameday/internal/wait"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -55,7 +56,7 @@ func (tl *timeline) start(ctx context.Context) {
 }
 
 func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
-	if !sleepUntil(ctx, tl.t0.Add(sf.At.D())) {
+	if !wait.Until(ctx, tl.t0.Add(sf.At.D())) {
 		return
 	}
 	rec := &FaultRecord{Name: sf.Name, Target: sf.Target, Kind: sf.Kind(), StartMS: time.Since(tl.t0).Milliseconds(), EndMS: -1}
@@ -84,7 +85,7 @@ func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
 		}
 		return // the rest stay until the run ends
 	}
-	sleepUntil(ctx, tl.t0.Add(sf.At.D()+sf.For.D()))
+	wait.Until(ctx, tl.t0.Add(sf.At.D()+sf.For.D()))
 	if ctx.Err() != nil {
 		return // RemoveAll ends it
 	}
@@ -135,16 +136,4 @@ func (tl *timeline) spans(end time.Duration) judge.FaultTimes {
 		}
 	}
 	return ft
-}
-
-// sleepUntil waits for t; false if ctx ended first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -1,9 +1,6 @@
 package env
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // Engine is what gameday needs of a container engine to act on containers
 // it did not start: the containers a system file names as its dependencies'
@@ -40,16 +37,4 @@ type errNoEngine struct{}
 
 func (errNoEngine) Error() string {
 	return "no container engine: this program was built without one (the gameday command links Docker's, package gameday/env/docker)"
-}
-
-// Sleep waits for d, or until ctx is done; it reports whether d passed.
-func Sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/health"
+	"github.com/gameday-dev/gameday/internal/wait"
 )
 
 // handle is a dependency's process as its system file declares it. Every
@@ -80,7 +81,7 @@ func (h *handle) Start(ctx context.Context) error {
 		if last == nil {
 			return nil
 		}
-		if !Sleep(ctx, 100*time.Millisecond) {
+		if !wait.For(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("start %s: not ready at %s within %s: %v", h.dep, health.Redact(h.ready), h.timeout, last)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/wait"
 )
 
 // AnswerGrace is how long after its deadline a shopper still takes an
@@ -330,13 +332,4 @@ func (r *run) finish(s *Shopper, outcome string, at time.Time) {
 
 // sleep waits d, or less if the run is aborted; it reports whether it
 // waited the whole time.
-func (r *run) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-r.ctx.Done():
-		return false
-	}
-}
+func (r *run) sleep(d time.Duration) bool { return wait.For(r.ctx, d) }

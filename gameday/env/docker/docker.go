@@ -14,6 +14,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/internal/owner"
+	"github.com/gameday-dev/gameday/internal/wait"
 )
 
 // Labels on every container and network the containers environment makes,
@@ -128,7 +129,7 @@ func (c *containerProc) startOnly(ctx context.Context) error {
 		if st, err := c.state(ctx); err == nil && st.Running {
 			return nil
 		}
-		if !env.Sleep(ctx, 100*time.Millisecond) {
+		if !wait.For(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("start %s: %w", c.name, ctx.Err())
 		}
 	}
@@ -157,7 +158,7 @@ func (c *containerProc) Kill() error {
 		if !st.Running {
 			return nil
 		}
-		env.Sleep(ctx, 50*time.Millisecond)
+		wait.For(ctx, 50*time.Millisecond)
 	}
 	return fmt.Errorf("kill %s: still running after %s", c.name, dockerCall)
 }
@@ -200,7 +201,7 @@ func (c *containerProc) waitReachable(ctx context.Context) error {
 				return nil
 			}
 		}
-		if !env.Sleep(ctx, reachPoll) {
+		if !wait.For(ctx, reachPoll) {
 			return fmt.Errorf("start %s: not reachable by its peers: %w (last check: %v)", c.name, ctx.Err(), last)
 		}
 	}
@@ -238,7 +239,7 @@ func dockerExec(ctx context.Context, cli *client.Client, id string, cmd []string
 			}
 			return nil
 		}
-		if !env.Sleep(ctx, 20*time.Millisecond) {
+		if !wait.For(ctx, 20*time.Millisecond) {
 			return fmt.Errorf("exec %v: %w", cmd, ctx.Err())
 		}
 	}
