@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,6 +53,11 @@ type Server struct {
 	// pending is no longer the truth.
 	pending  map[string]pendingPurchase
 	prunedAt time.Time // when pending last lost its expired ids
+	// pendingN is len(pending), stored under mu: a checkout whose Redis
+	// answered forgets its id's pending purchase without taking mu when
+	// none is pending, as is the rule (ids of one purchase are one at a
+	// time here: begin, under mu, orders them).
+	pendingN atomic.Int64
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -373,6 +379,7 @@ func (s *Server) markPending(req Request, until time.Time) {
 		}
 	}
 	s.pending[req.CheckoutID] = pendingPurchase{shopper: req.Shopper, sku: req.SKU, until: until}
+	s.pendingN.Store(int64(len(s.pending)))
 }
 
 // pendingFor says whether req's checkout id was answered pending and its
@@ -390,10 +397,14 @@ func (s *Server) pendingFor(req Request) (held, mine bool) {
 
 // forgetPending forgets req's pending purchase, if it is req's own.
 func (s *Server) forgetPending(req Request) {
+	if s.pendingN.Load() == 0 {
+		return // the common case: nothing of this instance is pending
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p, ok := s.pending[req.CheckoutID]; ok && p.shopper == req.Shopper && p.sku == req.SKU {
 		delete(s.pending, req.CheckoutID)
+		s.pendingN.Store(int64(len(s.pending)))
 	}
 }
 
