@@ -548,7 +548,7 @@ func (d *drill) drive(ctx context.Context) {
 	plan := d.plan()
 	live := liveCounts{start: start}
 	if d.o.Progress != nil {
-		live.schedule = load.Schedule(plan.Stages)
+		live.schedule = plan.Offsets()
 	}
 	stopProgress := d.liveProgress(&live, probe, start)
 	onResult := func(s *load.Shopper) {

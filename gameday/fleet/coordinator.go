@@ -402,7 +402,7 @@ func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*loa
 	defer c.callOff(errors.New("the sale is over"))
 
 	plan := c.job.Plan
-	sched := load.Schedule(plan.Stages)
+	sched := plan.Offsets()
 	var last time.Duration
 	if len(sched) > 0 {
 		last = sched[len(sched)-1]
@@ -537,7 +537,7 @@ func (c *Coordinator) Unmatched() []runrecord.Unmatched {
 func (c *Coordinator) Shards() []runrecord.Shard {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := len(load.Schedule(c.job.Plan.Stages))
+	n := len(c.job.Plan.Arrivals())
 	mine := make([][]*load.Shopper, len(c.shards))
 	for _, sh := range c.got {
 		k := sh.Index % len(c.shards)

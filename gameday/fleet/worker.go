@@ -71,7 +71,7 @@ func Work(ctx context.Context, o WorkerOptions) error {
 		return fmt.Errorf("worker: fetch the job: %w", err)
 	}
 	w.shard = strconv.Itoa(job.Shard)
-	w.logf("shard %d of %d: %d arrivals of %s", job.Shard, job.Of, load.Shard{Index: job.Shard, Of: job.Of}.Count(len(load.Schedule(job.Plan.Stages))), job.System.File)
+	w.logf("shard %d of %d: %d arrivals of %s", job.Shard, job.Of, load.Shard{Index: job.Shard, Of: job.Of}.Count(len(job.Plan.Arrivals())), job.System.File)
 
 	flow, err := w.prepare(ctx, job)
 	if err != nil {

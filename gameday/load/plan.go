@@ -70,6 +70,24 @@ type Plan struct {
 	// and session token, so that runs against the same checkout do not
 	// collide. Empty means DefaultIDPrefix.
 	IDPrefix string
+	// Shops, when set, is a sale across shops: every arrival is for one
+	// shop (Shopper.Shop, Call.Shop). The arrivals of Stages go round
+	// robin to the shops without stages of their own, in order (arrival k
+	// of Stages to the (k mod M)-th), as steady background traffic; a shop
+	// with Stages has those arrivals as well (its flash sale), merged with
+	// the others in time order. Names are unique and not empty. Empty: one
+	// shop, unnamed.
+	Shops []ShopLoad
+}
+
+// ShopLoad is one shop of a sale across shops.
+type ShopLoad struct {
+	// Name is the shop's name, as the system under test knows it.
+	Name string
+	// Stages, when set, are the shop's own arrivals, on top of the plan's
+	// (validated as the plan's are). A shop without them has its share
+	// of the plan's Stages.
+	Stages []Stage
 }
 
 // FieldError is one invalid field of a Plan: Field is named as in a
@@ -92,16 +110,41 @@ func (p Plan) Validate() error {
 	if len(p.Stages) == 0 {
 		bad("stages", len(p.Stages), "at least one stage is needed")
 	}
-	for i, st := range p.Stages {
-		if st.Duration <= 0 {
-			bad(fmt.Sprintf("stages[%d].duration", i), st.Duration, "must be positive")
-		}
-		if math.IsNaN(st.Target) || math.IsInf(st.Target, 0) || st.Target < 0 {
-			bad(fmt.Sprintf("stages[%d].target", i), st.Target, "must be a finite rate, 0 or more, per second")
+	stages := func(field string, sts []Stage) {
+		for i, st := range sts {
+			if st.Duration <= 0 {
+				bad(fmt.Sprintf("%s[%d].duration", field, i), st.Duration, "must be positive")
+			}
+			if math.IsNaN(st.Target) || math.IsInf(st.Target, 0) || st.Target < 0 {
+				bad(fmt.Sprintf("%s[%d].target", field, i), st.Target, "must be a finite rate, 0 or more, per second")
+			}
 		}
 	}
+	stages("stages", p.Stages)
+	seen := map[string]bool{}
+	background := 0
+	for i, sh := range p.Shops {
+		switch {
+		case sh.Name == "":
+			bad(fmt.Sprintf("shops[%d].name", i), `""`, "required")
+		case seen[sh.Name]:
+			bad(fmt.Sprintf("shops[%d].name", i), sh.Name, "named twice")
+		}
+		seen[sh.Name] = true
+		stages(fmt.Sprintf("shops[%d].stages", i), sh.Stages)
+		if len(sh.Stages) == 0 {
+			background++
+		}
+	}
+	if len(p.Shops) > 0 && background == 0 {
+		bad("shops", len(p.Shops), "every shop has stages of its own: at least one must take the plan's stages")
+	}
 	if len(errs) == 0 {
-		if n := arrivals(p.Stages); n > ArrivalLimit {
+		n := arrivals(p.Stages)
+		for _, sh := range p.Shops {
+			n += arrivals(sh.Stages)
+		}
+		if n > ArrivalLimit {
 			bad("stages", fmt.Sprintf("%.0f arrivals", n), fmt.Sprintf("at most %d arrivals in one plan", ArrivalLimit))
 		}
 	}

@@ -122,11 +122,11 @@ func Run(ctx context.Context, plan Plan, t Target, opt Options) (*Report, error)
 
 	// The records are allocated before the sale starts: the shard's
 	// arrivals, with their indexes in the whole plan.
-	sched := Schedule(plan.Stages)
+	sched := plan.Arrivals()
 	shoppers := make([]Shopper, 0, len(sched)/max(opt.Shard.Of, 1)+1)
-	for i, at := range sched {
+	for i, a := range sched {
 		if opt.Shard.Has(i) {
-			shoppers = append(shoppers, Shopper{Index: i, Scheduled: at, Deadline: at + plan.Patience})
+			shoppers = append(shoppers, Shopper{Index: i, Shop: a.Shop, Scheduled: a.At, Deadline: a.At + plan.Patience})
 		}
 	}
 	rep := &Report{Scheduled: len(shoppers), Shoppers: make([]*Shopper, len(shoppers))}
@@ -206,7 +206,7 @@ func (r *run) shop(s *Shopper) {
 		r.finish(s, OutcomeGaveUp, r.clock())
 		return
 	}
-	call := Call{CheckoutID: s.ID, Shopper: s.Name, Number: s.Index, Session: s.Session, Deadline: deadline, Attempt: 1}
+	call := Call{CheckoutID: s.ID, Shopper: s.Name, Number: s.Index, Shop: s.Shop, Session: s.Session, Deadline: deadline, Attempt: 1}
 	if r.keeps > 0 {
 		call.Kept = make([]string, r.keeps)
 	}

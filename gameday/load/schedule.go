@@ -77,3 +77,64 @@ func rate(target float64) float64 {
 	}
 	return target
 }
+
+// Arrival is one arrival of a plan: when it is due, from the start of the
+// sale, and the shop it is for ("" in a plan without shops).
+type Arrival struct {
+	At   time.Duration
+	Shop string
+}
+
+// Arrivals returns every arrival of the plan in time order: the arrivals
+// of its Stages ([Schedule]), each given to a shop without stages of its
+// own in turn, merged with the arrivals of each shop's own stages. At the
+// same instant the plan's come first, then the shops' in their order. The
+// same plan gives the same arrivals. It expects a plan that passed
+// Validate.
+func (p Plan) Arrivals() []Arrival {
+	base := Schedule(p.Stages)
+	var background []string
+	for _, sh := range p.Shops {
+		if len(sh.Stages) == 0 {
+			background = append(background, sh.Name)
+		}
+	}
+	out := make([]Arrival, len(base))
+	for k, at := range base {
+		out[k].At = at
+		if len(background) > 0 {
+			out[k].Shop = background[k%len(background)]
+		}
+	}
+	for _, sh := range p.Shops {
+		if len(sh.Stages) == 0 {
+			continue
+		}
+		own := Schedule(sh.Stages)
+		merged := make([]Arrival, 0, len(out)+len(own))
+		i := 0
+		for _, at := range own {
+			for i < len(out) && out[i].At <= at {
+				merged = append(merged, out[i])
+				i++
+			}
+			merged = append(merged, Arrival{At: at, Shop: sh.Name})
+		}
+		out = append(merged, out[i:]...)
+	}
+	if len(out) > ArrivalLimit {
+		out = out[:ArrivalLimit]
+	}
+	return out
+}
+
+// Offsets is when each of the plan's arrivals is due ([Plan.Arrivals]'
+// times), in order.
+func (p Plan) Offsets() []time.Duration {
+	as := p.Arrivals()
+	out := make([]time.Duration, len(as))
+	for i, a := range as {
+		out[i] = a.At
+	}
+	return out
+}

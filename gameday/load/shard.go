@@ -90,7 +90,7 @@ func Merge(reports ...*Report) (*Report, error) {
 // Dropped count the records. A record of an arrival the plan does not have,
 // or of one arrival twice, is refused.
 func Complete(plan Plan, start time.Time, got []*Shopper) (*Report, error) {
-	sched := Schedule(plan.Stages)
+	sched := plan.Arrivals()
 	all := make([]*Shopper, 0, len(sched))
 	seen := make([]bool, len(sched))
 	for _, s := range got {
@@ -104,9 +104,9 @@ func Complete(plan Plan, start time.Time, got []*Shopper) (*Report, error) {
 		all = append(all, s)
 	}
 	r := &run{plan: plan}
-	for i, at := range sched {
+	for i, a := range sched {
 		if !seen[i] {
-			s := &Shopper{Index: i, Scheduled: at, Deadline: at + plan.Patience}
+			s := &Shopper{Index: i, Shop: a.Shop, Scheduled: a.At, Deadline: a.At + plan.Patience}
 			r.name(s)
 			all = append(all, s)
 		}

@@ -46,6 +46,7 @@ type Attempt struct {
 // offsets from Report.Start.
 type Shopper struct {
 	Index   int
+	Shop    string // the shop the arrival is for (Plan.Shops); "" without shops
 	ID      string // the checkout id, the same for every attempt
 	Name    string // the shopper field of the request
 	Session string // the session token; "" for a guest
@@ -114,7 +115,7 @@ func (c Choice) Jitter(k int) float64 {
 // Run makes the same choices, one shopper at a time. It expects a plan that
 // passed Validate.
 func Shoppers(plan Plan) []Choice {
-	n := min(int(arrivals(plan.Stages)), ArrivalLimit)
+	n := len(plan.Arrivals())
 	out := make([]Choice, n)
 	for i := range out {
 		c := newChooser(plan, i)

@@ -32,6 +32,8 @@ type Call struct {
 	// Shopper is the shopper's id; Number its index in the plan.
 	Shopper string
 	Number  int
+	// Shop is the shop the purchase is in (Plan.Shops); "" without shops.
+	Shop string
 	// Session is the shopper's session token; "" for a guest.
 	Session string
 	// Deadline is when the shopper leaves.
