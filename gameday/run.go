@@ -849,11 +849,12 @@ func queryTimeout(q *system.Query) time.Duration {
 func (d *drill) plan() load.Plan {
 	l := d.sc.Load
 	p := load.Plan{
-		Patience: l.Patience.D(), MaxRetries: l.MaxRetries, MaxShoppers: l.ShopperPool(),
+		Patience: l.Patience.D(), MaxRetries: l.MaxRetries, MaxShoppers: d.sc.ShopperPool(),
 		Seed: d.seed, IDPrefix: d.prefix,
 	}
-	for _, st := range l.Stages {
-		p.Stages = append(p.Stages, load.Stage{Duration: st.Duration.D(), Target: st.Target})
+	p.Stages = loadStages(l.Stages)
+	for _, sh := range d.sc.Shops {
+		p.Shops = append(p.Shops, load.ShopLoad{Name: sh.Name, Stages: loadStages(sh.Stages)})
 	}
 	if l.RetryJitter != nil {
 		p.RetryJitter = *l.RetryJitter
@@ -862,6 +863,14 @@ func (d *drill) plan() load.Plan {
 		p.SessionShare = *l.SessionShare
 	}
 	return p
+}
+
+func loadStages(sts []scenarios.Stage) []load.Stage {
+	var out []load.Stage
+	for _, st := range sts {
+		out = append(out, load.Stage{Duration: st.Duration.D(), Target: st.Target})
+	}
+	return out
 }
 
 // rebase moves every time of the report to count from start, the zero of

@@ -3,6 +3,7 @@ package scenarios
 import (
 	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -63,7 +64,7 @@ func (s *Scenario) SetDefaults() {
 	for i := range s.Faults {
 		f := &s.Faults[i]
 		if f.Name == "" {
-			f.Name = f.Target + "-" + f.Kind() + "-" + strconv.Itoa(i)
+			f.Name = strings.ReplaceAll(f.Target, "/", "-") + "-" + f.Kind() + "-" + strconv.Itoa(i)
 		}
 		if f.Toxic != nil {
 			if f.Toxic.Stream == "" {
@@ -93,6 +94,14 @@ func (s *Scenario) SetDefaults() {
 		}
 		if e.Ratio != nil && e.Ratio.Window == "" {
 			e.Ratio.Window = window
+		}
+		if b := e.BlastRadius; b != nil {
+			if b.Window == "" && b.To == 0 {
+				b.Window = window
+			}
+			if b.Baseline == "" && b.BaselineTo == 0 {
+				b.Baseline = WindowBefore
+			}
 		}
 		if e.Degraded != nil {
 			if e.Degraded.Window == "" {

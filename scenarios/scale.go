@@ -26,11 +26,27 @@ func (l Load) PeakRate() float64 {
 	return peak
 }
 
+// PeakRate is the highest arrival rate of the whole sale: the load's peak
+// and every shop's own, added (an upper bound: their peaks may not meet).
+func (s *Scenario) PeakRate() float64 {
+	peak := s.Load.PeakRate()
+	for _, sh := range s.Shops {
+		peak += Load{Stages: sh.Stages}.PeakRate()
+	}
+	return peak
+}
+
 // ShopperPool is the number of shoppers the load may have in flight:
 // MaxShoppers, or when it is 0, 2 × peak rate × patience (DefaultPatience
 // when Patience is 0), at least 100 and at most 1,000,000 (the load
 // generator's limit).
-func (l Load) ShopperPool() int {
+func (l Load) ShopperPool() int { return l.poolFor(l.PeakRate()) }
+
+// ShopperPool is the load's ShopperPool for the whole sale: the shops'
+// own peaks added to the load's ([Scenario.PeakRate]).
+func (s *Scenario) ShopperPool() int { return s.Load.poolFor(s.PeakRate()) }
+
+func (l Load) poolFor(peak float64) int {
 	if l.MaxShoppers > 0 {
 		return l.MaxShoppers
 	}
@@ -38,7 +54,7 @@ func (l Load) ShopperPool() int {
 	if patience <= 0 {
 		patience = DefaultPatience
 	}
-	n := math.Ceil(2 * l.PeakRate() * patience.Seconds())
+	n := math.Ceil(2 * peak * patience.Seconds())
 	if !(n < maxShoppers) { // also NaN
 		return maxShoppers
 	}
@@ -51,14 +67,16 @@ func (l Load) ShopperPool() int {
 // not changed. Both scales must be finite and above 0; Scaled panics
 // otherwise, so check flags first.
 //
-// Scaled by rate: every stage target, and MaxShoppers when set (so the
+// Scaled by rate: every stage target (a shop's own too), and MaxShoppers when set (so the
 // pool still holds the peak). Scaled by timeScale, rounded to the millisecond:
-// the timeline, meaning every stage's duration, every fault's at and for,
+// the timeline, meaning every stage's duration (a shop's own too), every
+// fault's at and for, a blast radius's from, to, baseline_from and
+// baseline_to,
 // the shoppers' patience, the checkout's retry_after (what it asks
 // shoppers to wait, which must stay in proportion to their patience) and
 // lease_ttl (which the runner waits out before counting lost units), every
 // breaker's open_for, a fair waiting room's token_ttl, and the abort
-// guard's for. Stock is scaled by
+// guard's for. Stock (a shop's own too) is scaled by
 // timeScale too, rounded up, so that a shortened sale sells out at the same point of
 // its timeline; a rate-scaled rehearsal keeps the stock, since more buyers
 // for the same units is what it rehearses. A degraded expectation's
@@ -84,6 +102,14 @@ func (s *Scenario) Scaled(rate, timeScale float64) *Scenario {
 		st := &c.Load.Stages[i]
 		sd(&st.Duration)
 		st.Target *= rate
+	}
+	for i := range c.Shops {
+		c.Shops[i].Stock = int64(ceilInt(float64(c.Shops[i].Stock) * timeScale))
+		for j := range c.Shops[i].Stages {
+			st := &c.Shops[i].Stages[j]
+			sd(&st.Duration)
+			st.Target *= rate
+		}
 	}
 	if c.Load.MaxShoppers > 0 {
 		c.Load.MaxShoppers = ceilInt(float64(c.Load.MaxShoppers) * rate)
@@ -111,6 +137,12 @@ func (s *Scenario) Scaled(rate, timeScale float64) *Scenario {
 		}
 	}
 	for _, e := range c.Expect {
+		if b := e.BlastRadius; b != nil {
+			sd(&b.From)
+			sd(&b.To)
+			sd(&b.BaselineFrom)
+			sd(&b.BaselineTo)
+		}
 		if d := e.Degraded; d != nil && d.AtLeast > 0 {
 			d.AtLeast = max(ceilInt(float64(d.AtLeast)*rate*timeScale), 1)
 		}
@@ -151,6 +183,10 @@ func (s *Scenario) Clone() *Scenario {
 		c.Environment.BreakerMetric = &cm
 	}
 	c.Load.Stages = slices.Clone(s.Load.Stages)
+	c.Shops = slices.Clone(s.Shops)
+	for i := range c.Shops {
+		c.Shops[i].Stages = slices.Clone(s.Shops[i].Stages)
+	}
 	c.Load.RetryJitter = clonePtr(s.Load.RetryJitter)
 	c.Load.SessionShare = clonePtr(s.Load.SessionShare)
 	c.Faults = slices.Clone(s.Faults)
@@ -170,11 +206,13 @@ func (s *Scenario) Clone() *Scenario {
 		if e.Latency != nil {
 			l := *e.Latency
 			l.Outcomes = slices.Clone(l.Outcomes)
+			l.Select = l.Select.clone()
 			e.Latency = &l
 		}
 		if e.Ratio != nil {
 			r := *e.Ratio
 			r.Outcomes = slices.Clone(r.Outcomes)
+			r.Select = r.Select.clone()
 			r.AtLeast = clonePtr(r.AtLeast)
 			r.AtMost = clonePtr(r.AtMost)
 			e.Ratio = &r
@@ -182,6 +220,12 @@ func (s *Scenario) Clone() *Scenario {
 		e.Degraded = clonePtr(e.Degraded)
 		e.FastRefusals = clonePtr(e.FastRefusals)
 		e.Metric = cloneMetric(e.Metric)
+		if b := e.BlastRadius; b != nil {
+			cb := *b
+			cb.Select = b.Select.clone()
+			cb.P95Within = clonePtr(b.P95Within)
+			e.BlastRadius = &cb
+		}
 	}
 	c.Invariants.Allow = maps.Clone(s.Invariants.Allow)
 	c.Abort = clonePtr(s.Abort)

@@ -94,6 +94,16 @@ func TestScaled(t *testing.T) {
 		"abort.for":                   ms(2400),
 		"stock":                       int64(201), // 1001 × 0.2, rounded up
 		"expect[4].degraded.at_least": 3,          // 10 × 1.5 × 0.2
+		// A shop's own sale is part of the timeline and the arrivals,
+		// its stock as the scenario's; the spans a blast radius names
+		// are the timeline's.
+		"shops[0].stages[0].duration":        ms(2000),
+		"shops[0].stages[1].duration":        ms(1000),
+		"shops[0].stages[1].target":          45.0,
+		"shops[0].stock":                     int64(60),
+		"expect[7].blast_radius.from":        ms(2000),
+		"expect[7].blast_radius.to":          ms(3000),
+		"expect[7].blast_radius.baseline_to": ms(2000),
 	}
 	after := leaves(got)
 	if !slices.Equal(slices.Sorted(maps.Keys(after)), slices.Sorted(maps.Keys(before))) {

@@ -39,6 +39,9 @@ type Scenario struct {
 	// Stock is the number of units on sale (one SKU). Required, > 0.
 	Stock int64 `yaml:"stock"`
 	Load  Load  `yaml:"load"`
+	// Shops make the sale one across shops (docs/pods.md): every arrival
+	// is for one shop, which sells its own SKU. Empty: one shop.
+	Shops []Shop `yaml:"shops"`
 
 	Faults []Fault       `yaml:"faults"`
 	Expect []Expectation `yaml:"expect"`
@@ -81,6 +84,14 @@ type MatrixRow struct {
 type Environment struct {
 	// Kind is "local" (default) or "external".
 	Kind string `yaml:"kind"`
+	// Pods, in a local environment, starts that many pods of the
+	// reference checkout (pod-1 ... pod-N, at most 8), each with its own
+	// inventory and session Redis behind its own proxies
+	// (pod-2/inventory), sharing the payment stand-in, and a router that
+	// sends each shop's requests to its pod from a routing table in a
+	// Redis of its own (docs/pods.md). Needs shops, each on a pod. 0: one
+	// checkout, no router.
+	Pods int `yaml:"pods"`
 	// External environment: the Toxiproxy API, the proxies' names by
 	// dependency, the checkout's base URL and, optionally, the payment
 	// stand-in's URL for reconciliation. Toxiproxy is "host:port" or an
@@ -285,6 +296,9 @@ type Expectation struct {
 	// Metric is a promise on a PromQL expression over a window (the
 	// system's prometheus server).
 	Metric *MetricBound `yaml:"metric"`
+	// BlastRadius promises that some shops hardly notice what happens
+	// elsewhere (docs/pods.md).
+	BlastRadius *BlastRadius `yaml:"blast_radius"`
 }
 
 // FastRefusals promises, of a fault, that the share of answers that are
@@ -353,6 +367,7 @@ const (
 // counted; empty means all. Percentile is in (0, 100] and required; Below >
 // 0.
 type LatencyBound struct {
+	Select     `yaml:",inline"`
 	Window     Window   `yaml:"window"`
 	Percentile float64  `yaml:"percentile"`
 	Below      Duration `yaml:"below"`
@@ -364,6 +379,7 @@ type LatencyBound struct {
 // Outcomes is required; at least one bound is given, each in [0, 1], and
 // AtLeast <= AtMost.
 type RatioBound struct {
+	Select   `yaml:",inline"`
 	Window   Window   `yaml:"window"`
 	Outcomes []string `yaml:"outcomes"`
 	AtLeast  *float64 `yaml:"at_least"`

@@ -31,7 +31,9 @@ var (
 
 	nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	// depRE is a dependency's name, as a system file may give it.
-	depRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+	// A pod's dependency is the pod's name, '/' and the dependency's:
+	// pod-2/inventory.
+	depRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*(/[a-z0-9][a-z0-9_-]*)?$`)
 	tokenRE = regexp.MustCompile(`^[a-z0-9]+([-_][a-z0-9]+)*$`)
 )
 
@@ -77,6 +79,7 @@ func (s *Scenario) Validate() error {
 		v.payment()
 	}
 	v.load()
+	v.shops()
 	v.faults()
 	v.expectations()
 	v.invariants()
@@ -498,13 +501,13 @@ func (v *validator) expectations() {
 	for i, e := range s.Expect {
 		p := "expect[" + strconv.Itoa(i) + "]"
 		set := 0
-		for _, isSet := range []bool{e.BreakerOpens != nil, e.BreakerCloses != nil, e.Latency != nil, e.Ratio != nil, e.Degraded != nil, e.FastRefusals != nil, e.Metric != nil} {
+		for _, isSet := range []bool{e.BreakerOpens != nil, e.BreakerCloses != nil, e.Latency != nil, e.Ratio != nil, e.Degraded != nil, e.FastRefusals != nil, e.Metric != nil, e.BlastRadius != nil} {
 			if isSet {
 				set++
 			}
 		}
 		if set != 1 {
-			v.add(p, "set exactly one of breaker_opens, breaker_closes, latency, ratio, degraded, fast_refusals, metric (%d set)", set)
+			v.add(p, "set exactly one of breaker_opens, breaker_closes, latency, ratio, degraded, fast_refusals, metric, blast_radius (%d set)", set)
 		}
 		if f := e.FastRefusals; f != nil {
 			v.fastRefusals(p+".fast_refusals", f)
@@ -566,7 +569,7 @@ func (v *validator) dependency(p, name string) {
 	case name == "":
 		v.add(p, "required: a dependency's name, as the system names it (the reference checkout's: payment, inventory, sessions)")
 	case len(name) > 64 || !depRE.MatchString(name):
-		v.add(p, "%s: a dependency's name is lower-case letters, digits, '-' and '_'", clip(name))
+		v.add(p, "%s: a dependency's name is lower-case letters, digits, '-' and '_' (a pod's: pod-2/inventory)", clip(name))
 	}
 }
 

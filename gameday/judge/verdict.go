@@ -23,6 +23,7 @@ type Attempt struct {
 // (its checkout id, when it left, what it was told).
 type Shopper struct {
 	ID        string        // its checkout id
+	Shop      string        // its shop, in a sale across shops
 	Scheduled time.Duration // its arrival, from the start of the load
 	Outcome   Outcome       // "" when it never started
 	Attempts  []Attempt
@@ -121,9 +122,11 @@ func Evaluate(sc *scenarios.Scenario, shoppers []Shopper, w Windows, ft FaultTim
 		case e.BreakerCloses != nil:
 			out = append(out, breakerExpectation(e.BreakerCloses, "closed", ft, faultOrder, brk))
 		case e.Latency != nil:
-			out = append(out, latencyExpectation(e.Latency, shoppers, w))
+			out = append(out, latencyExpectation(e.Latency, only(shoppers, e.Latency.Select, sc.Shops), w, selectWords(e.Latency.Select)))
 		case e.Ratio != nil:
-			out = append(out, ratioExpectation(e.Ratio, shoppers, w))
+			out = append(out, ratioExpectation(e.Ratio, only(shoppers, e.Ratio.Select, sc.Shops), w, selectWords(e.Ratio.Select)))
+		case e.BlastRadius != nil:
+			out = append(out, blastRadiusExpectation(e.BlastRadius, only(shoppers, e.BlastRadius.Select, sc.Shops), w))
 		case e.Degraded != nil:
 			out = append(out, degradedExpectation(e.Degraded, shoppers, w))
 		case e.FastRefusals != nil:
@@ -232,10 +235,10 @@ func outcomeSet(os []string) func(string) bool {
 	return func(o string) bool { return slices.Contains(os, o) }
 }
 
-func latencyExpectation(lb *scenarios.LatencyBound, shoppers []Shopper, w Windows) ExpectationResult {
-	which := "checkout requests"
+func latencyExpectation(lb *scenarios.LatencyBound, shoppers []Shopper, w Windows, of string) ExpectationResult {
+	which := "checkout requests" + of
 	if len(lb.Outcomes) > 0 {
-		which = strings.Join(lb.Outcomes, "/") + " answers"
+		which = strings.Join(lb.Outcomes, "/") + " answers" + of
 	}
 	r := ExpectationResult{Window: string(lb.Window), Promise: fmt.Sprintf("p%g of %s %s stays under %s", lb.Percentile, which, WindowWords(lb.Window), lb.Below.D())}
 	in := outcomeSet(lb.Outcomes)
@@ -257,7 +260,7 @@ func latencyExpectation(lb *scenarios.LatencyBound, shoppers []Shopper, w Window
 	return r
 }
 
-func ratioExpectation(rb *scenarios.RatioBound, shoppers []Shopper, w Windows) ExpectationResult {
+func ratioExpectation(rb *scenarios.RatioBound, shoppers []Shopper, w Windows, of string) ExpectationResult {
 	var bounds []string
 	if rb.AtLeast != nil {
 		bounds = append(bounds, fmt.Sprintf("at least %g%%", *rb.AtLeast*100))
@@ -265,7 +268,7 @@ func ratioExpectation(rb *scenarios.RatioBound, shoppers []Shopper, w Windows) E
 	if rb.AtMost != nil {
 		bounds = append(bounds, fmt.Sprintf("at most %g%%", *rb.AtMost*100))
 	}
-	r := ExpectationResult{Window: string(rb.Window), Promise: fmt.Sprintf("%s of shoppers arriving %s end %s", strings.Join(bounds, " and "), WindowWords(rb.Window), strings.Join(rb.Outcomes, " or "))}
+	r := ExpectationResult{Window: string(rb.Window), Promise: fmt.Sprintf("%s of shoppers%s arriving %s end %s", strings.Join(bounds, " and "), of, WindowWords(rb.Window), strings.Join(rb.Outcomes, " or "))}
 	in := outcomeSet(rb.Outcomes)
 	n, hit := 0, 0
 	for _, s := range shoppers {

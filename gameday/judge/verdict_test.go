@@ -84,20 +84,20 @@ func TestLatencyAndRatioExpectations(t *testing.T) {
 		shoppers = append(shoppers, Shopper{Scheduled: at, Outcome: out, Attempts: []Attempt{{At: at, Latency: lat, Status: st}}})
 	}
 	// During the fault: shoppers 34..66, latencies 34..66 ms; p95 is 65 ms.
-	r := latencyExpectation(&scenarios.LatencyBound{Window: "during", Percentile: 95, Below: scenarios.Duration(70 * time.Millisecond), Outcomes: []string{"unavailable"}}, shoppers, w)
+	r := latencyExpectation(&scenarios.LatencyBound{Window: "during", Percentile: 95, Below: scenarios.Duration(70 * time.Millisecond), Outcomes: []string{"unavailable"}}, shoppers, w, "")
 	if !r.Held || r.Observed != "p95 65ms over 33 requests" {
 		t.Errorf("latency: %+v", r)
 	}
-	r = latencyExpectation(&scenarios.LatencyBound{Window: "during", Percentile: 95, Below: scenarios.Duration(60 * time.Millisecond)}, shoppers, w)
+	r = latencyExpectation(&scenarios.LatencyBound{Window: "during", Percentile: 95, Below: scenarios.Duration(60 * time.Millisecond)}, shoppers, w, "")
 	if r.Held {
 		t.Errorf("latency over its bound held: %+v", r)
 	}
 	least := 0.99
-	r = ratioExpectation(&scenarios.RatioBound{Window: "after", Outcomes: []string{"confirmed"}, AtLeast: &least}, shoppers, w)
+	r = ratioExpectation(&scenarios.RatioBound{Window: "after", Outcomes: []string{"confirmed"}, AtLeast: &least}, shoppers, w, "")
 	if !r.Held || r.Observed != "100.0% (33 of 33)" {
 		t.Errorf("ratio after: %+v", r)
 	}
-	r = ratioExpectation(&scenarios.RatioBound{Window: "all", Outcomes: []string{"confirmed"}, AtLeast: &least}, shoppers, w)
+	r = ratioExpectation(&scenarios.RatioBound{Window: "all", Outcomes: []string{"confirmed"}, AtLeast: &least}, shoppers, w, "")
 	if r.Held {
 		t.Errorf("ratio over all held with a third refused: %+v", r)
 	}

@@ -63,6 +63,17 @@ func (s *System) Flow(hc *http.Client, run string) *Flow {
 	return &Flow{c: s.compiled, sku: s.SKU, run: run, hc: hc, now: time.Now, unmatched: map[unmatchedKey]*Unmatched{}}
 }
 
+// ShopSKU is the SKU a shop sells in a sale across shops (a scenario's
+// shops, docs/pods.md): the shop's name, a dot and the system's SKU
+// ("hot.sku-1"), so that shops that share a pod never share stock. {{.SKU}}
+// renders it in a purchase step, and in the setup and books of each shop.
+func ShopSKU(shop, sku string) string {
+	if shop == "" {
+		return sku
+	}
+	return shop + "." + sku
+}
+
 // Keeps is how many values a shopper keeps (see load.Keeper).
 func (f *Flow) Keeps() int { return len(f.c.keepNames) }
 
@@ -77,7 +88,10 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 	}
 	st := f.c.steps[call.Step]
 	v := Values{CheckoutID: call.CheckoutID, Shopper: call.Shopper, Number: call.Number, Session: call.Session,
-		Step: st.name, Attempt: call.Attempt, Deadline: call.Deadline, Kept: call.Kept, SKU: f.sku, Run: f.run}
+		Step: st.name, Attempt: call.Attempt, Deadline: call.Deadline, Kept: call.Kept, SKU: f.sku, Shop: call.Shop, Run: f.run}
+	if call.Shop != "" {
+		v.SKU = ShopSKU(call.Shop, f.sku)
+	}
 	var scratch [256]byte
 	u := string(st.url.render(scratch[:0], &v))
 	var body io.Reader

@@ -21,7 +21,8 @@ type Values struct {
 	Attempt    int    // the attempt of this step, from 1
 	Deadline   time.Time
 	Kept       []string // by the index compile gave each kept name
-	SKU        string
+	SKU        string   // the SKU on sale: the shop's, in a sale across shops (ShopSKU)
+	Shop       string   // the shop, in a sale across shops; "" otherwise
 	Stock      int64
 	Run        string // the run's id prefix: every checkout id starts with it
 }
@@ -42,6 +43,7 @@ const (
 	fSKU
 	fStock
 	fRun
+	fShop
 	fKept
 )
 
@@ -49,6 +51,7 @@ var fieldNames = map[string]field{
 	"CheckoutID": fCheckoutID, "IdempotencyKey": fIdempotencyKey, "Shopper": fShopper,
 	"ShopperNumber": fShopperNumber, "Session": fSession, "Step": fStep, "Attempt": fAttempt,
 	"Deadline": fDeadline, "DeadlineUnixMS": fDeadlineUnixMS, "SKU": fSKU, "Stock": fStock, "Run": fRun,
+	"Shop": fShop,
 }
 
 // shopperFields are the fields only a purchase step can use.
@@ -170,7 +173,7 @@ func compileAction(n *parse.ActionNode, sc scope) (tpart, error) {
 			return tpart{}, fmt.Errorf("template: .%s: no such value (known: %s)", fn.Ident[0], knownFields(sc))
 		}
 		if shopperFields[f] && !sc.shopper {
-			return tpart{}, fmt.Errorf("template: .%s: only a purchase step has it (here: .SKU, .Stock, .Run)", fn.Ident[0])
+			return tpart{}, fmt.Errorf("template: .%s: only a purchase step has it (here: .SKU, .Shop, .Stock, .Run)", fn.Ident[0])
 		}
 		if f == fStock && sc.shopper {
 			return tpart{}, fmt.Errorf("template: .Stock: setup and books only (a purchase step has %s)", knownFields(sc))
@@ -261,6 +264,8 @@ func stringField(p *tpart, v *Values) (string, bool) {
 		return v.SKU, true
 	case fRun:
 		return v.Run, true
+	case fShop:
+		return v.Shop, true
 	case fKept:
 		if p.kept < len(v.Kept) {
 			return v.Kept[p.kept], true
@@ -307,6 +312,8 @@ func appendField(b []byte, p *tpart, v *Values) []byte {
 		return strconv.AppendInt(b, v.Stock, 10)
 	case fRun:
 		return append(b, v.Run...)
+	case fShop:
+		return append(b, v.Shop...)
 	case fKept:
 		if p.kept < len(v.Kept) {
 			return append(b, v.Kept[p.kept]...)

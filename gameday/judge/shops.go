@@ -1,0 +1,133 @@
+package judge
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gameday-dev/gameday/internal/stats"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// only returns the shoppers of the shops sel takes (all of them when it
+// names none).
+func only(shoppers []Shopper, sel scenarios.Select, shops []scenarios.Shop) []Shopper {
+	set := sel.ShopSet(shops)
+	if set == nil {
+		return shoppers
+	}
+	out := make([]Shopper, 0, len(shoppers))
+	for _, s := range shoppers {
+		if set[s.Shop] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// selectWords names a selection in a promise: " of shops a, b on pod-2".
+func selectWords(sel scenarios.Select) string {
+	var parts []string
+	if len(sel.Shops) > 0 {
+		parts = append(parts, "of "+plural(len(sel.Shops), "shop")+" "+strings.Join(sel.Shops, ", "))
+	}
+	if len(sel.Pods) > 0 {
+		parts = append(parts, "on "+strings.Join(sel.Pods, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, " and ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// span is a part of the run: a named window, or from-to when to is set.
+type span struct {
+	name     scenarios.Window
+	from, to time.Duration
+}
+
+func (sp span) contains(w Windows, t time.Duration) bool {
+	if sp.to > 0 {
+		return t >= sp.from && t < sp.to
+	}
+	return w.Contains(sp.name, t)
+}
+
+func (sp span) words() string {
+	if sp.to > 0 {
+		return fmt.Sprintf("from %s to %s", sp.from, sp.to)
+	}
+	return WindowWords(sp.name)
+}
+
+// confirmedIn is, of the shoppers arriving in sp, how many ended and how
+// many were confirmed, and the latencies of the confirmed answers.
+func confirmedIn(shoppers []Shopper, w Windows, sp span) (n, confirmed int, lat []time.Duration) {
+	for _, s := range shoppers {
+		if s.Outcome == "" || s.Outcome == Dropped || !sp.contains(w, s.Scheduled) {
+			continue
+		}
+		n++
+		if s.Outcome != Confirmed {
+			continue
+		}
+		confirmed++
+		for _, a := range s.Attempts {
+			if a.Status == string(Confirmed) {
+				lat = append(lat, a.Latency)
+			}
+		}
+	}
+	return n, confirmed, lat
+}
+
+// blastRadiusExpectation compares the selected shoppers' confirmed share
+// (and p95) in the judged part of the run with the baseline's.
+func blastRadiusExpectation(b *scenarios.BlastRadius, shoppers []Shopper, w Windows) ExpectationResult {
+	win, base := span{}, span{}
+	win.name, win.from, win.to = b.Span()
+	base.name, base.from, base.to = b.BaselineSpan()
+	promise := fmt.Sprintf("shoppers%s keep at least %g%% of their confirmations %s", selectWords(b.Select), b.ConfirmedAtLeast*100, win.words())
+	if b.P95Within != nil {
+		promise += fmt.Sprintf(", and their confirmed p95 within %g%%", *b.P95Within*100)
+		if b.P95Slack > 0 {
+			promise += fmt.Sprintf(" (+%s)", b.P95Slack.D())
+		}
+	}
+	promise += ", against " + base.words()
+	r := ExpectationResult{Window: string(win.name), Promise: promise}
+	bn, bc, blat := confirmedIn(shoppers, w, base)
+	wn, wc, wlat := confirmedIn(shoppers, w, win)
+	switch {
+	case bn == 0 || bc == 0:
+		r.Observed = fmt.Sprintf("no confirmation in the baseline (%d of %d shoppers): nothing to compare with", bc, bn)
+		return r
+	case wn == 0:
+		r.Observed = "no shoppers in the window judged"
+		return r
+	}
+	bRatio, wRatio := float64(bc)/float64(bn), float64(wc)/float64(wn)
+	kept := wRatio / bRatio
+	r.Held = kept >= b.ConfirmedAtLeast
+	r.Observed = fmt.Sprintf("%.1f%% of the baseline's confirmations kept (%d of %d confirmed, against %d of %d)", kept*100, wc, wn, bc, bn)
+	if b.P95Within != nil {
+		bp := stats.PercentileOf(blat, 95)
+		bound := time.Duration(float64(bp)*(1+*b.P95Within)) + b.P95Slack.D()
+		if len(wlat) == 0 {
+			r.Held = false
+			r.Observed += "; no confirmed answer to take a p95 of"
+			return r
+		}
+		wp := stats.PercentileOf(wlat, 95)
+		r.Held = r.Held && wp <= bound
+		r.Observed += fmt.Sprintf("; confirmed p95 %s against %s (bound %s)", wp.Round(100*time.Microsecond), bp.Round(100*time.Microsecond), bound.Round(100*time.Microsecond))
+	}
+	return r
+}
