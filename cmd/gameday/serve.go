@@ -23,6 +23,8 @@ import (
 	"github.com/gameday-dev/gameday/checkout"
 	"github.com/gameday-dev/gameday/checkout/admission"
 	"github.com/gameday-dev/gameday/checkout/payment"
+	"github.com/gameday-dev/gameday/checkout/router"
+	"github.com/redis/go-redis/v9"
 )
 
 const serveUsage = `usage: gameday serve SERVICE [flags]
@@ -31,6 +33,7 @@ Runs one of the services a drill needs, until SIGINT or SIGTERM:
 
   checkout   the reference checkout and its admin API
   payment    the payment-gateway stand-in
+  router     the pods' router: each request to its shop's pod
   toxiproxy  Toxiproxy (its standard HTTP API), embedded
 
 Run "gameday serve SERVICE -h" for a service's flags.
@@ -40,7 +43,7 @@ Run "gameday serve SERVICE -h" for a service's flags.
 func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, serveUsage)
-		return usagef("serve: which service? checkout, payment or toxiproxy")
+		return usagef("serve: which service? checkout, payment, router or toxiproxy")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -50,11 +53,13 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return serveCheckout(args[1:], stderr)
 	case "payment":
 		return servePayment(args[1:], stderr)
+	case "router":
+		return serveRouter(args[1:], stderr)
 	case "toxiproxy":
 		return serveToxiproxy(args[1:], stderr)
 	}
 	fmt.Fprint(stderr, serveUsage)
-	return usagef("serve: unknown service %q (want checkout, payment or toxiproxy)", args[0])
+	return usagef("serve: unknown service %q (want checkout, payment, router or toxiproxy)", args[0])
 }
 
 // logFlags are the logging flags every server has.
@@ -269,6 +274,80 @@ kept in memory, or in -data DIR to survive a kill.`)
 	log.Info("payment stand-in starting", "min_latency", cfg.MinLatency, "max_latency", cfg.MaxLatency, "decline_rate", cfg.DeclineRate, "slots", cfg.Slots, "seed", cfg.Seed)
 	return serveHTTP("payment", *listen, srv, log)
 }
+
+func serveRouter(args []string, stderr io.Writer) error {
+	fs := newFlagSet("serve router", stderr)
+	describe(fs, "gameday serve router [flags]", fmt.Sprintf(`
+Serves the pods' router (docs/pods.md) until SIGINT or SIGTERM: it sends
+each request to the pod of the shop its -shop-header names, by a routing
+table it reloads from the Redis at -routes-redis every -refresh, and keeps
+routing by the last table it loaded while that Redis is away. GET
+/router/routes shows the table in use, GET /healthz answers 200 once there
+is one. The Redis password comes from the environment:
+
+  %s  the password the routing Redis asks for (unset: none)`, checkout.RedisPasswordEnv))
+	var (
+		listen = fs.String("listen", "127.0.0.1:8090", "address to serve the router on")
+		store  = fs.String("routes-redis", "127.0.0.1:6379", "HOST:PORT of the Redis holding the routing table")
+		opts   router.Options
+		lf     logFlags
+	)
+	fs.StringVar(&opts.Keys.Routes, "routes-key", router.DefaultRoutesKey, "hash of shop -> pod (or moving:POD); its version is the key KEY:version")
+	fs.StringVar(&opts.Keys.Pods, "pods-key", router.DefaultPodsKey, "hash of pod -> the pod checkout's base URL")
+	fs.StringVar(&opts.ShopHeader, "shop-header", router.DefaultShopHeader, "request header that names the shop")
+	fs.DurationVar(&opts.Refresh, "refresh", router.DefaultRefresh, "how long to wait after one load of the table before the next")
+	lf.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	switch {
+	case opts.Refresh <= 0:
+		return usagef("-refresh %s: want more than 0", opts.Refresh)
+	case opts.Keys.Routes == "" || opts.Keys.Pods == "" || opts.ShopHeader == "":
+		return usagef("-routes-key, -pods-key and -shop-header: want each named")
+	}
+	if err := checkListen(*listen); err != nil {
+		return err
+	}
+	// The router says when the store is away, once an outage; go-redis
+	// would say it at every failed dial.
+	redis.SetLogger(quietRedisLog{})
+	rdb := redis.NewClient(&redis.Options{
+		Addr:                  *store,
+		Password:              os.Getenv(checkout.RedisPasswordEnv), // never a flag: arguments are public
+		Protocol:              2,
+		DisableIdentity:       true,
+		MaxRetries:            -1,
+		DialerRetries:         1,
+		ContextTimeoutEnabled: true,
+		DialTimeout:           250 * time.Millisecond,
+		ReadTimeout:           250 * time.Millisecond,
+		WriteTimeout:          250 * time.Millisecond,
+		PoolSize:              2,
+	})
+	defer rdb.Close()
+	opts.Store, opts.Logger = rdb, log
+	rt, err := router.New(opts)
+	if err != nil {
+		return usageError{err}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { rt.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	log.Info("router starting", "routes_redis", *store, "routes_key", opts.Keys.Routes, "pods_key", opts.Keys.Pods,
+		"shop_header", opts.ShopHeader, "refresh", opts.Refresh)
+	return serveHTTP("router", *listen, rt, log)
+}
+
+// quietRedisLog drops go-redis's own log lines.
+type quietRedisLog struct{}
+
+func (quietRedisLog) Printf(context.Context, string, ...any) {}
 
 func checkListen(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
