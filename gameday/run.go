@@ -12,7 +12,6 @@ import (
 	"github.com/gameday-dev/gameday/internal/stats"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gameday-dev/gameday/gameday/books"
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
 	"github.com/gameday-dev/gameday/gameday/fleet"
@@ -201,15 +199,14 @@ type drill struct {
 	env  env.Environment
 	inj  *faults.Injector
 	pred *runrecord.Prediction // nil: none
-	// sys is the system under test as described; books reads its stores,
-	// opened (and set up) before any load is sent.
-	sys   *system.System
-	books *books.Reader
+	// sys is the system under test as described; ledgers are where its
+	// books are read: one, or in a sale across shops one per shop, each
+	// reader opened (and set up) before any load is sent.
+	sys     *system.System
+	ledgers []*ledger
 	// unsettled: the books were read before they settled (the run was
 	// interrupted), so only what no settling can undo is judged.
 	unsettled bool
-	// before is the stock available before the load; nil when unknown.
-	before *int64
 	// prefix starts every checkout id of this run (set once by plan): the
 	// provider's books may hold other runs' charges, which are not ours to
 	// reconcile.
@@ -239,18 +236,14 @@ func (d *drill) run(ctx context.Context) {
 		} else {
 			d.fail(VerdictError, "set up the environment: %v", err)
 		}
-		if d.books != nil {
-			_ = d.books.Close()
-		}
+		d.closeBooks()
 		if d.env != nil {
 			_ = d.env.Close()
 		}
 		return
 	}
 	defer func() {
-		if d.books != nil {
-			_ = d.books.Close()
-		}
+		d.closeBooks()
 		if err := d.env.Close(); err != nil {
 			d.rec.Notes = append(d.rec.Notes, "stopping the environment: "+err.Error())
 		}
@@ -336,11 +329,15 @@ func (d *drill) setup(ctx context.Context) error {
 		d.env, d.sys = e, sys
 	} else {
 		st := d.starter()
+		if d.sc.Environment.Pods > 0 && st.Kind() != "local" {
+			return fmt.Errorf("scenario %s asks for %d pods (environment.pods): gameday starts pods in the local environment only, not in the %s one", d.sc.Name, d.sc.Environment.Pods, st.Kind())
+		}
 		if st.Fresh() {
 			d.progress("gameday: %s: starting the %s environment", d.sc.Name, st.Kind())
 		}
 		e, err := st.Start(ctx, env.Spec{Dir: d.dir, RunID: runID,
-			PaymentArgs: paymentArgs(d.sc, d.seed), CheckoutArgs: checkoutArgs(d.sc)})
+			PaymentArgs: paymentArgs(d.sc, d.seed), CheckoutArgs: checkoutArgs(d.sc),
+			Pods: d.sc.Environment.Pods, Routes: d.routes()})
 		if err != nil {
 			return err
 		}
@@ -368,6 +365,15 @@ func (d *drill) setup(ctx context.Context) error {
 			return err
 		}
 		d.sys = s
+		if _, ok := d.env.(env.Podded); ok {
+			// The router answers purchases; the pods' books and breakers
+			// are each pod's own (the shops' ledgers read them). Breakers
+			// are not read across pods yet: promise what shoppers see.
+			d.sys.Admin, d.sys.Stores, d.sys.Setup, d.sys.Books = "", nil, nil, system.Books{}
+		}
+		if d.ledgers, err = d.shopLedgers(vars); err != nil {
+			return err
+		}
 	}
 	d.rec.Environment = d.env.Info()
 	d.rec.System = d.sys.Name
@@ -388,21 +394,15 @@ func (d *drill) setup(ctx context.Context) error {
 		d.progress("gameday: note: %s", n)
 	}
 	d.prefix = d.idPrefix()
-	r, err := books.Open(ctx, d.sys, system.Values{SKU: d.sys.SKU, Stock: d.sc.Stock, Run: d.prefix}, 10*time.Second)
-	if err != nil {
-		return fmt.Errorf("reach the books of %s: %w", d.sys.Name, err)
-	}
-	d.books = r
-	if err := r.Setup(ctx); err != nil {
-		return fmt.Errorf("set up %s: %w", d.sys.Name, err)
-	}
-	if st := d.sys.Books.Stock; st != nil && st.Available != nil {
-		v, err := r.Value(ctx, st.Available)
-		if err != nil {
-			return fmt.Errorf("read books.stock.available before the load: %w", err)
+	if d.ledgers == nil {
+		if d.ledgers, err = d.shopLedgers(nil); err != nil {
+			return err
 		}
-		n := int64(math.Round(v))
-		d.before = &n
+	}
+	for _, lg := range d.ledgers {
+		if err := lg.open(ctx, d.sc, d.prefix); err != nil {
+			return err
+		}
 	}
 	if admin := newAdminAPI(d.sys); admin.ok() {
 		// The most checkouts in progress at once is this drill's, not the
@@ -584,7 +584,7 @@ func (d *drill) drive(ctx context.Context) {
 	// Let the breakers recover and the books settle: holds expire, voids
 	// land. Sampling goes on meanwhile.
 	d.progress("gameday: %s: settling the books", d.sc.Name)
-	f, settleErr := d.settle(ctx.Err() != nil)
+	facts, settleErr := d.settle(ctx.Err() != nil)
 	stopProbe()
 	probeDone.Wait()
 	stopHost()
@@ -631,9 +631,7 @@ func (d *drill) drive(ctx context.Context) {
 	}
 	var checks []ExpectationResult
 	if settleErr == nil {
-		iv, notChecked := judge.Reconcile(f, shoppers, report.Dropped)
-		d.rec.Invariants = iv
-		d.rec.Ledger, d.rec.Charges = judge.Summarise(f)
+		notChecked := d.reconcile(facts, shoppers, report)
 		checks = judge.InvariantResults(d.rec.Invariants, d.sc.Invariants.Allow, notChecked)
 		d.rec.InvariantChecks = checks
 		if len(notChecked) > 0 {
@@ -644,7 +642,9 @@ func (d *drill) drive(ctx context.Context) {
 			sort.Strings(names)
 			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("not checked, for want of the facts in %s: %s", d.sys.File, strings.Join(names, ", ")))
 		}
-		d.flash(report, f)
+		if len(facts) == 1 && d.ledgers[0].shop == "" {
+			d.flash(report, facts[0])
+		}
 	}
 
 	// A run that could not be carried out is an error already; the rest is
@@ -804,39 +804,6 @@ func SettleLimit(sc *scenarios.Scenario) time.Duration {
 		pay = defaults.PaymentTimeout
 	}
 	return lease + 2*pay + 10*time.Second
-}
-
-// settle waits until the system's books are final (bounded), then reads
-// them. When they do not settle in time they are read as they are, and
-// the run says so. A run asked to stop (interrupted) does not wait: it
-// reads the books at once and records what it has, so that a service
-// manager's stop timeout never kills it before run.json is written.
-func (d *drill) settle(interrupted bool) (*judge.Facts, error) {
-	b := d.sys.Books
-	if interrupted {
-		d.unsettled = true
-		d.rec.Notes = append(d.rec.Notes, "interrupted: the books were read at once, without waiting for them to settle")
-	} else {
-		// The wait has its own bound (settle_within or settle_after, and
-		// one query's time); the reads after it are bounded by their
-		// timeouts.
-		ctx, cancel := context.WithTimeout(context.Background(), max(b.SettleWithin.D(), b.SettleAfter.D())+queryTimeout(b.Settled))
-		note, err := settleBooks(ctx, d.books, d.sys, 0)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		if note != "" {
-			d.rec.Notes = append(d.rec.Notes, note)
-		}
-	}
-	f, err := readFacts(context.Background(), d.books, d.sys, d.prefix)
-	if err != nil {
-		return nil, err
-	}
-	d.rec.Notes = append(d.rec.Notes, f.Notes...)
-	f.AvailableBefore = d.before
-	return f, nil
 }
 
 func queryTimeout(q *system.Query) time.Duration {

@@ -47,6 +47,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gameday-dev/gameday/internal/routetable"
 	"github.com/gameday-dev/gameday/internal/wait"
 )
 
@@ -188,7 +189,7 @@ func (r *Router) Table() *Table {
 func (r *Router) Reload(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, r.opts.LoadTimeout)
 	defer cancel()
-	t, err := readTable(ctx, r.opts.Store, r.opts.Keys)
+	t, err := routetable.Read(ctx, r.opts.Store, r.opts.Keys)
 	if err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func (r *Router) Reload(ctx context.Context) error {
 	prev := r.Table()
 	changed := prev == nil || prev.Version != t.Version
 	for pod, raw := range t.Pods {
-		u, err := podURL(raw)
+		u, err := routetable.PodURL(raw)
 		if err != nil {
 			if changed {
 				r.log.Warn("pod has no usable URL: its shops are answered 502 no_pod", "pod", pod, "err", err)

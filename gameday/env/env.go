@@ -88,6 +88,12 @@ type Spec struct {
 	// payment" and "gameday serve checkout" that carry the scenario's
 	// settings (addresses are the environment's).
 	PaymentArgs, CheckoutArgs []string
+	// Pods, when above 0, asks for that many pods of the checkout behind
+	// a router (docs/pods.md), which sends each shop to its pod by
+	// Routes (shop -> pod name, "pod-1" ...). Only the local environment
+	// starts pods; the others refuse them.
+	Pods   int
+	Routes map[string]string
 }
 
 // The environment variables the reference checkout ("gameday serve

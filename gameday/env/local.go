@@ -36,6 +36,11 @@ type LocalOptions struct {
 	// EmbeddedRedis forces the embedded Redis-compatible server even when
 	// redis-server is installed.
 	EmbeddedRedis bool
+	// Pods, when above 0, starts that many pods of the checkout behind a
+	// router, and Routes is the router's table: shop -> pod (see
+	// Spec.Pods).
+	Pods   int
+	Routes map[string]string
 }
 
 var _ Starter = LocalOptions{}
@@ -46,7 +51,7 @@ func (LocalOptions) Fresh() bool  { return true }
 // Start starts the local environment with o, its Dir and arguments taken
 // from s.
 func (o LocalOptions) Start(ctx context.Context, s Spec) (Environment, error) {
-	o.Dir, o.PaymentArgs, o.CheckoutArgs = s.Dir, s.PaymentArgs, s.CheckoutArgs
+	o.Dir, o.PaymentArgs, o.CheckoutArgs, o.Pods, o.Routes = s.Dir, s.PaymentArgs, s.CheckoutArgs, s.Pods, s.Routes
 	e, err := StartLocal(ctx, o)
 	if err != nil {
 		return nil, err // not a typed nil
@@ -62,10 +67,16 @@ type Local struct {
 	redis    map[string]Process
 	closers  []func() error
 	payment  *child
-	checkout *child
+	checkout *child // the router, in an environment of pods
 	payURL   string
 	coURL    string
 	token    string
+	// proxies maps each dependency to its proxy's name.
+	proxies map[string]string
+	// pods are the pods' checkouts by pod name, and podURLs their base
+	// URLs; nil without pods.
+	pods    map[string]*child
+	podURLs map[string]string
 }
 
 var _ Environment = (*Local)(nil)
@@ -95,36 +106,50 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 		data = d
 	}
 
-	var addrs = map[string]string{}
+	// Each pod has its own inventory and sessions; without pods there is
+	// one of each, named as the checkout's dependencies are.
+	deps := []string{Inventory, Sessions}
+	if o.Pods > 0 {
+		deps = nil
+		for i := 1; i <= o.Pods; i++ {
+			deps = append(deps, PodDependency(PodName(i), Inventory), PodDependency(PodName(i), Sessions))
+		}
+		deps = append(deps, Routes)
+	}
+	addrs := map[string]string{}
+	realRedis := false
 	if _, ferr := redisserver.Find(""); ferr == nil && !o.EmbeddedRedis {
-		for _, dep := range []string{Inventory, Sessions} {
-			dir := filepath.Join(data, "redis-"+dep)
+		realRedis = true
+	}
+	for _, dep := range deps {
+		var p interface {
+			Process
+			Addr() string
+		}
+		if realRedis {
+			dir := filepath.Join(data, "redis-"+strings.ReplaceAll(dep, "/", "-"))
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, err
 			}
 			// Inventory keeps an append-only file, as a production store
 			// would, so a killed and restarted Redis comes back with its
-			// stock and orders. Sessions are disposable.
-			rp := &redisProc{opts: redisserver.Options{Dir: dir, Persist: dep == Inventory}}
-			if err := rp.Start(ctx); err != nil {
-				return nil, fmt.Errorf("start %s redis: %w", dep, err)
-			}
-			l.redis[dep] = rp
-			l.closers = append(l.closers, rp.Kill)
-			addrs[dep] = rp.Addr()
+			// stock and orders; so does the routing table. Sessions are
+			// disposable.
+			p = &redisProc{opts: redisserver.Options{Dir: dir, Persist: !strings.HasSuffix(dep, Sessions)}}
+		} else {
+			p = &miniProc{}
 		}
+		if err := p.Start(ctx); err != nil {
+			return nil, fmt.Errorf("start %s redis: %w", dep, err)
+		}
+		l.redis[dep] = p
+		l.closers = append(l.closers, p.Kill)
+		addrs[dep] = p.Addr()
+	}
+	if realRedis {
 		out, _ := redisVersion()
 		l.info.Redis = "redis-server " + out
 	} else {
-		for _, dep := range []string{Inventory, Sessions} {
-			mr := &miniProc{}
-			if err := mr.Start(ctx); err != nil {
-				return nil, fmt.Errorf("start embedded %s redis: %w", dep, err)
-			}
-			l.redis[dep] = mr
-			l.closers = append(l.closers, mr.Kill)
-			addrs[dep] = mr.Addr()
-		}
 		l.info.Redis = "embedded (miniredis)"
 		why := "redis-server is not installed"
 		if o.EmbeddedRedis {
@@ -152,30 +177,46 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	addrs[Payment] = l.payment.Addr()
 	l.payURL = "http://" + l.payment.Addr()
 
+	deps = append(deps, Payment)
 	proxied := map[string]string{}
-	for _, dep := range []string{Inventory, Sessions, Payment} {
-		p, err := l.client.CreateProxy(ctx, dep, "127.0.0.1:0", addrs[dep])
+	l.proxies = map[string]string{}
+	for _, dep := range deps {
+		name := strings.ReplaceAll(dep, "/", "-")
+		p, err := l.client.CreateProxy(ctx, name, "127.0.0.1:0", addrs[dep])
 		if err != nil {
 			return nil, fmt.Errorf("create %s proxy: %w", dep, err)
 		}
 		proxied[dep] = p.Listen
+		l.proxies[dep] = name
 	}
 
-	args := append([]string{"serve", "checkout",
-		"-inventory-redis", proxied[Inventory], "-session-redis", proxied[Sessions],
-		"-payment-url", "http://" + proxied[Payment]}, o.CheckoutArgs...)
 	// The admin token reaches the checkout in its environment, never its
 	// arguments; the local Redis servers, on loopback, want no password,
 	// whatever the runner's own environment says.
 	l.token = NewAdminToken()
-	l.checkout = &child{name: "checkout", bin: o.Binary, args: args, log: filepath.Join(o.Dir, "checkout.log"),
-		env: []string{AdminTokenVar + "=" + l.token, RedisPasswordVar + "="}}
-	if err := l.checkout.start(ctx, "127.0.0.1:0"); err != nil {
+	secrets := []string{AdminTokenVar + "=" + l.token, RedisPasswordVar + "="}
+	startCheckout := func(name, inventory, sessions string) (*child, error) {
+		args := append([]string{"serve", "checkout",
+			"-inventory-redis", inventory, "-session-redis", sessions,
+			"-payment-url", "http://" + proxied[Payment]}, o.CheckoutArgs...)
+		c := &child{name: name, bin: o.Binary, args: args, log: filepath.Join(o.Dir, name+".log"), env: secrets}
+		if err := c.start(ctx, "127.0.0.1:0"); err != nil {
+			return nil, err
+		}
+		l.closers = append(l.closers, func() error { return c.stop(10 * time.Second) })
+		return c, nil
+	}
+	if o.Pods == 0 {
+		if l.checkout, err = startCheckout("checkout", proxied[Inventory], proxied[Sessions]); err != nil {
+			return nil, err
+		}
+		l.coURL = "http://" + l.checkout.Addr()
+		l.info.Checkout = "reference checkout " + l.coURL
+		return l, nil
+	}
+	if err := l.startPods(ctx, o, addrs, proxied, startCheckout); err != nil {
 		return nil, err
 	}
-	l.closers = append(l.closers, func() error { return l.checkout.stop(10 * time.Second) })
-	l.coURL = "http://" + l.checkout.Addr()
-	l.info.Checkout = "reference checkout " + l.coURL
 	return l, nil
 }
 
@@ -189,13 +230,11 @@ func (l *Local) AdminToken() string      { return l.token }
 func (l *Local) PaymentURL() string      { return l.payURL }
 func (l *Local) Toxiproxy() *toxi.Client { return l.client }
 
-// ProxyName: the local environment names each proxy after its dependency.
+// ProxyName: the local environment names each proxy after its
+// dependency ("pod-2-inventory" for pod-2/inventory).
 func (l *Local) ProxyName(dep string) (string, bool) {
-	switch dep {
-	case Payment, Inventory, Sessions:
-		return dep, true
-	}
-	return "", false
+	name, ok := l.proxies[dep]
+	return name, ok
 }
 
 // Process returns the Redis behind inventory or sessions, or the payment
@@ -209,6 +248,9 @@ func (l *Local) Process(dep string) (Process, bool) {
 	}
 	if dep == "checkout" && l.checkout != nil {
 		return l.checkout, true
+	}
+	if pod, ok := strings.CutSuffix(dep, "/checkout"); ok && l.pods[pod] != nil {
+		return l.pods[pod], true
 	}
 	return nil, false
 }

@@ -88,6 +88,21 @@ type Record struct {
 	// Unmatched are the kinds of answers no rule of the system's
 	// description understood (each counted as an error): a sample of each.
 	Unmatched []Unmatched `json:"unmatched,omitempty"`
+	// Shops, in a sale across shops, are each shop's outcomes and books,
+	// reconciled on their own; Invariants, Ledger and Charges above are
+	// their sums.
+	Shops []Shop `json:"shops,omitempty"`
+}
+
+// Shop is one shop of a sale across shops: where it lives, what its
+// shoppers saw and what its books say.
+type Shop struct {
+	Name       string         `json:"name"`
+	Pod        string         `json:"pod,omitempty"`
+	Outcomes   map[string]int `json:"outcomes"`
+	Invariants Invariants     `json:"invariants"`
+	Ledger     LedgerSummary  `json:"ledger"`
+	Charges    ChargeSummary  `json:"charges"`
 }
 
 // Unmatched is one kind of answer no rule understood: its step and status,

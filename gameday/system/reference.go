@@ -12,7 +12,8 @@ var referenceYAML []byte
 const ReferenceFile = "reference-checkout (gameday/system/reference.yaml)"
 
 // Reference is the reference checkout described as a system, with the
-// addresses an environment chose: CHECKOUT_URL, PAYMENT_URL (empty: its
+// addresses an environment chose: CHECKOUT_URL, BASE_URL (where purchases
+// go; default CHECKOUT_URL: a router in front of pods), PAYMENT_URL (empty: its
 // charges are not read), TOXIPROXY, and SETTLE_WITHIN (how long its books
 // may take to settle: its lease, the payment timeouts and some). Variables
 // not given come from the process environment.
@@ -20,6 +21,9 @@ func Reference(vars map[string]string) (*System, error) {
 	v := map[string]string{}
 	for k, x := range vars {
 		v[k] = x
+	}
+	if v["BASE_URL"] == "" && v["CHECKOUT_URL"] != "" {
+		v["BASE_URL"] = v["CHECKOUT_URL"]
 	}
 	noPay := v["PAYMENT_URL"] == ""
 	if noPay {

@@ -1,0 +1,107 @@
+package env
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gameday-dev/gameday/internal/routetable"
+	"github.com/gameday-dev/gameday/internal/wait"
+)
+
+// Routes is the dependency that holds the router's table in an
+// environment of pods: a Redis of its own, behind its proxy, so that a
+// drill can fault the routing store too.
+const Routes = "routes"
+
+// PodName is the name of pod i (from 1): "pod-1".
+func PodName(i int) string { return "pod-" + strconv.Itoa(i) }
+
+// PodDependency is the name of a pod's dependency, as faults target it:
+// "pod-2/inventory".
+func PodDependency(pod, dep string) string { return pod + "/" + dep }
+
+// Podded is an environment of pods (docs/pods.md): its CheckoutURL is the
+// router's, and Pods gives each pod's own checkout, by pod name, for the
+// books of the shops that live there.
+type Podded interface {
+	Pods() map[string]string
+}
+
+// Pods is each pod's checkout base URL by pod name; nil without pods.
+func (l *Local) Pods() map[string]string { return maps.Clone(l.podURLs) }
+
+// startPods starts o.Pods checkouts, each on its own inventory and
+// sessions (through their proxies) and all on the one payment stand-in,
+// writes the routing table (o.Routes, with the pods' URLs) to the routing
+// store, and starts the router in front of them, reading the table
+// through its proxy. The router's URL is the environment's CheckoutURL.
+func (l *Local) startPods(ctx context.Context, o LocalOptions, addrs, proxied map[string]string,
+	startCheckout func(name, inventory, sessions string) (*child, error)) error {
+	l.pods, l.podURLs = map[string]*child{}, map[string]string{}
+	for i := 1; i <= o.Pods; i++ {
+		pod := PodName(i)
+		c, err := startCheckout(pod, proxied[PodDependency(pod, Inventory)], proxied[PodDependency(pod, Sessions)])
+		if err != nil {
+			return fmt.Errorf("start %s: %w", pod, err)
+		}
+		l.pods[pod], l.podURLs[pod] = c, "http://"+c.Addr()
+	}
+	for shop, pod := range o.Routes {
+		if _, ok := l.podURLs[strings.TrimPrefix(pod, routetable.MovingPrefix)]; !ok {
+			return fmt.Errorf("the routing table sends shop %s to %s, which is not one of the %d pods", shop, pod, o.Pods)
+		}
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addrs[Routes], MaxRetries: -1})
+	defer rdb.Close()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := routetable.WriteTable(wctx, rdb, routetable.Keys{}, o.Routes, l.podURLs)
+	cancel()
+	if err != nil {
+		return err
+	}
+	l.checkout = &child{name: "router", bin: o.Binary, log: filepath.Join(o.Dir, "router.log"),
+		args: []string{"serve", "router", "-routes-redis", proxied[Routes]},
+		env:  []string{RedisPasswordVar + "="}}
+	if err := l.checkout.start(ctx, "127.0.0.1:0"); err != nil {
+		return err
+	}
+	l.closers = append(l.closers, func() error { return l.checkout.stop(5 * time.Second) })
+	l.coURL = "http://" + l.checkout.Addr()
+	if err := l.waitRouted(ctx); err != nil {
+		return err
+	}
+	names := slices.Sorted(maps.Keys(l.podURLs))
+	l.info.Checkout = fmt.Sprintf("%d pods of the reference checkout (%s) behind a router at %s", o.Pods, strings.Join(names, ", "), l.coURL)
+	return nil
+}
+
+// waitRouted waits until the router has loaded its table (its /healthz
+// answers 200), for at most 10s.
+func (l *Local) waitRouted(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var last error
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, l.coURL+"/healthz", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("/healthz answers %s", resp.Status)
+		}
+		last = err
+		wait.For(ctx, 20*time.Millisecond)
+	}
+	return fmt.Errorf("the router did not load its table within 10s: %v", last)
+}

@@ -1,0 +1,273 @@
+package gameday
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/books"
+	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/judge"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// ledger is where one shop's books are read, or, in a sale without shops,
+// the whole sale's: the system as those books see it (in an environment of
+// pods, the shop's pod's own checkout) and a reader of its stores.
+type ledger struct {
+	shop  string // "" without shops
+	pod   string // "" without pods
+	stock int64
+	sys   *system.System
+	books *books.Reader
+	// before is the stock available before the load; nil when unknown.
+	before *int64
+}
+
+// name says whose books these are, for errors.
+func (lg *ledger) name() string {
+	if lg.shop == "" {
+		return lg.sys.Name
+	}
+	if lg.pod == "" {
+		return "shop " + lg.shop + " of " + lg.sys.Name
+	}
+	return "shop " + lg.shop + " on " + lg.pod
+}
+
+// routes is the router's table of a scenario's pods: shop -> pod.
+func (d *drill) routes() map[string]string {
+	if d.sc.Environment.Pods == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, sh := range d.sc.Shops {
+		out[sh.Name] = sh.Pod
+	}
+	return out
+}
+
+// shopLedgers are the drill's ledgers: the system's, or one per shop. vars
+// are the reference checkout's variables (nil for a described system): in
+// an environment of pods each shop's books and setup are its pod's
+// checkout's, while purchases go to the router.
+func (d *drill) shopLedgers(vars map[string]string) ([]*ledger, error) {
+	if len(d.sc.Shops) == 0 {
+		return []*ledger{{sys: d.sys, stock: d.sc.Stock}}, nil
+	}
+	pods := map[string]string{}
+	if p, ok := d.env.(env.Podded); ok {
+		pods = p.Pods()
+	}
+	var out []*ledger
+	for _, sh := range d.sc.Shops {
+		lg := &ledger{shop: sh.Name, pod: sh.Pod, stock: d.sc.ShopStock(sh), sys: d.sys}
+		if url, ok := pods[sh.Pod]; ok && vars != nil {
+			v := maps.Clone(vars)
+			v["BASE_URL"], v["CHECKOUT_URL"] = d.env.CheckoutURL(), url
+			s, err := system.Reference(v)
+			if err != nil {
+				return nil, err
+			}
+			lg.sys = s
+		} else if sh.Pod != "" {
+			return nil, fmt.Errorf("shop %s lives on %s, which the %s environment does not have", sh.Name, sh.Pod, d.env.Info().Kind)
+		}
+		out = append(out, lg)
+	}
+	return out, nil
+}
+
+// open reaches the ledger's stores, runs its setup (for a shop, with the
+// shop's SKU and stock) and reads the stock available before the load.
+func (lg *ledger) open(ctx context.Context, sc *scenarios.Scenario, prefix string) error {
+	vals := system.Values{SKU: system.ShopSKU(lg.shop, lg.sys.SKU), Shop: lg.shop, Stock: lg.stock, Run: prefix}
+	r, err := books.Open(ctx, lg.sys, vals, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("reach the books of %s: %w", lg.name(), err)
+	}
+	lg.books = r
+	if err := r.Setup(ctx); err != nil {
+		return fmt.Errorf("set up %s: %w", lg.name(), err)
+	}
+	if st := lg.sys.Books.Stock; st != nil && st.Available != nil {
+		v, err := r.Value(ctx, st.Available)
+		if err != nil {
+			return fmt.Errorf("read books.stock.available of %s before the load: %w", lg.name(), err)
+		}
+		n := int64(math.Round(v))
+		lg.before = &n
+	}
+	return nil
+}
+
+func (d *drill) closeBooks() {
+	for _, lg := range d.ledgers {
+		if lg.books != nil {
+			_ = lg.books.Close()
+		}
+	}
+}
+
+// settle waits until every ledger's books are final (bounded, all at
+// once), then reads them. When they do not settle in time they are read
+// as they are, and the run says so. A run asked to stop (interrupted) does
+// not wait: it reads the books at once and records what it has, so that a
+// service manager's stop timeout never kills it before run.json is
+// written.
+func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
+	if interrupted {
+		d.unsettled = true
+		d.rec.Notes = append(d.rec.Notes, "interrupted: the books were read at once, without waiting for them to settle")
+	}
+	facts := make([]*judge.Facts, len(d.ledgers))
+	notes := make([][]string, len(d.ledgers))
+	errs := make([]error, len(d.ledgers))
+	var wg sync.WaitGroup
+	for i, lg := range d.ledgers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			facts[i], notes[i], errs[i] = lg.settle(interrupted, d.prefix)
+		}()
+	}
+	wg.Wait()
+	for i, lg := range d.ledgers {
+		for _, n := range notes[i] {
+			if lg.shop != "" {
+				n = lg.name() + ": " + n
+			}
+			d.rec.Notes = append(d.rec.Notes, n)
+		}
+		if errs[i] != nil {
+			if lg.shop != "" {
+				return nil, fmt.Errorf("%s: %w", lg.name(), errs[i])
+			}
+			return nil, errs[i]
+		}
+	}
+	return facts, nil
+}
+
+func (lg *ledger) settle(interrupted bool, prefix string) (*judge.Facts, []string, error) {
+	b := lg.sys.Books
+	var notes []string
+	if !interrupted {
+		// The wait has its own bound (settle_within or settle_after, and
+		// one query's time); the reads after it are bounded by their
+		// timeouts.
+		ctx, cancel := context.WithTimeout(context.Background(), max(b.SettleWithin.D(), b.SettleAfter.D())+queryTimeout(b.Settled))
+		note, err := settleBooks(ctx, lg.books, lg.sys, 0)
+		cancel()
+		if err != nil {
+			return nil, nil, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	f, err := readFacts(context.Background(), lg.books, lg.sys, prefix)
+	if err != nil {
+		return nil, notes, err
+	}
+	notes = append(notes, f.Notes...)
+	f.AvailableBefore = lg.before
+	return f, notes, nil
+}
+
+// reconcile checks every ledger's books against its shoppers and records
+// the invariants, the books and, in a sale across shops, each shop's
+// figures; it returns the invariants that could not be checked, each with
+// the facts it lacked. A shop's books are its pod's, but its charges are
+// at a provider all shops share: only those of its own shoppers are its.
+func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report interface{ Outcomes() map[string]int }) map[string]string {
+	notChecked := map[string]string{}
+	var total runrecord.Invariants
+	for i, lg := range d.ledgers {
+		f, mine, dropped := facts[i], shoppers, 0
+		if lg.shop != "" {
+			mine = nil
+			for _, s := range shoppers {
+				if s.Shop == lg.shop {
+					mine = append(mine, s)
+				}
+			}
+			f = onlyTheirs(f, mine)
+		}
+		for _, s := range mine {
+			if s.Outcome == judge.Dropped {
+				dropped++
+			}
+		}
+		iv, nc := judge.Reconcile(f, mine, dropped)
+		maps.Copy(notChecked, nc)
+		ledger, charges := judge.Summarise(f)
+		if lg.shop == "" {
+			d.rec.Invariants, d.rec.Ledger, d.rec.Charges = iv, ledger, charges
+			return notChecked
+		}
+		total = addInvariants(total, iv)
+		d.rec.Ledger = addLedger(d.rec.Ledger, ledger)
+		d.rec.Charges.Approved += charges.Approved
+		d.rec.Charges.Declined += charges.Declined
+		d.rec.Charges.Voided += charges.Voided
+		outcomes := map[string]int{}
+		for _, s := range mine {
+			if s.Outcome != "" {
+				outcomes[string(s.Outcome)]++
+			}
+		}
+		d.rec.Shops = append(d.rec.Shops, runrecord.Shop{Name: lg.shop, Pod: lg.pod, Outcomes: outcomes, Invariants: iv, Ledger: ledger, Charges: charges})
+	}
+	d.rec.Invariants = total
+	return notChecked
+}
+
+// onlyTheirs is f with the charges and orders of shoppers other than
+// shoppers left out.
+func onlyTheirs(f *judge.Facts, shoppers []judge.Shopper) *judge.Facts {
+	ids := make(map[string]bool, len(shoppers))
+	for _, s := range shoppers {
+		ids[s.ID] = true
+	}
+	c := *f
+	c.Charges, c.Orders = nil, nil
+	for _, ch := range f.Charges {
+		if ids[ch.CheckoutID] {
+			c.Charges = append(c.Charges, ch)
+		}
+	}
+	for _, o := range f.Orders {
+		if ids[o.CheckoutID] {
+			c.Orders = append(c.Orders, o)
+		}
+	}
+	return &c
+}
+
+func addInvariants(a, b runrecord.Invariants) runrecord.Invariants {
+	a.Oversold += b.Oversold
+	a.LostUnits += b.LostUnits
+	a.DoubleCharges += b.DoubleCharges
+	a.ChargesWithoutOrder += b.ChargesWithoutOrder
+	a.OrdersWithoutCharge += b.OrdersWithoutCharge
+	a.ChargedAfterLeaving += b.ChargedAfterLeaving
+	a.OrdersToldFailed += b.OrdersToldFailed
+	a.ConfirmedWithoutOrder += b.ConfirmedWithoutOrder
+	a.Dropped += b.Dropped
+	return a
+}
+
+func addLedger(a, b runrecord.LedgerSummary) runrecord.LedgerSummary {
+	a.Initial += b.Initial
+	a.Available += b.Available
+	a.Reserved += b.Reserved
+	a.Sold += b.Sold
+	a.Orders += b.Orders
+	return a
+}
