@@ -7,3 +7,11 @@ func SetBeforeRemovingFaults(f func()) (undo func()) {
 	beforeRemovingFaults = f
 	return func() { beforeRemovingFaults = old }
 }
+
+// SetMisroute makes f change every routing table the runner writes for
+// pods, and returns what undoes it.
+func SetMisroute(f func(routes map[string]string)) (undo func()) {
+	old := misroute
+	misroute = f
+	return func() { misroute = old }
+}

@@ -365,7 +365,7 @@ func (d *drill) setup(ctx context.Context) error {
 			return err
 		}
 		d.sys = s
-		if _, ok := d.env.(env.Podded); ok {
+		if env.PodsOf(d.env) != nil {
 			// The router answers purchases; the pods' books and breakers
 			// are each pod's own (the shops' ledgers read them). Breakers
 			// are not read across pods yet: promise what shoppers see.

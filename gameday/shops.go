@@ -49,8 +49,13 @@ func (d *drill) routes() map[string]string {
 	for _, sh := range d.sc.Shops {
 		out[sh.Name] = sh.Pod
 	}
+	misroute(out)
 	return out
 }
+
+// misroute changes the routing table the runner writes; tests make it
+// send a shop to the wrong pod.
+var misroute = func(map[string]string) {}
 
 // shopLedgers are the drill's ledgers: the system's, or one per shop. vars
 // are the reference checkout's variables (nil for a described system): in
@@ -60,10 +65,7 @@ func (d *drill) shopLedgers(vars map[string]string) ([]*ledger, error) {
 	if len(d.sc.Shops) == 0 {
 		return []*ledger{{sys: d.sys, stock: d.sc.Stock}}, nil
 	}
-	pods := map[string]string{}
-	if p, ok := d.env.(env.Podded); ok {
-		pods = p.Pods()
-	}
+	pods := env.PodsOf(d.env)
 	var out []*ledger
 	for _, sh := range d.sc.Shops {
 		lg := &ledger{shop: sh.Name, pod: sh.Pod, stock: d.sc.ShopStock(sh), sys: d.sys}

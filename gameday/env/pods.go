@@ -39,6 +39,16 @@ type Podded interface {
 // Pods is each pod's checkout base URL by pod name; nil without pods.
 func (l *Local) Pods() map[string]string { return maps.Clone(l.podURLs) }
 
+// PodsOf is the pods of e (see Podded) by name; nil when it has none.
+func PodsOf(e Environment) map[string]string {
+	if p, ok := e.(Podded); ok {
+		if pods := p.Pods(); len(pods) > 0 {
+			return pods
+		}
+	}
+	return nil
+}
+
 // startPods starts o.Pods checkouts, each on its own inventory and
 // sessions (through their proxies) and all on the one payment stand-in,
 // writes the routing table (o.Routes, with the pods' URLs) to the routing
