@@ -29,6 +29,8 @@ func (s *Server) routes() {
 	admin.HandleFunc("GET /admin/breakers", s.handleBreakers)
 	admin.HandleFunc("GET /admin/ledger", s.handleLedger)
 	admin.HandleFunc("PUT /admin/stock", s.handleStock)
+	admin.HandleFunc("POST /admin/stock/move-out", s.handleMoveOut)
+	admin.HandleFunc("POST /admin/stock/move-in", s.handleMoveIn)
 	admin.HandleFunc("GET /admin/admission", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.room.Stats())
 	})
@@ -155,6 +157,57 @@ func (s *Server) handleStock(w http.ResponseWriter, r *http.Request) {
 			code = http.StatusConflict
 		}
 		writeJSON(w, code, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, req)
+}
+
+// MoveRequest asks a checkout to move a SKU's units out of its stock or
+// into it: one step of a Pod Mover's move of the SKU's shop
+// (docs/pods.md). Move names the move; a step repeated with the same name
+// does nothing more.
+type MoveRequest struct {
+	SKU   string `json:"sku"`
+	Move  string `json:"move"`
+	Units int64  `json:"units"` // move-in only; the answer's, for move-out
+}
+
+// handleMoveOut takes every available unit out: 200 with the units, 409
+// with held while leases are held (ask again), 404 for a SKU with no stock.
+func (s *Server) handleMoveOut(w http.ResponseWriter, r *http.Request) {
+	var req MoveRequest
+	if err := decodeJSON(r, &req); err != nil || req.SKU == "" || req.Move == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"sku\", \"move\"}"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	n, err := s.inv.MoveOut(ctx, req.SKU, req.Move)
+	var held *HeldError
+	switch {
+	case errors.As(err, &held):
+		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "held": held.Held})
+	case errors.Is(err, ErrUnknownSKU):
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+	case err != nil:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+	default:
+		req.Units = n
+		writeJSON(w, http.StatusOK, req)
+	}
+}
+
+// handleMoveIn adds units moved from another pod.
+func (s *Server) handleMoveIn(w http.ResponseWriter, r *http.Request) {
+	var req MoveRequest
+	if err := decodeJSON(r, &req); err != nil || req.SKU == "" || req.Move == "" || req.Units < 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"sku\", \"move\", \"units\" >= 0}"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if err := s.inv.MoveIn(ctx, req.SKU, req.Move, req.Units); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		return
 	}
 	writeJSON(w, http.StatusOK, req)

@@ -53,8 +53,8 @@ type Void struct {
 }
 
 // Ledger is the stock of one SKU. In reserve mode Available + Reserved +
-// Sold = Initial at every instant; in naive mode Available goes negative
-// when it oversells.
+// Sold + MovedOut = Initial + MovedIn at every instant; in naive mode
+// Available goes negative when it oversells.
 type Ledger struct {
 	SKU       string `json:"sku"`
 	Initial   int64  `json:"initial"`
@@ -63,6 +63,10 @@ type Ledger struct {
 	Sold      int64  `json:"sold"`
 	Expired   int64  `json:"expired_leases"`
 	Reclaimed int64  `json:"reclaimed"`
+	// MovedOut and MovedIn count the units a Pod Mover took out of this
+	// checkout's stock and put into it (MoveOut, MoveIn).
+	MovedOut int64 `json:"moved_out"`
+	MovedIn  int64 `json:"moved_in"`
 	// AwaitingSweep counts checkout ids whose lease expired unclaimed and
 	// whose charge the sweeper has not yet decided on (it waits for the
 	// late-claim grace). The books are settled when it, Reserved and the
@@ -77,7 +81,9 @@ type Ledger struct {
 }
 
 // Balanced reports whether no unit was created or lost.
-func (l Ledger) Balanced() bool { return l.Available+l.Reserved+l.Sold == l.Initial }
+func (l Ledger) Balanced() bool {
+	return l.Available+l.Reserved+l.Sold+l.MovedOut == l.Initial+l.MovedIn
+}
 
 // Oversold is how many units were sold beyond the initial stock.
 func (l Ledger) Oversold() int64 { return max(0, l.Sold-l.Initial) }
@@ -265,8 +271,95 @@ return {redis.call('HGET', KEYS[1], 'initial') or false,
         redis.call('HGET', KEYS[1], 'sold') or false,
         redis.call('HGET', KEYS[1], 'expired') or false,
         redis.call('HGET', KEYS[1], 'reclaimed') or false,
-        redis.call('ZCARD', KEYS[6])}
+        redis.call('ZCARD', KEYS[6]),
+        redis.call('HGET', KEYS[1], 'moved_out') or false,
+        redis.call('HGET', KEYS[1], 'moved_in') or false}
 `)
+
+// moveOutScript: ARGV move id. It takes every available unit out of the
+// SKU's stock for a Pod Mover, once no lease is held (a purchase in
+// flight could still claim a unit), and records the move, so that asking
+// again for the same move gives the same units and takes nothing more.
+var moveOutScript = redis.NewScript(luaHead + `
+local done = redis.call('HGET', KEYS[1], 'move-out:' .. ARGV[1])
+if done then return {'moved', done} end
+if redis.call('HEXISTS', KEYS[1], 'available') == 0 then return {'unknown_sku'} end
+reap()
+local held = redis.call('ZCARD', KEYS[2])
+if held > 0 then return {'held', tostring(held)} end
+local n = tonumber(redis.call('HGET', KEYS[1], 'available'))
+if n < 0 then n = 0 end
+redis.call('HINCRBY', KEYS[1], 'available', -n)
+redis.call('HINCRBY', KEYS[1], 'moved_out', n)
+redis.call('HSET', KEYS[1], 'move-out:' .. ARGV[1], n)
+return {'moved', tostring(n)}
+`)
+
+// moveInScript: KEYS the SKU's and then the set of SKUs; ARGV move id,
+// units, sku. It puts units into the SKU's stock (a SKU new here starts
+// with an initial stock of 0: the units came from elsewhere), once per
+// move id.
+var moveInScript = redis.NewScript(luaHead + `
+local done = redis.call('HGET', KEYS[1], 'move-in:' .. ARGV[1])
+if done then return {'moved', done} end
+if redis.call('HEXISTS', KEYS[1], 'available') == 0 then
+  redis.call('HSET', KEYS[1], 'initial', 0, 'available', 0, 'sold', 0, 'expired', 0, 'reclaimed', 0)
+  redis.call('SADD', KEYS[9], ARGV[3])
+end
+redis.call('HINCRBY', KEYS[1], 'available', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'moved_in', ARGV[2])
+redis.call('HSET', KEYS[1], 'move-in:' .. ARGV[1], ARGV[2])
+return {'moved', ARGV[2]}
+`)
+
+// HeldError is MoveOut's refusal while purchases hold leases on the SKU.
+type HeldError struct {
+	SKU  string
+	Held int64
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("%s: %d leases held: purchases in flight may still claim a unit; move once they are done", e.SKU, e.Held)
+}
+
+// MoveOut takes every available unit of sku out of this checkout's stock,
+// for a Pod Mover that moves the SKU's shop to another pod, and returns
+// how many. It refuses with a *HeldError while leases are held, and with
+// ErrUnknownSKU for a SKU with no stock. Repeating a move id returns the
+// units of its first success and takes nothing more: a mover that lost
+// the answer asks again safely.
+func (inv *Inventory) MoveOut(ctx context.Context, sku, moveID string) (int64, error) {
+	v, err := moveOutScript.Run(ctx, inv.rdb, keys(sku), moveID).StringSlice()
+	if err != nil {
+		return 0, fmt.Errorf("move %s out: %w", sku, err)
+	}
+	switch {
+	case len(v) == 2 && v[0] == "moved":
+		return strconv.ParseInt(v[1], 10, 64)
+	case len(v) == 2 && v[0] == "held":
+		n, _ := strconv.ParseInt(v[1], 10, 64)
+		return 0, &HeldError{SKU: sku, Held: n}
+	case len(v) == 1 && v[0] == resUnknown:
+		return 0, fmt.Errorf("move %s out: %w", sku, ErrUnknownSKU)
+	}
+	return 0, fmt.Errorf("move %s out: unexpected answer %v", sku, v)
+}
+
+// MoveIn adds units to sku's stock here, moved from another pod (a SKU
+// new here starts with an initial stock of 0), once per move id.
+func (inv *Inventory) MoveIn(ctx context.Context, sku, moveID string, units int64) error {
+	if units < 0 {
+		return fmt.Errorf("move %s in: %d units", sku, units)
+	}
+	v, err := moveInScript.Run(ctx, inv.rdb, append(keys(sku), skuSet), moveID, units, sku).StringSlice()
+	if err != nil {
+		return fmt.Errorf("move %s in: %w", sku, err)
+	}
+	if len(v) != 2 || v[0] != "moved" {
+		return fmt.Errorf("move %s in: unexpected answer %v", sku, v)
+	}
+	return nil
+}
 
 // setStockScript: KEYS the SKU's and then the set of SKUs; ARGV units,
 // init (0|1), sku. It refuses (returning the
@@ -474,11 +567,11 @@ func (inv *Inventory) Ledger(ctx context.Context, sku string) (Ledger, error) {
 	if err != nil {
 		return Ledger{}, fmt.Errorf("read ledger of %s: %w", sku, err)
 	}
-	if len(v) != 7 || v[0] == nil {
+	if len(v) != 9 || v[0] == nil {
 		return Ledger{}, fmt.Errorf("read ledger of %s: %w", sku, ErrUnknownSKU)
 	}
 	l := Ledger{SKU: sku, Orders: []Order{}, Voids: []Void{}}
-	for i, dst := range []*int64{&l.Initial, &l.Available, &l.Reserved, &l.Sold, &l.Expired, &l.Reclaimed, &l.AwaitingSweep} {
+	for i, dst := range []*int64{&l.Initial, &l.Available, &l.Reserved, &l.Sold, &l.Expired, &l.Reclaimed, &l.AwaitingSweep, &l.MovedOut, &l.MovedIn} {
 		*dst = toInt(v[i])
 	}
 	orders, err := inv.rdb.HGetAll(ctx, k[2]).Result()
