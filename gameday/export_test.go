@@ -1,5 +1,11 @@
 package gameday
 
+import (
+	"context"
+
+	"github.com/gameday-dev/gameday/gameday/podmove"
+)
+
 // SetBeforeRemovingFaults makes f run just before the faults are removed
 // at the end of the load, and returns what undoes it.
 func SetBeforeRemovingFaults(f func()) (undo func()) {
@@ -14,4 +20,12 @@ func SetMisroute(f func(routes map[string]string)) (undo func()) {
 	old := misroute
 	misroute = f
 	return func() { misroute = old }
+}
+
+// SetMoveShop makes f carry out every move of a shop between pods, and
+// returns what undoes it.
+func SetMoveShop(f func(ctx context.Context, m *podmove.Move) podmove.Result) (undo func()) {
+	old := moveShop
+	moveShop = f
+	return func() { moveShop = old }
 }

@@ -1,11 +1,20 @@
 package gameday_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/gameday/podmove"
+	"github.com/gameday-dev/gameday/internal/routetable"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // The pods drills of the catalogue, end to end: three pods of the
@@ -14,7 +23,7 @@ import (
 // A failure or a flash sale in one pod stays there, and every shop's books
 // balance on its own pod.
 func TestPodDrillsPass(t *testing.T) {
-	for _, name := range []string{"pod-inventory-down", "pod-hot-shop", "pod-shared-payment"} {
+	for _, name := range []string{"pod-inventory-down", "pod-hot-shop", "pod-shared-payment", "pod-move"} {
 		t.Run(name, func(t *testing.T) {
 			rec := run(t, context.Background(), lookup(t, name), options(t))
 			if rec.Verdict != gameday.VerdictPass {
@@ -29,7 +38,15 @@ func TestPodDrillsPass(t *testing.T) {
 					t.Errorf("shop %d: %+v, want %s on %s with its own stock", i, sh, sc.Shops[i].Name, sc.Shops[i].Pod)
 				}
 				if sh.Outcomes["confirmed"] == 0 || int64(sh.Outcomes["confirmed"]) != sh.Ledger.Sold {
-					t.Errorf("shop %s: %d confirmed, %d sold on its pod", sh.Name, sh.Outcomes["confirmed"], sh.Ledger.Sold)
+					t.Errorf("shop %s: %d confirmed, %d sold on its pods", sh.Name, sh.Outcomes["confirmed"], sh.Ledger.Sold)
+				}
+			}
+			if len(rec.Moves) != len(sc.Moves) {
+				t.Fatalf("moves %+v, want %d", rec.Moves, len(sc.Moves))
+			}
+			for _, m := range rec.Moves {
+				if m.Outcome != "completed" || m.Units <= 0 || m.ReadOnlyMS <= 0 {
+					t.Errorf("move %+v, want it completed with units moved and a read-only time measured", m)
 				}
 			}
 		})
@@ -48,6 +65,13 @@ func TestBrokenPodsFail(t *testing.T) {
 			t.Fatalf("verdict %s (%s)", rec.Verdict, rec.Reason)
 		}
 	})
+	t.Run("a move that does not stop the shop's writes", func(t *testing.T) {
+		defer gameday.SetMoveShop(copyWithoutPause)()
+		rec := run(t, context.Background(), lookup(t, "pod-move"), options(t))
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.Oversold == 0 || !strings.Contains(rec.Reason, "oversold") {
+			t.Fatalf("verdict %s (%s), invariants %+v, moves %+v", rec.Verdict, rec.Reason, rec.Invariants, rec.Moves)
+		}
+	})
 	t.Run("no per-pod limit on the shared payment provider", func(t *testing.T) {
 		sc := lookup(t, "pod-shared-payment")
 		sc.Checkout.Payment.MaxConcurrent = -1
@@ -56,4 +80,93 @@ func TestBrokenPodsFail(t *testing.T) {
 			t.Fatalf("verdict %s (%s)", rec.Verdict, rec.Reason)
 		}
 	})
+}
+
+// A fault on the pod a shop moves to, for the whole move: the move cannot
+// put the stock in there, so it rolls back, the stock and the shop go
+// home, the sale goes on there, and the books balance.
+func TestPodMoveRollsBackUnderAFault(t *testing.T) {
+	sc := lookup(t, "pod-move")
+	o := options(t)
+	// Scaled by 0.4: the move at 4.8s; the fault from 4.4s to the end of
+	// the load (11.2s), longer than the mover's 5s of retries.
+	sc.Faults = []scenarios.Fault{{Name: "pod-2-inventory-gone", Target: "pod-2/inventory", At: scenarios.Duration(11 * time.Second), For: scenarios.Duration(17 * time.Second), Down: true}}
+	// The move may roll back, and take its 5s of retries to do so; while
+	// the shop is read-only its shoppers give up, so it does not sell out.
+	sc.Expect[0].Moved.Outcomes = []string{"completed", "rolled_back"}
+	sc.Expect[0].Moved.ReadOnlyBelow = scenarios.Duration(10 * time.Second)
+	sc.Expect = append(sc.Expect[:1], sc.Expect[2:]...)
+	sc.Abort = nil
+	rec := run(t, context.Background(), sc, o)
+	if rec.Verdict != gameday.VerdictPass {
+		t.Fatalf("verdict %s (%s), expectations %+v, invariants %+v, moves %+v", rec.Verdict, rec.Reason, rec.Expectations, rec.Invariants, rec.Moves)
+	}
+	if len(rec.Moves) != 1 || rec.Moves[0].Outcome != "rolled_back" || rec.Moves[0].Units == 0 {
+		t.Fatalf("moves %+v, want one rolled back after moving units out", rec.Moves)
+	}
+}
+
+// copyWithoutPause is a Pod Mover broken on purpose: it copies the stock
+// it reads to the new pod and switches the router without first stopping
+// the shop's writes on the old pod, which goes on selling what it already
+// gave away until its stock is taken out.
+func copyWithoutPause(ctx context.Context, m *podmove.Move) podmove.Result {
+	r := podmove.Result{Began: time.Now()}
+	fail := func(err error) podmove.Result { r.Outcome, r.Err, r.Ended = podmove.Failed, err.Error(), time.Now(); return r }
+	var l struct {
+		Ledgers []struct {
+			Available int64 `json:"available"`
+		} `json:"ledgers"`
+	}
+	if err := call(ctx, http.MethodGet, m.From.URL+"/admin/ledger?sku="+m.SKU, m.From.Header, nil, &l); err != nil || len(l.Ledgers) != 1 {
+		return fail(fmt.Errorf("read the stock: %v", err))
+	}
+	r.Units = l.Ledgers[0].Available
+	if err := call(ctx, http.MethodPost, m.To.URL+"/admin/stock/move-in", m.To.Header, map[string]any{"sku": m.SKU, "move": m.ID, "units": r.Units}, nil); err != nil {
+		return fail(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the old pod sells meanwhile
+	if _, err := routetable.SetRoute(ctx, m.Store, m.Keys, m.Shop, m.To.Name); err != nil {
+		return fail(err)
+	}
+	for i := 0; ; i++ { // take out what is left, once its purchases are done
+		err := call(ctx, http.MethodPost, m.From.URL+"/admin/stock/move-out", m.From.Header, map[string]any{"sku": m.SKU, "move": m.ID}, nil)
+		if err == nil {
+			break
+		}
+		if i == 100 {
+			return fail(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.Outcome, r.Ended = podmove.Completed, time.Now()
+	r.ReadOnly = 0
+	return r
+}
+
+func call(ctx context.Context, method, url string, h http.Header, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: %s", method, url, resp.Status)
+	}
+	if out != nil {
+		return json.NewDecoder(resp.Body).Decode(out)
+	}
+	return nil
 }

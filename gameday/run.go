@@ -531,6 +531,7 @@ func (d *drill) drive(ctx context.Context) {
 	tl.onError = func(name string, err error) { stopLoad(fmt.Errorf("%w: %s: %v", errFault, name, err)) }
 	tlCtx, stopTimeline := context.WithCancel(loadCtx)
 	tl.start(tlCtx)
+	moving := d.startMoves(loadCtx, start)
 
 	var guard *abortGuard
 	if a := d.sc.Abort; a != nil && a.ErrorRatio > 0 {
@@ -573,6 +574,9 @@ func (d *drill) drive(ctx context.Context) {
 	stopProgress()
 	stopTimeline()
 	tl.wait()
+	// A move under way when the load ends finishes (each of its steps is
+	// bounded) before the faults come off and the books are read.
+	d.rec.Moves = moving.wait()
 	metricsDone()
 	end := time.Since(start)
 	beforeRemovingFaults()
@@ -624,7 +628,7 @@ func (d *drill) drive(ctx context.Context) {
 	for dep, br := range judge.Breakers(trans, d.sc.Faults, ft) {
 		d.rec.Breakers[dep] = br
 	}
-	d.rec.Expectations = judge.Evaluate(d.sc, shoppers, w, ft, d.sc.Faults, trans, metrics.taken())
+	d.rec.Expectations = judge.Evaluate(d.sc, shoppers, w, ft, d.sc.Faults, trans, metrics.taken(), byName(d.rec.Moves))
 
 	if settleErr != nil && d.rec.Verdict == "" {
 		d.fail(VerdictError, "reconcile the books: %v", settleErr)

@@ -20,8 +20,11 @@ import (
 // the whole sale's: the system as those books see it (in an environment of
 // pods, the shop's pod's own checkout) and a reader of its stores.
 type ledger struct {
-	shop  string // "" without shops
-	pod   string // "" without pods
+	shop string // "" without shops
+	pod  string // "" without pods
+	// away: the shop does not start on this pod, but a move takes it
+	// there; the SKU starts here with no stock.
+	away  bool
 	stock int64
 	sys   *system.System
 	books *books.Reader
@@ -36,6 +39,9 @@ func (lg *ledger) name() string {
 	}
 	if lg.pod == "" {
 		return "shop " + lg.shop + " of " + lg.sys.Name
+	}
+	if lg.away {
+		return "shop " + lg.shop + " (moved) on " + lg.pod
 	}
 	return "shop " + lg.shop + " on " + lg.pod
 }
@@ -81,6 +87,24 @@ func (d *drill) shopLedgers(vars map[string]string) ([]*ledger, error) {
 			return nil, fmt.Errorf("shop %s lives on %s, which the %s environment does not have", sh.Name, sh.Pod, d.env.Info().Kind)
 		}
 		out = append(out, lg)
+		// The pods a move takes the shop to keep its books there too.
+		seen := map[string]bool{sh.Pod: true}
+		for _, m := range d.sc.MovesByTime() {
+			if m.Shop != sh.Name || seen[m.To] {
+				continue
+			}
+			seen[m.To] = true
+			away := *lg
+			away.pod, away.away, away.stock = m.To, true, 0
+			v := maps.Clone(vars)
+			v["BASE_URL"], v["CHECKOUT_URL"] = d.env.CheckoutURL(), pods[m.To]
+			s, err := system.Reference(v)
+			if err != nil {
+				return nil, err
+			}
+			away.sys = s
+			out = append(out, &away)
+		}
 	}
 	return out, nil
 }
@@ -191,7 +215,15 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 	notChecked := map[string]string{}
 	var total runrecord.Invariants
 	for i, lg := range d.ledgers {
+		if lg.away {
+			continue // merged into the shop's first ledger below
+		}
 		f, mine, dropped := facts[i], shoppers, 0
+		for j := i + 1; j < len(d.ledgers); j++ {
+			if d.ledgers[j].shop == lg.shop && d.ledgers[j].away {
+				f = mergeFacts(f, facts[j])
+			}
+		}
 		if lg.shop != "" {
 			mine = nil
 			for _, s := range shoppers {
@@ -272,4 +304,25 @@ func addLedger(a, b runrecord.LedgerSummary) runrecord.LedgerSummary {
 	a.Sold += b.Sold
 	a.Orders += b.Orders
 	return a
+}
+
+// mergeFacts is the books of a shop kept on two pods (a move took it from
+// one to the other): the units of both added (the pod it moved to started
+// with none), the orders of both, and the charges once (both read them
+// from the one provider).
+func mergeFacts(a, b *judge.Facts) *judge.Facts {
+	c := *a
+	add := func(x, y *int64) *int64 {
+		if x == nil || y == nil {
+			return nil
+		}
+		n := *x + *y
+		return &n
+	}
+	c.Initial, c.AvailableBefore = add(a.Initial, b.Initial), add(a.AvailableBefore, b.AvailableBefore)
+	c.Available, c.Reserved, c.Sold = add(a.Available, b.Available), add(a.Reserved, b.Reserved), add(a.Sold, b.Sold)
+	c.Orders = append(append([]judge.Order(nil), a.Orders...), b.Orders...)
+	c.OrdersKnown, c.OrderCharges = a.OrdersKnown && b.OrdersKnown, a.OrderCharges && b.OrderCharges
+	c.Notes = append(append([]string(nil), a.Notes...), b.Notes...)
+	return &c
 }

@@ -20,7 +20,7 @@ func TestCatalogue(t *testing.T) {
 	want := []string{"baseline", "drop-naive", "drop-reserve", "inventory-down", "inventory-latency",
 		"payment-down", "payment-killed", "payment-latency", "payment-timeouts",
 		"peak-deadline", "peak-fair", "peak-fair-deadline", "peak-lottery", "peak-paced", "peak-queue",
-		"pod-hot-shop", "pod-inventory-down", "pod-shared-payment",
+		"pod-hot-shop", "pod-inventory-down", "pod-move", "pod-shared-payment",
 		"redis-killed", "redis-reset-peer", "sessions-down"}
 	var names []string
 	seen := map[string]bool{}

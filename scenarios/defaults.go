@@ -76,6 +76,17 @@ func (s *Scenario) SetDefaults() {
 		}
 	}
 
+	for i := range s.Moves {
+		if m := &s.Moves[i]; m.Name == "" {
+			m.Name = "move-" + m.Shop + "-" + strconv.Itoa(i)
+		}
+	}
+	for _, e := range s.Expect {
+		if mv := e.Moved; mv != nil && len(mv.Outcomes) == 0 {
+			mv.Outcomes = []string{"completed"}
+		}
+	}
+
 	window := WindowAll
 	if len(s.Faults) > 0 {
 		window = WindowDuring

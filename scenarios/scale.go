@@ -70,8 +70,8 @@ func (l Load) poolFor(peak float64) int {
 // Scaled by rate: every stage target (a shop's own too), and MaxShoppers when set (so the
 // pool still holds the peak). Scaled by timeScale, rounded to the millisecond:
 // the timeline, meaning every stage's duration (a shop's own too), every
-// fault's at and for, a blast radius's from, to, baseline_from and
-// baseline_to,
+// fault's at and for, a move's at, a blast radius's from, to,
+// baseline_from and baseline_to,
 // the shoppers' patience, the checkout's retry_after (what it asks
 // shoppers to wait, which must stay in proportion to their patience) and
 // lease_ttl (which the runner waits out before counting lost units), every
@@ -136,6 +136,9 @@ func (s *Scenario) Scaled(rate, timeScale float64) *Scenario {
 			f.For = total - f.At
 		}
 	}
+	for i := range c.Moves {
+		sd(&c.Moves[i].At)
+	}
 	for _, e := range c.Expect {
 		if b := e.BlastRadius; b != nil {
 			sd(&b.From)
@@ -183,6 +186,7 @@ func (s *Scenario) Clone() *Scenario {
 		c.Environment.BreakerMetric = &cm
 	}
 	c.Load.Stages = slices.Clone(s.Load.Stages)
+	c.Moves = slices.Clone(s.Moves)
 	c.Shops = slices.Clone(s.Shops)
 	for i := range c.Shops {
 		c.Shops[i].Stages = slices.Clone(s.Shops[i].Stages)
@@ -220,6 +224,11 @@ func (s *Scenario) Clone() *Scenario {
 		e.Degraded = clonePtr(e.Degraded)
 		e.FastRefusals = clonePtr(e.FastRefusals)
 		e.Metric = cloneMetric(e.Metric)
+		if mv := e.Moved; mv != nil {
+			cm := *mv
+			cm.Outcomes = slices.Clone(mv.Outcomes)
+			e.Moved = &cm
+		}
 		if b := e.BlastRadius; b != nil {
 			cb := *b
 			cb.Select = b.Select.clone()

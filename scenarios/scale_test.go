@@ -101,9 +101,10 @@ func TestScaled(t *testing.T) {
 		"shops[0].stages[1].duration":        ms(1000),
 		"shops[0].stages[1].target":          45.0,
 		"shops[0].stock":                     int64(60),
-		"expect[7].blast_radius.from":        ms(2000),
-		"expect[7].blast_radius.to":          ms(3000),
-		"expect[7].blast_radius.baseline_to": ms(2000),
+		"expect[8].blast_radius.from":        ms(2000),
+		"expect[8].blast_radius.to":          ms(3000),
+		"expect[8].blast_radius.baseline_to": ms(2000),
+		"moves[0].at":                        ms(2400),
 	}
 	after := leaves(got)
 	if !slices.Equal(slices.Sorted(maps.Keys(after)), slices.Sorted(maps.Keys(before))) {

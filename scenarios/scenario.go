@@ -42,6 +42,9 @@ type Scenario struct {
 	// Shops make the sale one across shops (docs/pods.md): every arrival
 	// is for one shop, which sells its own SKU. Empty: one shop.
 	Shops []Shop `yaml:"shops"`
+	// Moves move shops between pods in the middle of the sale, as a Pod
+	// Mover does (docs/pods.md). Needs pods.
+	Moves []Move `yaml:"moves"`
 
 	Faults []Fault       `yaml:"faults"`
 	Expect []Expectation `yaml:"expect"`
@@ -299,6 +302,9 @@ type Expectation struct {
 	// BlastRadius promises that some shops hardly notice what happens
 	// elsewhere (docs/pods.md).
 	BlastRadius *BlastRadius `yaml:"blast_radius"`
+	// Moved promises how a shop's move ended and how long the shop was
+	// read-only.
+	Moved *Moved `yaml:"moved"`
 }
 
 // FastRefusals promises, of a fault, that the share of answers that are

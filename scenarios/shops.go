@@ -98,6 +98,33 @@ func (b *BlastRadius) BaselineSpan() (Window, time.Duration, time.Duration) {
 	return b.Baseline, b.BaselineFrom.D(), b.BaselineTo.D()
 }
 
+// Move moves a shop to another pod at At after the load starts: the
+// router stops its writes, the purchases in flight on its pod finish, its
+// stock moves, and the router sends it to its new pod, or, when a step
+// fails, everything goes back (docs/pods.md).
+type Move struct {
+	// Name identifies the move in promises and reports; default
+	// "move-<shop>-<index>".
+	Name string `yaml:"name"`
+	// Shop is one of the scenario's shops; To a pod other than the one it
+	// is on when the move starts.
+	Shop string   `yaml:"shop"`
+	To   string   `yaml:"to"`
+	At   Duration `yaml:"at"`
+}
+
+// Moved promises, of a move, that it ended one of Outcomes (default
+// completed; a drill that faults the move lists rolled_back too) and that
+// the shop was read-only for less than ReadOnlyBelow (when set).
+type Moved struct {
+	Move          string   `yaml:"move"`
+	Outcomes      []string `yaml:"outcomes"`
+	ReadOnlyBelow Duration `yaml:"read_only_below"`
+}
+
+// MoveOutcomes are how a move can end (package podmove).
+var MoveOutcomes = []string{"completed", "rolled_back", "failed"}
+
 // MaxPods bounds environment.pods: each pod is a checkout and two
 // redis-servers.
 const MaxPods = 8
@@ -187,7 +214,49 @@ func (v *validator) shops() {
 			}
 		}
 	}
+	// Where each shop is as the moves go, in time order.
+	where := map[string]string{}
+	for _, sh := range s.Shops {
+		where[sh.Name] = sh.Pod
+	}
+	moves := map[string]bool{}
+	for _, i := range s.movesByTime() {
+		m := s.Moves[i]
+		p := "moves[" + strconv.Itoa(i) + "]"
+		if pods == 0 {
+			v.add(p, "a move needs pods (environment.pods)")
+		}
+		if moves[m.Name] {
+			v.add(p+".name", "%s is also the name of another move", clip(m.Name))
+		}
+		moves[m.Name] = true
+		from, ok := where[m.Shop]
+		switch {
+		case !ok:
+			v.add(p+".shop", "%s is not one of the scenario's shops", clip(m.Shop))
+		case !slices.Contains(podList(pods), m.To):
+			v.add(p+".to", "%s is not one of %s", clip(m.To), podNames(pods))
+		case m.To == from:
+			v.add(p+".to", "%s is on %s already when the move starts", m.Shop, from)
+		}
+		where[m.Shop] = m.To
+		if m.At < 0 || (total > 0 && m.At.D() >= total) {
+			v.add(p+".at", "%s is not within the load (0 to %s)", m.At, total)
+		}
+	}
 	sp := s.span()
+	for i, e := range s.Expect {
+		if mv := e.Moved; mv != nil {
+			q := "expect[" + strconv.Itoa(i) + "].moved"
+			if !moves[mv.Move] {
+				v.add(q+".move", "%s is not one of the scenario's moves", clip(mv.Move))
+			}
+			for j, o := range mv.Outcomes {
+				v.oneOf(q+".outcomes["+strconv.Itoa(j)+"]", o, MoveOutcomes)
+			}
+			v.nonNegative(q+".read_only_below", mv.ReadOnlyBelow)
+		}
+	}
 	for i, e := range s.Expect {
 		p := "expect[" + strconv.Itoa(i) + "]"
 		if e.Latency != nil {
@@ -249,4 +318,23 @@ func podNames(n int) string {
 
 func (s Select) clone() Select {
 	return Select{Shops: slices.Clone(s.Shops), Pods: slices.Clone(s.Pods)}
+}
+
+// movesByTime is the moves' indexes in the order they start.
+func (s *Scenario) movesByTime() []int {
+	idx := make([]int, len(s.Moves))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return int(s.Moves[a].At - s.Moves[b].At) })
+	return idx
+}
+
+// MovesByTime is the moves in the order they start.
+func (s *Scenario) MovesByTime() []Move {
+	var out []Move
+	for _, i := range s.movesByTime() {
+		out = append(out, s.Moves[i])
+	}
+	return out
 }

@@ -501,13 +501,13 @@ func (v *validator) expectations() {
 	for i, e := range s.Expect {
 		p := "expect[" + strconv.Itoa(i) + "]"
 		set := 0
-		for _, isSet := range []bool{e.BreakerOpens != nil, e.BreakerCloses != nil, e.Latency != nil, e.Ratio != nil, e.Degraded != nil, e.FastRefusals != nil, e.Metric != nil, e.BlastRadius != nil} {
+		for _, isSet := range []bool{e.BreakerOpens != nil, e.BreakerCloses != nil, e.Latency != nil, e.Ratio != nil, e.Degraded != nil, e.FastRefusals != nil, e.Metric != nil, e.BlastRadius != nil, e.Moved != nil} {
 			if isSet {
 				set++
 			}
 		}
 		if set != 1 {
-			v.add(p, "set exactly one of breaker_opens, breaker_closes, latency, ratio, degraded, fast_refusals, metric, blast_radius (%d set)", set)
+			v.add(p, "set exactly one of breaker_opens, breaker_closes, latency, ratio, degraded, fast_refusals, metric, blast_radius, moved (%d set)", set)
 		}
 		if f := e.FastRefusals; f != nil {
 			v.fastRefusals(p+".fast_refusals", f)

@@ -34,6 +34,17 @@ func PodDependency(pod, dep string) string { return pod + "/" + dep }
 // books of the shops that live there.
 type Podded interface {
 	Pods() map[string]string
+	// RoutingStore is the address of the Redis that holds the router's
+	// table (internal/routetable), for a Pod Mover.
+	RoutingStore() string
+}
+
+// RoutingStore is the routing table's Redis, reached directly.
+func (l *Local) RoutingStore() string {
+	if p, ok := l.redis[Routes].(interface{ Addr() string }); ok {
+		return p.Addr()
+	}
+	return ""
 }
 
 // Pods is each pod's checkout base URL by pod name; nil without pods.

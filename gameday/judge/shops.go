@@ -2,9 +2,11 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/internal/stats"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -128,6 +130,31 @@ func blastRadiusExpectation(b *scenarios.BlastRadius, shoppers []Shopper, w Wind
 		wp := stats.PercentileOf(wlat, 95)
 		r.Held = r.Held && wp <= bound
 		r.Observed += fmt.Sprintf("; confirmed p95 %s against %s (bound %s)", wp.Round(100*time.Microsecond), bp.Round(100*time.Microsecond), bound.Round(100*time.Microsecond))
+	}
+	return r
+}
+
+// Move is a move of a shop between pods, as the run recorded it.
+type Move = runrecord.Move
+
+// movedExpectation checks how a move ended and how long its shop was
+// read-only.
+func movedExpectation(p *scenarios.Moved, moves map[string]Move) ExpectationResult {
+	promise := fmt.Sprintf("move %s ends %s", p.Move, strings.Join(p.Outcomes, " or "))
+	if p.ReadOnlyBelow > 0 {
+		promise += fmt.Sprintf(", its shop read-only for less than %s", p.ReadOnlyBelow.D())
+	}
+	r := ExpectationResult{Promise: promise}
+	m, ok := moves[p.Move]
+	if !ok || m.Outcome == "" {
+		r.Observed = "the move never began"
+		return r
+	}
+	ro := time.Duration(m.ReadOnlyMS * float64(time.Millisecond))
+	r.Held = slices.Contains(p.Outcomes, m.Outcome) && (p.ReadOnlyBelow == 0 || ro < p.ReadOnlyBelow.D())
+	r.Observed = fmt.Sprintf("%s: %d units from %s to %s, read-only %s", strings.ReplaceAll(m.Outcome, "_", " "), m.Units, m.From, m.To, ro.Round(time.Millisecond))
+	if m.Error != "" {
+		r.Observed += " (" + m.Error + ")"
 	}
 	return r
 }

@@ -36,7 +36,7 @@ func TestBlastRadiusComparesTheSelectedShopsWithTheirBaseline(t *testing.T) {
 		for _, x := range all {
 			ss = append(ss, x...)
 		}
-		return Evaluate(sc, ss, w, nil, nil, nil, nil)[0]
+		return Evaluate(sc, ss, w, nil, nil, nil, nil, nil)[0]
 	}
 
 	// Pod 2 is down during the fault; the others see nothing of it.
@@ -80,7 +80,7 @@ func TestRatioAndLatencyPromisesCanBeNarrowedToShops(t *testing.T) {
 		{Latency: &scenarios.LatencyBound{Select: scenarios.Select{Pods: []string{"pod-2"}}, Window: "all", Percentile: 95, Below: scenarios.Duration(10 * time.Millisecond)}},
 	}}
 	ss := append(shopShoppers("hot", 0, 100, 50*time.Millisecond, 2), shopShoppers("calm", 0, 100, 5*time.Millisecond, 0)...)
-	rs := Evaluate(sc, ss, Windows{End: 2 * time.Second}, nil, nil, nil, nil)
+	rs := Evaluate(sc, ss, Windows{End: 2 * time.Second}, nil, nil, nil, nil, nil)
 	if !rs[0].Held || rs[1].Held || !rs[2].Held {
 		t.Fatalf("the calm shop's promises must hold and the whole sale's not: %+v", rs)
 	}

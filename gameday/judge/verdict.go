@@ -113,7 +113,7 @@ type FaultTimes map[string]Span
 // the shoppers, the windows and real spans of the faults, the breakers'
 // transitions by dependency, and the metrics' samples by query (nil when
 // none were taken).
-func Evaluate(sc *scenarios.Scenario, shoppers []Shopper, w Windows, ft FaultTimes, faultOrder []scenarios.Fault, brk map[string][]Transition, metrics map[string][]Sample) []ExpectationResult {
+func Evaluate(sc *scenarios.Scenario, shoppers []Shopper, w Windows, ft FaultTimes, faultOrder []scenarios.Fault, brk map[string][]Transition, metrics map[string][]Sample, moves map[string]Move) []ExpectationResult {
 	out := make([]ExpectationResult, 0, len(sc.Expect))
 	for _, e := range sc.Expect {
 		switch {
@@ -125,6 +125,8 @@ func Evaluate(sc *scenarios.Scenario, shoppers []Shopper, w Windows, ft FaultTim
 			out = append(out, latencyExpectation(e.Latency, only(shoppers, e.Latency.Select, sc.Shops), w, selectWords(e.Latency.Select)))
 		case e.Ratio != nil:
 			out = append(out, ratioExpectation(e.Ratio, only(shoppers, e.Ratio.Select, sc.Shops), w, selectWords(e.Ratio.Select)))
+		case e.Moved != nil:
+			out = append(out, movedExpectation(e.Moved, moves))
 		case e.BlastRadius != nil:
 			out = append(out, blastRadiusExpectation(e.BlastRadius, only(shoppers, e.BlastRadius.Select, sc.Shops), w))
 		case e.Degraded != nil:

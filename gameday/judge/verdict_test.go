@@ -177,7 +177,7 @@ func TestMetricPromises(t *testing.T) {
 		{"broken", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, V: 0.9}}}, false, "0.1 to 0.9 over 2 samples (1 outside)"},
 		{"unreadable", map[string][]Sample{"errors": {{At: 12 * sec, Err: fmt.Errorf("connection refused")}}}, false, "could not be read: connection refused"},
 	} {
-		r := Evaluate(sc, nil, w, nil, nil, nil, c.samples)[0]
+		r := Evaluate(sc, nil, w, nil, nil, nil, c.samples, nil)[0]
 		if r.Held != c.held || r.Observed != c.observed {
 			t.Errorf("%s: held %v (%s), want %v (%s)", c.name, r.Held, r.Observed, c.held, c.observed)
 		}

@@ -92,6 +92,27 @@ type Record struct {
 	// reconciled on their own; Invariants, Ledger and Charges above are
 	// their sums.
 	Shops []Shop `json:"shops,omitempty"`
+	// Moves are the shops moved between pods, and how each move went.
+	Moves []Move `json:"moves,omitempty"`
+}
+
+// Move is one move of a shop between pods (docs/pods.md).
+type Move struct {
+	Name string `json:"name"`
+	Shop string `json:"shop"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	// AtMS is when the move began, from the start of the load.
+	AtMS float64 `json:"at_ms"`
+	// Outcome is completed, rolled_back or failed; "" when the move never
+	// began (the load ended first).
+	Outcome string `json:"outcome"`
+	// Units is the stock moved out of From.
+	Units int64 `json:"units"`
+	// ReadOnlyMS is how long the shop's writes were refused.
+	ReadOnlyMS float64  `json:"read_only_ms"`
+	Steps      []string `json:"steps,omitempty"`
+	Error      string   `json:"error,omitempty"`
 }
 
 // Shop is one shop of a sale across shops: where it lives, what its

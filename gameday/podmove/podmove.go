@@ -1,0 +1,301 @@
+// Package podmove moves a shop from one pod to another in the middle of
+// its sale, as a Pod Mover does (docs/pods.md): it makes the shop
+// read-only at the router, waits for the purchases in flight on the old
+// pod to finish, moves the shop's available stock to the new pod, and
+// switches the router, or, when a step fails, rolls back: the stock goes
+// home and the router with it. Every step is bounded in time, every stock
+// step is idempotent (a move id), and the books balance whichever way the
+// move ends.
+//
+// It speaks to the pods through the reference checkout's admin protocol
+// (POST /admin/stock/move-out and move-in) and to the router through its
+// routing table (internal/routetable) and GET /router/routes.
+package podmove
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gameday-dev/gameday/internal/routetable"
+	"github.com/gameday-dev/gameday/internal/wait"
+)
+
+// Pod is one pod's checkout as the mover reaches it: its name, base URL,
+// and the headers its admin API wants (a bearer token).
+type Pod struct {
+	Name   string
+	URL    string
+	Header http.Header
+}
+
+// Move is one move of a shop from one pod to another.
+type Move struct {
+	// ID names the move; each stock step carries it, so repeating a step
+	// does nothing more. Unique per move.
+	ID string
+	// Shop is the shop moved, SKU what it sells.
+	Shop, SKU string
+	From, To  Pod
+	// Router is the router's base URL: GET /router/routes says which
+	// version of the table it routes by.
+	Router string
+	// Store is the routing table's Redis, Keys its keys.
+	Store redis.Cmdable
+	Keys  routetable.Keys
+	// Drain bounds the wait for the purchases in flight on From to finish
+	// (no lease held) once the shop is read-only; default 5s.
+	Drain time.Duration
+	// Switch bounds the wait for the router to route by a table just
+	// written; default 2s.
+	Switch time.Duration
+	// Transfer bounds the retries of putting the stock in on To (and, on
+	// rollback, back on From); default 5s.
+	Transfer time.Duration
+	// HTTP sends the admin and router requests; nil: a client with a 2s
+	// timeout a request.
+	HTTP *http.Client
+}
+
+// The outcomes of a move.
+const (
+	Completed  = "completed"   // the shop and its stock are on To
+	RolledBack = "rolled_back" // the shop and its stock are back on From
+	// Failed: the move could not be completed nor rolled back whole;
+	// Result.Err says what is left (units in transit show in the books as
+	// lost units, the surest sign).
+	Failed = "failed"
+)
+
+// Result is what a move did.
+type Result struct {
+	Outcome string
+	// Units is the stock moved out of From.
+	Units int64
+	// ReadOnly is how long the shop's writes were refused: from the
+	// moment the mover began to make it read-only to the moment the router
+	// routed by the final table (To, or From after a rollback).
+	ReadOnly time.Duration
+	// Began and Ended are when the move began and ended.
+	Began, Ended time.Time
+	// Steps say what happened, in order.
+	Steps []string
+	// Err is why the move did not complete; "" when it did.
+	Err string
+}
+
+func (m *Move) defaults() {
+	if m.Drain <= 0 {
+		m.Drain = 5 * time.Second
+	}
+	if m.Switch <= 0 {
+		m.Switch = 2 * time.Second
+	}
+	if m.Transfer <= 0 {
+		m.Transfer = 5 * time.Second
+	}
+	if m.HTTP == nil {
+		m.HTTP = &http.Client{Timeout: 2 * time.Second}
+	}
+}
+
+// Run carries out the move. When ctx ends, the move stops where it is and
+// rolls back, with bounds of its own: a drill interrupted in the middle of
+// a move must not leave a shop read-only or its stock in transit.
+func (m *Move) Run(ctx context.Context) (r Result) {
+	m.defaults()
+	r.Began = time.Now()
+	step := func(format string, args ...any) {
+		r.Steps = append(r.Steps, fmt.Sprintf("%s: ", time.Since(r.Began).Round(time.Millisecond))+fmt.Sprintf(format, args...))
+	}
+	defer func() { r.Ended = time.Now() }()
+	// rollback sends the shop home, whatever ctx says.
+	rollback := func(why error) Result {
+		r.Err = why.Error()
+		step("rolling back: %v", why)
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.Switch+m.Transfer*2)
+		defer cancel()
+		r.Outcome = RolledBack
+		if r.Units > 0 {
+			if err := m.retry(bg, m.Transfer*2, func(c context.Context) error { return m.moveIn(c, m.From, m.ID+"-back", r.Units) }); err != nil {
+				r.Outcome = Failed
+				r.Err += fmt.Sprintf("; %d units moved out of %s are in neither pod: %v", r.Units, m.From.Name, err)
+				step("could not give the %d units back to %s: %v", r.Units, m.From.Name, err)
+			} else {
+				step("%d units back on %s", r.Units, m.From.Name)
+			}
+		}
+		if err := m.route(bg, m.From.Name); err != nil {
+			r.Outcome = Failed
+			r.Err += fmt.Sprintf("; the router may still hold %s read-only: %v", m.Shop, err)
+			step("could not route %s back to %s: %v", m.Shop, m.From.Name, err)
+		} else {
+			step("%s routed to %s again", m.Shop, m.From.Name)
+		}
+		r.ReadOnly = time.Since(r.Began)
+		return r
+	}
+
+	step("making %s read-only on %s", m.Shop, m.From.Name)
+	if err := m.route(ctx, routetable.Moving(m.From.Name)); err != nil {
+		return rollback(fmt.Errorf("make %s read-only: %w", m.Shop, err))
+	}
+	step("router refuses %s's writes; waiting for its purchases in flight on %s", m.Shop, m.From.Name)
+	err := m.retry(ctx, m.Drain, func(c context.Context) error {
+		n, err := m.moveOut(c)
+		r.Units = n
+		return err
+	})
+	if err != nil {
+		return rollback(fmt.Errorf("move the stock out of %s: %w", m.From.Name, err))
+	}
+	step("%d units out of %s", r.Units, m.From.Name)
+	if err := m.retry(ctx, m.Transfer, func(c context.Context) error { return m.moveIn(c, m.To, m.ID, r.Units) }); err != nil {
+		return rollback(fmt.Errorf("put the stock in on %s: %w", m.To.Name, err))
+	}
+	step("%d units in on %s", r.Units, m.To.Name)
+	if err := m.route(ctx, m.To.Name); err != nil {
+		// The stock is on To; the shop must follow it there, or go back
+		// with it.
+		if err2 := m.retry(context.WithoutCancel(ctx), m.Transfer, func(c context.Context) error { return m.moveOut2(c, m.To, m.ID+"-back") }); err2 != nil {
+			r.Outcome, r.Err = Failed, fmt.Sprintf("route %s to %s: %v; and the stock could not be taken back from %s: %v", m.Shop, m.To.Name, err, m.To.Name, err2)
+			r.ReadOnly = time.Since(r.Began)
+			return r
+		}
+		return rollback(fmt.Errorf("route %s to %s: %w", m.Shop, m.To.Name, err))
+	}
+	r.ReadOnly = time.Since(r.Began)
+	r.Outcome = Completed
+	step("%s routed to %s: moved", m.Shop, m.To.Name)
+	return r
+}
+
+// route writes the shop's route and waits until the router routes by it.
+func (m *Move) route(ctx context.Context, route string) error {
+	wctx, cancel := context.WithTimeout(ctx, m.Switch)
+	defer cancel()
+	v, err := routetable.SetRoute(wctx, m.Store, m.Keys, m.Shop, route)
+	if err != nil {
+		return err
+	}
+	var last error
+	for {
+		seen, err := m.routerVersion(wctx)
+		if err == nil && seen >= v {
+			return nil
+		}
+		if err != nil {
+			last = err
+		} else {
+			last = fmt.Errorf("the router routes by version %d, not yet %d", seen, v)
+		}
+		if !wait.For(wctx, 10*time.Millisecond) {
+			return fmt.Errorf("the router did not take the new table within %s: %v", m.Switch, last)
+		}
+	}
+}
+
+func (m *Move) routerVersion(ctx context.Context) (int64, error) {
+	var t routetable.Table
+	if err := m.call(ctx, http.MethodGet, m.Router+"/router/routes", nil, nil, http.StatusOK, &t); err != nil {
+		return 0, err
+	}
+	return t.Version, nil
+}
+
+// moveOut takes the shop's available stock out of From.
+func (m *Move) moveOut(ctx context.Context) (int64, error) {
+	var out moveRequest
+	err := m.call(ctx, http.MethodPost, m.From.URL+"/admin/stock/move-out", m.From.Header, moveRequest{SKU: m.SKU, Move: m.ID}, http.StatusOK, &out)
+	return out.Units, err
+}
+
+// moveOut2 takes the stock moved in with id back out of pod.
+func (m *Move) moveOut2(ctx context.Context, pod Pod, id string) error {
+	return m.call(ctx, http.MethodPost, pod.URL+"/admin/stock/move-out", pod.Header, moveRequest{SKU: m.SKU, Move: id}, http.StatusOK, nil)
+}
+
+func (m *Move) moveIn(ctx context.Context, pod Pod, id string, units int64) error {
+	return m.call(ctx, http.MethodPost, pod.URL+"/admin/stock/move-in", pod.Header, moveRequest{SKU: m.SKU, Move: id, Units: units}, http.StatusOK, nil)
+}
+
+// moveRequest is the admin protocol's move step (checkout.MoveRequest).
+type moveRequest struct {
+	SKU   string `json:"sku"`
+	Move  string `json:"move"`
+	Units int64  `json:"units"`
+}
+
+// retry calls f until it succeeds, for at most within, 50ms apart.
+func (m *Move) retry(ctx context.Context, within time.Duration, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		err := f(ctx)
+		if err == nil {
+			return nil
+		}
+		if !wait.For(ctx, 50*time.Millisecond) {
+			return err
+		}
+	}
+}
+
+// call sends one request and decodes a JSON answer of status want into
+// out (when not nil). Another status is an error carrying the answer.
+func (m *Move) call(ctx context.Context, method, url string, h http.Header, body any, want int, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := m.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != want {
+		return &StatusError{URL: url, Code: resp.StatusCode, Body: string(bytes.TrimSpace(b))}
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%s: %w", url, err)
+		}
+	}
+	return nil
+}
+
+// StatusError is an answer of a status the mover did not want.
+type StatusError struct {
+	URL  string
+	Code int
+	Body string
+}
+
+func (e *StatusError) Error() string {
+	if len(e.Body) > 200 {
+		return fmt.Sprintf("%s answered %d: %s...", e.URL, e.Code, e.Body[:200])
+	}
+	return fmt.Sprintf("%s answered %d: %s", e.URL, e.Code, e.Body)
+}
+
