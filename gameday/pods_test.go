@@ -112,7 +112,10 @@ func TestPodMoveRollsBackUnderAFault(t *testing.T) {
 // gave away until its stock is taken out.
 func copyWithoutPause(ctx context.Context, m *podmove.Move) podmove.Result {
 	r := podmove.Result{Began: time.Now()}
-	fail := func(err error) podmove.Result { r.Outcome, r.Err, r.Ended = podmove.Failed, err.Error(), time.Now(); return r }
+	fail := func(err error) podmove.Result {
+		r.Outcome, r.Err, r.Ended = podmove.Failed, err.Error(), time.Now()
+		return r
+	}
 	var l struct {
 		Ledgers []struct {
 			Available int64 `json:"available"`

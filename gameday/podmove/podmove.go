@@ -298,4 +298,3 @@ func (e *StatusError) Error() string {
 	}
 	return fmt.Sprintf("%s answered %d: %s", e.URL, e.Code, e.Body)
 }
-
