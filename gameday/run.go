@@ -615,6 +615,7 @@ func (d *drill) drive(ctx context.Context) {
 	shoppers := shoppers(report)
 	d.rec.Load.CheckoutP95MS = stats.MS(stats.PercentileOf(judge.Latencies(shoppers, judge.Windows{End: end}, "all"), 95))
 	d.rec.Series = buildSeries(report, shoppers, end)
+	d.rec.Pods = d.podSeries(report, shoppers, end)
 
 	ft := tl.spans(end)
 	w := judge.NewWindows(d.sc.Faults, ft, end)

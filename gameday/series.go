@@ -7,6 +7,8 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 func buildSeries(r *load.Report, runs []judge.Shopper, end time.Duration) Series {
@@ -37,4 +39,57 @@ func buildSeries(r *load.Report, runs []judge.Shopper, end time.Duration) Series
 		}
 	}
 	return s
+}
+
+// podSeries is each pod's series, in an environment of pods: the shoppers
+// of the shops on the pod when they arrived (a completed move takes its
+// shop to its new pod from the moment the move ended).
+func (d *drill) podSeries(r *load.Report, runs []judge.Shopper, end time.Duration) []runrecord.Pod {
+	if d.sc.Environment.Pods == 0 {
+		return nil
+	}
+	home := map[string]string{}
+	for _, sh := range d.sc.Shops {
+		home[sh.Name] = sh.Pod
+	}
+	type hop struct {
+		at time.Duration
+		to string
+	}
+	hops := map[string][]hop{}
+	for _, m := range d.rec.Moves {
+		if m.Outcome == "completed" {
+			hops[m.Shop] = append(hops[m.Shop], hop{at: time.Duration((m.AtMS + m.ReadOnlyMS) * float64(time.Millisecond)), to: m.To})
+		}
+	}
+	podAt := func(shop string, t time.Duration) string {
+		p := home[shop]
+		for _, h := range hops[shop] {
+			if t >= h.at {
+				p = h.to
+			}
+		}
+		return p
+	}
+	var out []runrecord.Pod
+	for i := 1; i <= d.sc.Environment.Pods; i++ {
+		name := scenarios.PodName(i)
+		pod := runrecord.Pod{Name: name, Shops: []string{}}
+		for _, sh := range d.sc.Shops {
+			if sh.Pod == name {
+				pod.Shops = append(pod.Shops, sh.Name)
+			}
+		}
+		part := &load.Report{}
+		var mine []judge.Shopper
+		for k, s := range r.Shoppers {
+			if podAt(s.Shop, s.Scheduled) == name {
+				part.Shoppers = append(part.Shoppers, s)
+				mine = append(mine, runs[k])
+			}
+		}
+		pod.Series = buildSeries(part, mine, end)
+		out = append(out, pod)
+	}
+	return out
 }

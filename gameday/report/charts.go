@@ -173,9 +173,15 @@ func seconds(ms int64) string {
 // trafficChart is arrivals per second as a line over the outcomes per
 // second as stacked bars.
 func trafficChart(r *runrecord.Record, ts timeScale) chartView {
-	s := r.Series
+	return trafficChartOf(r, ts, r.Series, "chart-traffic", "Arrivals and outcomes per second", 0)
+}
+
+// trafficChartOf draws series s (the run's, or one pod's) under id and
+// title, its y axis reaching at least yAtLeast (so that pods side by
+// side share a scale).
+func trafficChartOf(r *runrecord.Record, ts timeScale, s runrecord.Series, id, title string, yAtLeast float64) chartView {
 	names := outcomeNames(s.Outcomes)
-	yMaxData, peak, peakAt := 0.0, 0, 0
+	yMaxData, peak, peakAt := yAtLeast, 0, 0
 	for i := 0; i < s.Seconds; i++ {
 		a := get(s.Arrivals, i)
 		if a > peak {
@@ -208,7 +214,7 @@ func trafficChart(r *runrecord.Record, ts timeScale) chartView {
 		s.Seconds, peak, peakAt, orNone(strings.Join(totals, ", ")), faultSentence(r))
 
 	var w svgWriter
-	openSVG(&w, "chart-traffic", "Arrivals and outcomes per second", desc, height)
+	openSVG(&w, id, title, desc, height)
 	bands := slices.Clone(ts.faults)
 	layoutFaultLabels(bands, f)
 	drawFaultShades(&w, f, bands)
@@ -250,20 +256,25 @@ func trafficChart(r *runrecord.Record, ts timeScale) chartView {
 		table.Rows = append(table.Rows, row)
 	}
 	return chartView{
-		ID: "chart-traffic", Title: "Arrivals and outcomes per second", SVG: template.HTML(w.String()), Table: table,
+		ID: id, Title: title, SVG: template.HTML(w.String()), Table: table,
 		Caption: "Arrivals by the second they were scheduled (line); final outcomes by the second they were reached (stacked bars).",
 	}
 }
 
 // latencyChart is the checkout latency percentiles per second.
 func latencyChart(r *runrecord.Record, ts timeScale) chartView {
-	s := r.Series
+	return latencyChartOf(r, ts, r.Series, "chart-latency", "Checkout latency per second", 0)
+}
+
+// latencyChartOf draws series s's percentiles under id and title, its y
+// axis reaching at least yAtLeast.
+func latencyChartOf(r *runrecord.Record, ts timeScale, s runrecord.Series, id, title string, yAtLeast float64) chartView {
 	lines := []series{
 		{label: "p50", colour: "#0072B2", marker: markerCircle, values: padded(s.P50MS, s.Seconds)},
 		{label: "p95", colour: "#E69F00", dash: "7 4", marker: markerSquare, values: padded(s.P95MS, s.Seconds)},
 		{label: "p99", colour: "#B8400A", dash: "2 3", marker: markerTriangle, values: padded(s.P99MS, s.Seconds)},
 	}
-	yMaxData, worst, worstAt := 0.0, 0.0, -1
+	yMaxData, worst, worstAt := yAtLeast, 0.0, -1
 	for li := range lines {
 		for i, v := range lines[li].values {
 			// A second with no request has no percentile: the record
@@ -293,7 +304,7 @@ func latencyChart(r *runrecord.Record, ts timeScale) chartView {
 	desc += " " + faultSentence(r)
 
 	var w svgWriter
-	openSVG(&w, "chart-latency", "Checkout latency per second (p50, p95, p99)", desc, height)
+	openSVG(&w, id, title+" (p50, p95, p99)", desc, height)
 	bands := slices.Clone(ts.faults)
 	layoutFaultLabels(bands, f)
 	drawFaultShades(&w, f, bands)
@@ -319,7 +330,7 @@ func latencyChart(r *runrecord.Record, ts timeScale) chartView {
 		table.Rows = append(table.Rows, row)
 	}
 	return chartView{
-		ID: "chart-latency", Title: "Checkout latency per second", SVG: template.HTML(w.String()), Table: table,
+		ID: id, Title: title, SVG: template.HTML(w.String()), Table: table,
 		Caption: "Percentiles of the checkout requests sent in each second, measured from their scheduled start; a gap is a second with no request.",
 	}
 }
@@ -472,4 +483,35 @@ func fitText(s string, width, size float64) string {
 // secondsF formats seconds for a reader, to the millisecond.
 func secondsF(s float64) string {
 	return strconv.FormatFloat(math.Round(s*1000)/1000, 'f', -1, 64) + " s"
+}
+
+// podView is one pod's charts, shown beside the others'.
+type podView struct {
+	Name   string
+	Shops  string
+	Charts []chartView
+}
+
+// podViews draws each pod's traffic and latency on the same scales, so
+// that a pod in trouble stands out beside the others.
+func podViews(r *runrecord.Record, ts timeScale) []podView {
+	traffic, latency := 0.0, 0.0
+	for _, p := range r.Pods {
+		for i := 0; i < p.Series.Seconds; i++ {
+			sum := 0
+			for _, v := range p.Series.Outcomes {
+				sum += get(v, i)
+			}
+			traffic = math.Max(traffic, math.Max(float64(get(p.Series.Arrivals, i)), float64(sum)))
+			latency = math.Max(latency, get(p.Series.P99MS, i))
+		}
+	}
+	var out []podView
+	for _, p := range r.Pods {
+		out = append(out, podView{Name: p.Name, Shops: orNone(strings.Join(p.Shops, ", ")), Charts: []chartView{
+			trafficChartOf(r, ts, p.Series, "chart-"+p.Name+"-traffic", p.Name+": arrivals and outcomes per second", traffic),
+			latencyChartOf(r, ts, p.Series, "chart-"+p.Name+"-latency", p.Name+": checkout latency per second", latency),
+		}})
+	}
+	return out
 }

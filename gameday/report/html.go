@@ -24,6 +24,7 @@ type page struct {
 	Load         []fact
 	Outcomes     string
 	Charts       []chartView
+	Pods         []podView
 	NoCharts     string
 	Expectations []checkView
 	Invariants   []checkView
@@ -147,6 +148,7 @@ func newPage(r *runrecord.Record) page {
 	if r.Series.Seconds > 0 {
 		ts := newTimeScale(r)
 		p.Charts = []chartView{trafficChart(r, ts), latencyChart(r, ts), breakerChart(r, ts)}
+		p.Pods = podViews(r, ts)
 	} else {
 		p.NoCharts = "No load was driven, so there is nothing to chart."
 	}
@@ -222,6 +224,7 @@ figure { margin: 1.2rem 0 1.6rem; }
 figcaption { font-size: .92rem; color: #333; margin-bottom: .3rem; }
 figcaption strong { display: block; font-size: 1.02rem; color: #111; }
 svg.chart { display: block; width: 100%; height: auto; border: 1px solid #e5e5e5; background: #fff; }
+.pods { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 1rem; }
 details { margin-top: .3rem; font-size: .9rem; }
 details table { margin-top: .4rem; }
 table { border-collapse: collapse; width: 100%; font-size: .93rem; }
@@ -278,6 +281,32 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 {{- end}}
 </section>
 
+{{with .Pods}}<section aria-labelledby="h-pods">
+<h2 id="h-pods">Pod by pod</h2>
+<p class="muted">Each pod's shoppers (those of the shops on it when they arrived), on the same scales side by side.</p>
+<div class="pods">
+{{- range .}}
+<div class="pod">
+<h3>{{.Name}} <span class="muted">({{.Shops}})</span></h3>
+{{- range .Charts}}
+<figure aria-labelledby="{{.ID}}-caption">
+<figcaption id="{{.ID}}-caption"><strong>{{.Title}}</strong></figcaption>
+{{.SVG}}
+<details><summary>{{.Title}}: the figures as a table</summary>
+<table>
+<thead><tr>{{range .Table.Head}}<th scope="col">{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Table.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+</details>
+</figure>
+{{- end}}
+</div>
+{{- end}}
+</div>
+</section>
+{{end}}
 <section aria-labelledby="h-expect">
 <h2 id="h-expect">Expectations <span class="muted">({{.ExpectHeld}})</span></h2>
 {{if .Expectations}}<table>

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"slices"
 	"sort"
@@ -86,6 +87,7 @@ func writeSummary(b *strings.Builder, r *runrecord.Record, href string) {
 
 	writeBroken(b, r)
 	writeBooks(b, r)
+	writeShops(b, r)
 	writeBreakers(b, r)
 	writeNotes(b, r)
 }
@@ -250,6 +252,39 @@ func writeBooks(b *strings.Builder, r *runrecord.Record) {
 	if l != (runrecord.LedgerSummary{}) || c != (runrecord.ChargeSummary{}) {
 		fmt.Fprintf(b, "Stock %d initial, %d available, %d reserved, %d sold · %d orders · charges %d approved, %d declined, %d voided.\n\n",
 			l.Initial, l.Available, l.Reserved, l.Sold, l.Orders, c.Approved, c.Declined, c.Voided)
+	}
+}
+
+// writeShops is, in a sale across shops, each shop's outcomes and books
+// on its pod, and each move of a shop between pods.
+func writeShops(b *strings.Builder, r *runrecord.Record) {
+	if len(r.Shops) > 0 {
+		b.WriteString("### Shops\n\n| Shop | Pod | Confirmed | Refused | Sold / initial | Invariants broken |\n| --- | --- | ---: | ---: | ---: | --- |\n")
+		for _, sh := range r.Shops {
+			counts := sh.Invariants.ByName()
+			var broken []string
+			for _, n := range slices.Sorted(maps.Keys(counts)) {
+				if c := counts[n]; c != 0 && n != "dropped" {
+					broken = append(broken, fmt.Sprintf("%s %d", strings.ReplaceAll(n, "_", " "), c))
+				}
+			}
+			refused := sh.Outcomes["unavailable"] + sh.Outcomes["error"] + sh.Outcomes["gave_up"] + sh.Outcomes["too_late"]
+			fmt.Fprintf(b, "| %s | %s | %d | %d | %d / %d | %s |\n", md(sh.Name), orDash(md(sh.Pod)), sh.Outcomes["confirmed"],
+				refused, sh.Ledger.Sold, sh.Ledger.Initial, orDash(strings.Join(broken, ", ")))
+		}
+		b.WriteString("\n")
+	}
+	for _, m := range r.Moves {
+		outcome := m.Outcome
+		if outcome == "" {
+			outcome = "never began"
+		}
+		fmt.Fprintf(b, "Move %s: %s from %s to %s at %s s: %s, %d units, read-only %s ms.", md(m.Name), md(m.Shop), md(m.From), md(m.To),
+			strconv.FormatFloat(m.AtMS/1000, 'f', 1, 64), md(strings.ReplaceAll(outcome, "_", " ")), m.Units, strconv.FormatFloat(m.ReadOnlyMS, 'f', 0, 64))
+		if m.Error != "" {
+			fmt.Fprintf(b, " %s", md(m.Error))
+		}
+		b.WriteString("\n\n")
 	}
 }
 

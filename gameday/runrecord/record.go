@@ -94,6 +94,17 @@ type Record struct {
 	Shops []Shop `json:"shops,omitempty"`
 	// Moves are the shops moved between pods, and how each move went.
 	Moves []Move `json:"moves,omitempty"`
+	// Pods, in an environment of pods, are each pod's shoppers second by
+	// second, for the report to show side by side: a shopper counts on
+	// the pod its shop was on when it arrived.
+	Pods []Pod `json:"pods,omitempty"`
+}
+
+// Pod is one pod's part of the sale.
+type Pod struct {
+	Name   string   `json:"name"`
+	Shops  []string `json:"shops"`
+	Series Series   `json:"series"`
 }
 
 // Move is one move of a shop between pods (docs/pods.md).
