@@ -6,13 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/podmove"
+	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/routetable"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -172,4 +178,88 @@ func call(ctx context.Context, method, url string, h http.Header, body, out any)
 		return json.NewDecoder(resp.Body).Decode(out)
 	}
 	return nil
+}
+
+// A system of pods described in a system file, drilled through its
+// description only: the file describes one pod of the reference checkout
+// with ${CHECKOUT_URL} and ${POD} for what differs, its pods section gives
+// each pod's values, purchases go to the router, and each shop's books
+// are read on its own pod's copy. One pod's inventory down stays there.
+func TestDescribedPodsAreDrilledPodByPod(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := env.StartLocal(ctx, env.LocalOptions{Binary: binary, Dir: dir, Pods: 2,
+		Routes: map[string]string{"north": "pod-1", "east": "pod-2", "west": "pod-2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	pods := l.Pods()
+	file := string(system.ReferenceYAML())
+	for _, r := range []struct{ from, to string }{
+		{"  inventory: {proxy: inventory}", `  inventory: {proxy: "${POD}-inventory"}`},
+		{"  sessions: {proxy: sessions}", `  sessions: {proxy: "${POD}-sessions"}`},
+	} {
+		if !strings.Contains(file, r.from) {
+			t.Fatalf("the reference system file has no %q", r.from)
+		}
+		file = strings.Replace(file, r.from, r.to, 1)
+	}
+	file += fmt.Sprintf("\npods:\n  pod-1: {CHECKOUT_URL: %q, POD: pod-1}\n  pod-2: {CHECKOUT_URL: %q, POD: pod-2}\n", pods["pod-1"], pods["pod-2"])
+	path := filepath.Join(dir, "pods.yaml")
+	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := system.LoadFile(path, map[string]string{"BASE_URL": l.CheckoutURL(), "PAYMENT_URL": l.PaymentURL(),
+		"TOXIPROXY": l.Toxiproxy().Addr(), "GAMEDAY_ADMIN_TOKEN": l.AdminToken()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(sys.Dependencies)); !slices.Equal(got, []string{"payment", "pod-1/inventory", "pod-1/sessions", "pod-2/inventory", "pod-2/sessions"}) {
+		t.Fatalf("dependencies %v: want the shared payment once and each pod's own", got)
+	}
+	sc, err := scenarios.Parse("described-pods.yaml", []byte(`
+name: described-pods
+matrix: {dependency: inventory, failure: down-in-one-pod}
+stock: 300
+shops:
+  - {name: north, pod: pod-1}
+  - {name: east, pod: pod-2}
+  - {name: west, pod: pod-2}
+load:
+  stages: [{duration: 1s, target: 30}, {duration: 9s, target: 30}]
+  patience: 4s
+  max_retries: 2
+faults:
+  - {target: pod-2/inventory, at: 4s, for: 3s, down: true}
+expect:
+  - blast_radius: {pods: [pod-1], confirmed_at_least: 0.95}
+  - ratio: {pods: [pod-2], window: during, outcomes: [confirmed], at_most: 0.2}
+  - ratio: {window: all, outcomes: [error], at_most: 0.01}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options(t)
+	o.System, o.TimeScale = sys, 1
+	rec := run(t, ctx, sc, o)
+	if rec.Verdict != gameday.VerdictPass {
+		t.Fatalf("verdict %s (%s), expectations %+v", rec.Verdict, rec.Reason, rec.Expectations)
+	}
+	if len(rec.Faults) != 1 || rec.Faults[0].Error != "" || len(rec.Shops) != 3 {
+		t.Fatalf("faults %+v, shops %+v", rec.Faults, rec.Shops)
+	}
+	for _, sh := range rec.Shops {
+		if sh.Ledger.Initial != 300 || sh.Ledger.Sold != int64(sh.Outcomes["confirmed"]) || sh.Ledger.Sold == 0 {
+			t.Errorf("shop %s on %s: ledger %+v, outcomes %v: want its own 300 units, sold as confirmed", sh.Name, sh.Pod, sh.Ledger, sh.Outcomes)
+		}
+	}
+
+	// A shop on a pod the system does not have is refused before anything
+	// is sent, naming the scenario's line.
+	sc.Shops[2].Pod = "pod-3"
+	err = gameday.CheckScenario(sc, sys)
+	if err == nil || !strings.Contains(err.Error(), `shops[2].pod: "pod-3" is not one of the pods of reference-checkout (pod-1, pod-2)`) {
+		t.Fatalf("a shop on no pod of the system: %v", err)
+	}
 }

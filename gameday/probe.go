@@ -2,6 +2,7 @@ package gameday
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -25,10 +26,13 @@ import (
 // first saw them. A system whose breakers cannot be read has none here:
 // black-box promises (fast refusals) judge it instead.
 type breakerProbe struct {
-	metric   *scenarios.BreakerMetric
-	promql   *promqlSource
-	none     bool // nothing to read
-	admin    adminAPI
+	metric *scenarios.BreakerMetric
+	promql *promqlSource
+	none   bool // nothing to read
+	admin  adminAPI
+	// pods, in a system of pods, are each pod's admin protocol: its
+	// breakers are named POD/DEPENDENCY (pod-2/inventory).
+	pods     []podAdmin
 	hc       *http.Client
 	interval time.Duration
 	start    time.Time
@@ -57,10 +61,39 @@ func (d *drill) newProbe(start time.Time) *breakerProbe {
 	case d.sys.Breakers != nil && d.sys.Breakers.PromQL != nil:
 		p.promql = &promqlSource{server: d.sys.Prometheus, q: d.sys.Breakers.PromQL}
 		p.interval = max(p.interval, 250*time.Millisecond)
+	case len(d.podAdmins()) > 0:
+		p.pods = d.podAdmins()
+		for i := range p.pods {
+			p.pods[i].api.hc = p.hc
+		}
 	case !p.admin.ok():
 		p.none = true
 	}
 	return p
+}
+
+// podAdmin is one pod's admin protocol.
+type podAdmin struct {
+	pod string
+	api adminAPI
+}
+
+// podAdmins are the admin protocols of the pods that hold the drill's
+// shops, one a pod, in the order of the ledgers: each pod has its own
+// breakers.
+func (d *drill) podAdmins() []podAdmin {
+	var out []podAdmin
+	seen := map[string]bool{}
+	for _, lg := range d.ledgers {
+		if lg.pod == "" || seen[lg.pod] {
+			continue
+		}
+		if a := newAdminAPI(lg.sys); a.ok() {
+			seen[lg.pod] = true
+			out = append(out, podAdmin{pod: lg.pod, api: a})
+		}
+	}
+	return out
 }
 
 func newBreakerProbe(admin adminAPI, interval time.Duration, start time.Time) *breakerProbe {
@@ -90,16 +123,19 @@ func (p *breakerProbe) run(ctx context.Context) {
 
 // breakersAnswer is GET /admin/breakers of gameday's admin protocol.
 type breakersAnswer struct {
-	Breakers map[string]struct {
-		State       string `json:"state"`
-		Transitions []struct {
-			To string    `json:"to"`
-			At time.Time `json:"at"`
-		} `json:"transitions"`
-		// TransitionCount includes transitions dropped from the kept
-		// history.
-		TransitionCount uint64 `json:"transition_count"`
-	} `json:"breakers"`
+	Breakers map[string]breakerAnswer `json:"breakers"`
+}
+
+// breakerAnswer is one breaker of GET /admin/breakers.
+type breakerAnswer struct {
+	State       string `json:"state"`
+	Transitions []struct {
+		To string    `json:"to"`
+		At time.Time `json:"at"`
+	} `json:"transitions"`
+	// TransitionCount includes transitions dropped from the kept
+	// history.
+	TransitionCount uint64 `json:"transition_count"`
 }
 
 func (p *breakerProbe) sample() {
@@ -145,7 +181,28 @@ func (p *breakerProbe) sample() {
 
 func (p *breakerProbe) fetch() (breakersAnswer, error) {
 	var ans breakersAnswer
-	return ans, p.admin.call(context.Background(), http.MethodGet, "/admin/breakers", &ans)
+	if len(p.pods) == 0 {
+		return ans, p.admin.call(context.Background(), http.MethodGet, "/admin/breakers", &ans)
+	}
+	// Every pod's, each breaker named after its pod; a pod that does not
+	// answer this time (its checkout killed, say) is read the next time,
+	// with every transition it kept.
+	ans.Breakers = map[string]breakerAnswer{}
+	var errs []error
+	for _, pa := range p.pods {
+		var one breakersAnswer
+		if err := pa.api.call(context.Background(), http.MethodGet, "/admin/breakers", &one); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", pa.pod, err))
+			continue
+		}
+		for dep, b := range one.Breakers {
+			ans.Breakers[system.PodDependency(pa.pod, dep)] = b
+		}
+	}
+	if len(errs) == len(p.pods) {
+		return ans, errors.Join(errs...)
+	}
+	return ans, nil
 }
 
 // baseline records the transition counts before the load, so that the

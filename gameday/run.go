@@ -367,8 +367,8 @@ func (d *drill) setup(ctx context.Context) error {
 		d.sys = s
 		if env.PodsOf(d.env) != nil {
 			// The router answers purchases; the pods' books and breakers
-			// are each pod's own (the shops' ledgers read them). Breakers
-			// are not read across pods yet: promise what shoppers see.
+			// are each pod's own: the shops' ledgers read the books, the
+			// probe each pod's breakers (podAdmins).
 			d.sys.Admin, d.sys.Stores, d.sys.Setup, d.sys.Books = "", nil, nil, system.Books{}
 		}
 		if d.ledgers, err = d.shopLedgers(vars); err != nil {
@@ -419,6 +419,7 @@ func (d *drill) setup(ctx context.Context) error {
 // The errors name the scenario's file, line and field.
 func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
 	var errs []error
+	errs = append(errs, checkShops(sc, sys)...)
 	deps := strings.Join(slices.Sorted(maps.Keys(sys.Dependencies)), ", ")
 	for i, f := range sc.Faults {
 		field := fmt.Sprintf("faults[%d].target", i)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,9 +75,11 @@ func (d *drill) shopLedgers(vars map[string]string) ([]*ledger, error) {
 	}
 	pods := env.PodsOf(d.env)
 	var out []*ledger
-	for _, sh := range d.sc.Shops {
+	for i, sh := range d.sc.Shops {
 		lg := &ledger{shop: sh.Name, pod: sh.Pod, stock: d.sc.ShopStock(sh), sys: d.sys}
-		if url, ok := pods[sh.Pod]; ok && vars != nil {
+		if c, ok := d.sys.Pod(sh.Pod); ok && vars == nil {
+			lg.sys = c // a described system of pods: the pod's own copy
+		} else if url, ok := pods[sh.Pod]; ok && vars != nil {
 			v := maps.Clone(vars)
 			v["BASE_URL"], v["CHECKOUT_URL"] = d.env.CheckoutURL(), url
 			s, err := system.Reference(v)
@@ -84,7 +88,9 @@ func (d *drill) shopLedgers(vars map[string]string) ([]*ledger, error) {
 			}
 			lg.sys = s
 		} else if sh.Pod != "" {
-			return nil, fmt.Errorf("shop %s lives on %s, which the %s environment does not have", sh.Name, sh.Pod, d.env.Info().Kind)
+			field := fmt.Sprintf("shops[%d].pod", i)
+			return nil, &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("shop %s lives on %s, which the %s environment does not have (environment.pods starts pods of the reference checkout; a system file names its own)", sh.Name, sh.Pod, d.env.Info().Kind)}
 		}
 		out = append(out, lg)
 		// The pods a move takes the shop to keep its books there too.
@@ -325,4 +331,30 @@ func mergeFacts(a, b *judge.Facts) *judge.Facts {
 	c.OrdersKnown, c.OrderCharges = a.OrdersKnown && b.OrdersKnown, a.OrderCharges && b.OrderCharges
 	c.Notes = append(append([]string(nil), a.Notes...), b.Notes...)
 	return &c
+}
+
+// checkShops checks a scenario's shops against a described system: a
+// system of pods needs every shop on one of its pods, a system without
+// pods no shop on one, and moves need the reference checkout's pods.
+func checkShops(sc *scenarios.Scenario, sys *system.System) []error {
+	var errs []error
+	pods := sys.PodNames()
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)})
+	}
+	if len(pods) > 0 && len(sc.Shops) == 0 {
+		bad("shops", "%s has pods (%s): name the shops, each on its pod, so that each pod's books are read", sys.Name, strings.Join(pods, ", "))
+	}
+	for i, sh := range sc.Shops {
+		switch {
+		case len(pods) > 0 && !slices.Contains(pods, sh.Pod):
+			bad(fmt.Sprintf("shops[%d].pod", i), "%q is not one of the pods of %s (%s)", sh.Pod, sys.Name, strings.Join(pods, ", "))
+		case len(pods) == 0 && sh.Pod != "":
+			bad(fmt.Sprintf("shops[%d].pod", i), "%s has no pods (%s: pods)", sys.Name, sys.File)
+		}
+	}
+	if len(sc.Moves) > 0 {
+		bad("moves", "moving shops needs the pods gameday starts (environment.pods): the Pod Mover speaks the reference checkout's admin protocol")
+	}
+	return errs
 }

@@ -170,9 +170,11 @@ func (v *validator) shops() {
 				names[sh.Name] = i
 			}
 		}
+		// Without environment.pods, a shop's pod is one of a described
+		// system's pods: the runner checks it against the system.
 		switch {
-		case pods == 0 && sh.Pod != "":
-			v.add(p+".pod", "%s: there are no pods (environment.pods)", clip(sh.Pod))
+		case pods == 0 && sh.Pod != "" && !nameRE.MatchString(sh.Pod):
+			v.add(p+".pod", "%s: a pod's name is lower-case words joined by '-', such as pod-1", clip(sh.Pod))
 		case pods > 0 && sh.Pod == "":
 			v.add(p+".pod", "required with pods: one of %s", podNames(pods))
 		case pods > 0 && !slices.Contains(podList(pods), sh.Pod):
@@ -224,7 +226,7 @@ func (v *validator) shops() {
 		m := s.Moves[i]
 		p := "moves[" + strconv.Itoa(i) + "]"
 		if pods == 0 {
-			v.add(p, "a move needs pods (environment.pods)")
+			v.add(p, "a move needs the pods gameday starts (environment.pods): the Pod Mover speaks the reference checkout's admin protocol")
 		}
 		if moves[m.Name] {
 			v.add(p+".name", "%s is also the name of another move", clip(m.Name))

@@ -112,7 +112,7 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	if o.Pods > 0 {
 		deps = nil
 		for i := 1; i <= o.Pods; i++ {
-			deps = append(deps, PodDependency(PodName(i), Inventory), PodDependency(PodName(i), Sessions))
+			deps = append(deps, podDependency(podName(i), Inventory), podDependency(podName(i), Sessions))
 		}
 		deps = append(deps, Routes)
 	}

@@ -7,14 +7,15 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/routetable"
 	"github.com/gameday-dev/gameday/internal/wait"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // Routes is the dependency that holds the router's table in an
@@ -22,12 +23,12 @@ import (
 // drill can fault the routing store too.
 const Routes = "routes"
 
-// PodName is the name of pod i (from 1): "pod-1".
-func PodName(i int) string { return "pod-" + strconv.Itoa(i) }
-
-// PodDependency is the name of a pod's dependency, as faults target it:
-// "pod-2/inventory".
-func PodDependency(pod, dep string) string { return pod + "/" + dep }
+// The names of pods and of their dependencies are the scenario's and the
+// system file's.
+var (
+	podName       = scenarios.PodName
+	podDependency = system.PodDependency
+)
 
 // Podded is an environment of pods (docs/pods.md): its CheckoutURL is the
 // router's, and Pods gives each pod's own checkout, by pod name, for the
@@ -69,8 +70,8 @@ func (l *Local) startPods(ctx context.Context, o LocalOptions, addrs, proxied ma
 	startCheckout func(name, inventory, sessions string) (*child, error)) error {
 	l.pods, l.podURLs = map[string]*child{}, map[string]string{}
 	for i := 1; i <= o.Pods; i++ {
-		pod := PodName(i)
-		c, err := startCheckout(pod, proxied[PodDependency(pod, Inventory)], proxied[PodDependency(pod, Sessions)])
+		pod := podName(i)
+		c, err := startCheckout(pod, proxied[podDependency(pod, Inventory)], proxied[podDependency(pod, Sessions)])
 		if err != nil {
 			return fmt.Errorf("start %s: %w", pod, err)
 		}

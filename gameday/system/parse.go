@@ -53,6 +53,18 @@ func LoadFile(path string, vars map[string]string) (*System, error) {
 // line and field, several joined with errors.Join, and nothing is
 // contacted.
 func Parse(file string, data []byte, vars map[string]string) (*System, error) {
+	pods, err := readPods(file, data, vars)
+	if err != nil {
+		return nil, err
+	}
+	if len(pods) == 0 {
+		return parseOne(file, data, vars)
+	}
+	return parsePods(file, data, vars, pods)
+}
+
+// parseOne parses one system (or one pod's copy of a system of pods).
+func parseOne(file string, data []byte, vars map[string]string) (*System, error) {
 	if len(data) > MaxSize {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB); a system file is a short file", MaxSize)}
 	}

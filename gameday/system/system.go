@@ -70,6 +70,16 @@ type System struct {
 	// http store, whose URL and headers (a token) are then used.
 	Admin string `yaml:"admin"`
 
+	// Pods, when set, makes this a system of pods (docs/pods.md): the file
+	// describes one pod, with ${NAME} for what differs from pod to pod,
+	// and Pods gives each pod's values by pod name (pod-1: {CHECKOUT_URL:
+	// ..., POD: pod-1}). Purchases go to base_url, the system's router,
+	// the same for every pod; each pod's copy has its own stores, setup
+	// and books, and its dependencies are named POD/NAME (pod-2/inventory)
+	// unless every pod has the very same one (a payment provider they
+	// share).
+	Pods map[string]map[string]string `yaml:"pods"`
+
 	// File is where the system was read from ("reference" for the
 	// built-in one). Not part of the YAML.
 	File string `yaml:"-"`
@@ -80,6 +90,8 @@ type System struct {
 	source Source
 	// compiled holds the templates and matchers, made by Parse.
 	compiled *compiled
+	// pods are the pods' copies, by name; nil without pods.
+	pods map[string]*System
 }
 
 // Purchase is how a shopper buys: one request, or several in order, each
