@@ -3,6 +3,7 @@ package scenarios
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -204,6 +205,16 @@ func (v *validator) shops() {
 	if len(s.Shops) > 0 && background == 0 {
 		v.add("shops", "every shop has stages of its own: at least one must take load.stages")
 	}
+	// The pods a promise may name: environment.pods', or, for a described
+	// system of pods, those its shops live on.
+	known := podList(pods)
+	if pods == 0 {
+		for _, sh := range s.Shops {
+			if sh.Pod != "" && !slices.Contains(known, sh.Pod) {
+				known = append(known, sh.Pod)
+			}
+		}
+	}
 	check := func(p string, sel Select) {
 		for j, n := range sel.Shops {
 			if _, ok := names[n]; !ok {
@@ -211,8 +222,8 @@ func (v *validator) shops() {
 			}
 		}
 		for j, n := range sel.Pods {
-			if !slices.Contains(podList(pods), n) {
-				v.add(p+".pods["+strconv.Itoa(j)+"]", "%s is not one of the scenario's pods (%s)", clip(n), podNames(pods))
+			if !slices.Contains(known, n) {
+				v.add(p+".pods["+strconv.Itoa(j)+"]", "%s is not one of the scenario's pods (%s)", clip(n), knownPods(pods, known))
 			}
 		}
 	}
@@ -339,4 +350,12 @@ func (s *Scenario) MovesByTime() []Move {
 		out = append(out, s.Moves[i])
 	}
 	return out
+}
+
+// knownPods names the pods a promise may name, for an error.
+func knownPods(pods int, known []string) string {
+	if pods > 0 || len(known) == 0 {
+		return podNames(pods)
+	}
+	return strings.Join(known, ", ")
 }
