@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -31,6 +32,7 @@ func (s *Server) routes() {
 	admin.HandleFunc("PUT /admin/stock", s.handleStock)
 	admin.HandleFunc("POST /admin/stock/move-out", s.handleMoveOut)
 	admin.HandleFunc("POST /admin/stock/move-in", s.handleMoveIn)
+	admin.HandleFunc("POST /admin/stock/move-in/cancel", s.handleCancelMoveIn)
 	admin.HandleFunc("GET /admin/admission", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.room.Stats())
 	})
@@ -186,7 +188,7 @@ func (s *Server) handleMoveOut(w http.ResponseWriter, r *http.Request) {
 	var held *HeldError
 	switch {
 	case errors.As(err, &held):
-		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "held": held.Held})
+		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "held": held.Held, "awaiting_sweep": held.AwaitingSweep, "pending_voids": held.PendingVoids})
 	case errors.Is(err, ErrUnknownSKU):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
 	case err != nil:
@@ -207,10 +209,40 @@ func (s *Server) handleMoveIn(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if err := s.inv.MoveIn(ctx, req.SKU, req.Move, req.Units); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		if errors.Is(err, ErrMoveCancelled) {
+			writeJSON(w, http.StatusGone, map[string]string{"error": err.Error()})
+			return
+		}
+		// Redis could not even be reached: the step was never sent, and
+		// the mover need not wonder whether it landed.
+		var op *net.OpError
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": err.Error(), "not_applied": errors.As(err, &op) && op.Op == "dial"})
 		return
 	}
 	writeJSON(w, http.StatusOK, req)
+}
+
+// handleCancelMoveIn undoes a move-in, or makes sure a late one never
+// lands: 200 with the units taken back, 409 once units of the move were
+// sold here.
+func (s *Server) handleCancelMoveIn(w http.ResponseWriter, r *http.Request) {
+	var req MoveRequest
+	if err := decodeJSON(r, &req); err != nil || req.SKU == "" || req.Move == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"sku\", \"move\"}"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	n, err := s.inv.CancelMoveIn(ctx, req.SKU, req.Move)
+	switch {
+	case errors.Is(err, ErrMoveSpent):
+		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+	case err != nil:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+	default:
+		req.Units = n
+		writeJSON(w, http.StatusOK, req)
+	}
 }
 
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {

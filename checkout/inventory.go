@@ -85,8 +85,9 @@ func (l Ledger) Balanced() bool {
 	return l.Available+l.Reserved+l.Sold+l.MovedOut == l.Initial+l.MovedIn
 }
 
-// Oversold is how many units were sold beyond the initial stock.
-func (l Ledger) Oversold() int64 { return max(0, l.Sold-l.Initial) }
+// Oversold is how many units were sold beyond the stock this checkout had:
+// its initial stock and the units moved in, less those moved out.
+func (l Ledger) Oversold() int64 { return max(0, l.Sold-(l.Initial+l.MovedIn-l.MovedOut)) }
 
 // Reservation results.
 const (
@@ -97,6 +98,10 @@ const (
 	resClaimed  = "claimed"
 	resReclaim  = "reclaimed"
 	resLost     = "lost"
+	// resMoved: the SKU's shop was moved to another pod (MoveOut); a
+	// purchase that reaches this pod late is told to come back, and the
+	// router then sends it to the new pod.
+	resMoved = "moved"
 )
 
 // ErrUnknownSKU is returned for a SKU with no stock set.
@@ -172,12 +177,19 @@ if redis.call('ZSCORE', KEYS[2], id) then
   redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
   return {'reserved', redis.call('HGET', KEYS[7], id), 'refreshed'}
 end
+if redis.call('HGET', KEYS[1], 'moved_away') == '1' then return {'moved'} end
 if tonumber(redis.call('HGET', KEYS[1], 'available')) <= 0 then return {'sold_out'} end
 local old = redis.call('HGET', KEYS[7], id)
 if old then markvoid(id, id .. '/' .. old, 'superseded by a new attempt') end
 redis.call('ZREM', KEYS[6], id)
 redis.call('HINCRBY', KEYS[1], 'available', -1)
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
+if not old then
+  -- A SKU moved in from another pod numbers its attempts from a base of
+  -- its own, so that no charge key of the other pod is ever made again.
+  local base = redis.call('HGET', KEYS[1], 'gen_base')
+  if base then redis.call('HSET', KEYS[7], id, base) end
+end
 return {'reserved', tostring(redis.call('HINCRBY', KEYS[7], id, 1))}
 `)
 
@@ -285,22 +297,24 @@ local done = redis.call('HGET', KEYS[1], 'move-out:' .. ARGV[1])
 if done then return {'moved', done} end
 if redis.call('HEXISTS', KEYS[1], 'available') == 0 then return {'unknown_sku'} end
 reap()
-local held = redis.call('ZCARD', KEYS[2])
-if held > 0 then return {'held', tostring(held)} end
+local held, awaiting, voids = redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[6]), redis.call('ZCARD', KEYS[5])
+if held + awaiting + voids > 0 then return {'held', tostring(held), tostring(awaiting), tostring(voids)} end
 local n = tonumber(redis.call('HGET', KEYS[1], 'available'))
 if n < 0 then n = 0 end
 redis.call('HINCRBY', KEYS[1], 'available', -n)
 redis.call('HINCRBY', KEYS[1], 'moved_out', n)
-redis.call('HSET', KEYS[1], 'move-out:' .. ARGV[1], n)
+redis.call('HSET', KEYS[1], 'move-out:' .. ARGV[1], n, 'moved_away', '1')
 return {'moved', tostring(n)}
 `)
 
 // moveInScript: KEYS the SKU's and then the set of SKUs; ARGV move id,
 // units, sku. It puts units into the SKU's stock (a SKU new here starts
 // with an initial stock of 0: the units came from elsewhere), once per
-// move id.
+// move id, and never after the move was cancelled here. Attempts made
+// here from now on are numbered from a new base (reserveScript).
 var moveInScript = redis.NewScript(luaHead + `
 local done = redis.call('HGET', KEYS[1], 'move-in:' .. ARGV[1])
+if done == 'cancelled' then return {'cancelled', '0'} end
 if done then return {'moved', done} end
 if redis.call('HEXISTS', KEYS[1], 'available') == 0 then
   redis.call('HSET', KEYS[1], 'initial', 0, 'available', 0, 'sold', 0, 'expired', 0, 'reclaimed', 0)
@@ -308,18 +322,42 @@ if redis.call('HEXISTS', KEYS[1], 'available') == 0 then
 end
 redis.call('HINCRBY', KEYS[1], 'available', ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'moved_in', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'gen_base', 1000000)
+redis.call('HDEL', KEYS[1], 'moved_away')
 redis.call('HSET', KEYS[1], 'move-in:' .. ARGV[1], ARGV[2])
 return {'moved', ARGV[2]}
 `)
 
-// HeldError is MoveOut's refusal while purchases hold leases on the SKU.
+// cancelMoveInScript: ARGV move id. It undoes a move-in whose units are
+// all still available here (the shop was never routed here), or, when the
+// move-in has not arrived, makes sure it never will: either way the move
+// id is marked cancelled. It refuses once units of the move were sold.
+var cancelMoveInScript = redis.NewScript(luaHead + `
+local f = 'move-in:' .. ARGV[1]
+local done = redis.call('HGET', KEYS[1], f)
+if done == 'cancelled' then return {'cancelled', '0'} end
+if not done then redis.call('HSET', KEYS[1], f, 'cancelled') return {'cancelled', '0'} end
+reap()
+local n = tonumber(done)
+if tonumber(redis.call('HGET', KEYS[1], 'available')) < n or redis.call('ZCARD', KEYS[2]) > 0 then return {'spent'} end
+redis.call('HINCRBY', KEYS[1], 'available', -n)
+redis.call('HINCRBY', KEYS[1], 'moved_in', -n)
+redis.call('HSET', KEYS[1], f, 'cancelled')
+return {'cancelled', done}
+`)
+
+// HeldError is MoveOut's refusal while money work is open on the SKU:
+// leases held (purchases in flight may still claim a unit), expired leases
+// the sweeper has not decided on, or charges waiting to be voided. Those
+// belong to this pod's books, and a shopper told "pending" who came back
+// on the other pod must not meet a half-finished purchase.
 type HeldError struct {
-	SKU  string
-	Held int64
+	SKU                               string
+	Held, AwaitingSweep, PendingVoids int64
 }
 
 func (e *HeldError) Error() string {
-	return fmt.Sprintf("%s: %d leases held: purchases in flight may still claim a unit; move once they are done", e.SKU, e.Held)
+	return fmt.Sprintf("%s: %d leases held, %d expired leases awaiting the sweeper, %d charges waiting to be voided: move once they are done", e.SKU, e.Held, e.AwaitingSweep, e.PendingVoids)
 }
 
 // MoveOut takes every available unit of sku out of this checkout's stock,
@@ -336,9 +374,12 @@ func (inv *Inventory) MoveOut(ctx context.Context, sku, moveID string) (int64, e
 	switch {
 	case len(v) == 2 && v[0] == "moved":
 		return strconv.ParseInt(v[1], 10, 64)
-	case len(v) == 2 && v[0] == "held":
-		n, _ := strconv.ParseInt(v[1], 10, 64)
-		return 0, &HeldError{SKU: sku, Held: n}
+	case len(v) == 4 && v[0] == "held":
+		e := &HeldError{SKU: sku}
+		e.Held, _ = strconv.ParseInt(v[1], 10, 64)
+		e.AwaitingSweep, _ = strconv.ParseInt(v[2], 10, 64)
+		e.PendingVoids, _ = strconv.ParseInt(v[3], 10, 64)
+		return 0, e
 	case len(v) == 1 && v[0] == resUnknown:
 		return 0, fmt.Errorf("move %s out: %w", sku, ErrUnknownSKU)
 	}
@@ -355,10 +396,37 @@ func (inv *Inventory) MoveIn(ctx context.Context, sku, moveID string, units int6
 	if err != nil {
 		return fmt.Errorf("move %s in: %w", sku, err)
 	}
-	if len(v) != 2 || v[0] != "moved" {
-		return fmt.Errorf("move %s in: unexpected answer %v", sku, v)
+	switch {
+	case len(v) == 2 && v[0] == "moved":
+		return nil
+	case len(v) == 2 && v[0] == "cancelled":
+		return fmt.Errorf("move %s in: %w", sku, ErrMoveCancelled)
 	}
-	return nil
+	return fmt.Errorf("move %s in: unexpected answer %v", sku, v)
+}
+
+// ErrMoveCancelled: the move was cancelled here; its units never come in.
+var ErrMoveCancelled = errors.New("the move was cancelled")
+
+// ErrMoveSpent: a cancel came after units of the move were sold here.
+var ErrMoveSpent = errors.New("units of the move were sold here already")
+
+// CancelMoveIn undoes the move-in of moveID, or, when it has not arrived,
+// makes sure it never will (a mover that lost the answer to a move-in
+// cannot know whether it was done), and returns the units taken back out.
+// It refuses with ErrMoveSpent once units of the move were sold here.
+func (inv *Inventory) CancelMoveIn(ctx context.Context, sku, moveID string) (int64, error) {
+	v, err := cancelMoveInScript.Run(ctx, inv.rdb, keys(sku), moveID).StringSlice()
+	if err != nil {
+		return 0, fmt.Errorf("cancel move %s in: %w", sku, err)
+	}
+	switch {
+	case len(v) == 2 && v[0] == "cancelled":
+		return strconv.ParseInt(v[1], 10, 64)
+	case len(v) == 1 && v[0] == "spent":
+		return 0, fmt.Errorf("cancel move %s in: %w", sku, ErrMoveSpent)
+	}
+	return 0, fmt.Errorf("cancel move %s in: unexpected answer %v", sku, v)
 }
 
 // setStockScript: KEYS the SKU's and then the set of SKUs; ARGV units,

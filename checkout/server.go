@@ -480,6 +480,11 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 	case res.status == resSoldOut:
 		resp.Status = OutcomeSoldOut
 		return resp
+	case res.status == resMoved:
+		// The shop moved to another pod after the router sent this here:
+		// come back, and the router sends it there.
+		resp.Status, resp.Dependency, resp.Reason = OutcomeUnavailable, "inventory", "shop_moved"
+		return resp
 	}
 
 	key := ChargeKey(req.CheckoutID, res.attempt)

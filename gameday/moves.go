@@ -22,18 +22,22 @@ var moveShop = func(ctx context.Context, m *podmove.Move) podmove.Result { retur
 
 // moves runs a scenario's moves on the load's timeline.
 type moves struct {
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	recs []runrecord.Move
-	rdb  *redis.Client
+	wg sync.WaitGroup
+	// noMore ends the wait for moves not begun (the load is over).
+	noMore context.CancelFunc
+	mu     sync.Mutex
+	recs   []runrecord.Move
+	rdb    *redis.Client
 }
 
 // startMoves starts the scenario's moves, each at its time from start,
 // one after the other in time order (a move that starts while the one
 // before it runs waits for it). When ctx ends first, the moves not begun
-// never begin, and one under way rolls back.
+// never begin, and one under way rolls back; when the load ends (wait),
+// the moves not begun never begin, and one under way finishes.
 func (d *drill) startMoves(ctx context.Context, start time.Time) *moves {
-	ms := &moves{}
+	waitCtx, noMore := context.WithCancel(ctx)
+	ms := &moves{noMore: noMore}
 	plan := d.sc.MovesByTime()
 	if len(plan) == 0 {
 		return ms
@@ -58,7 +62,7 @@ func (d *drill) startMoves(ctx context.Context, start time.Time) *moves {
 		for _, m := range plan {
 			from := where[m.Shop]
 			rec := runrecord.Move{Name: m.Name, Shop: m.Shop, From: from, To: m.To}
-			if !wait.Until(ctx, start.Add(m.At.D())) {
+			if !wait.Until(waitCtx, start.Add(m.At.D())) {
 				ms.add(rec)
 				continue
 			}
@@ -85,8 +89,10 @@ func (ms *moves) add(r runrecord.Move) {
 	ms.recs = append(ms.recs, r)
 }
 
-// wait waits for the moves to end and returns what they did.
+// wait begins no more moves, waits for the one under way to end and
+// returns what they did.
 func (ms *moves) wait() []runrecord.Move {
+	ms.noMore()
 	ms.wg.Wait()
 	if ms.rdb != nil {
 		_ = ms.rdb.Close()

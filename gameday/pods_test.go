@@ -88,27 +88,45 @@ func TestBrokenPodsFail(t *testing.T) {
 	})
 }
 
-// A fault on the pod a shop moves to, for the whole move: the move cannot
-// put the stock in there, so it rolls back, the stock and the shop go
-// home, the sale goes on there, and the books balance.
-func TestPodMoveRollsBackUnderAFault(t *testing.T) {
-	sc := lookup(t, "pod-move")
-	o := options(t)
-	// Scaled by 0.4: the move at 4.8s; the fault from 4.4s to the end of
-	// the load (11.2s), longer than the mover's 5s of retries.
-	sc.Faults = []scenarios.Fault{{Name: "pod-2-inventory-gone", Target: "pod-2/inventory", At: scenarios.Duration(11 * time.Second), For: scenarios.Duration(17 * time.Second), Down: true}}
-	// The move may roll back, and take its 5s of retries to do so; while
-	// the shop is read-only its shoppers give up, so it does not sell out.
-	sc.Expect[0].Moved.Outcomes = []string{"completed", "rolled_back"}
-	sc.Expect[0].Moved.ReadOnlyBelow = scenarios.Duration(10 * time.Second)
-	sc.Expect = append(sc.Expect[:1], sc.Expect[2:]...)
-	sc.Abort = nil
-	rec := run(t, context.Background(), sc, o)
-	if rec.Verdict != gameday.VerdictPass {
-		t.Fatalf("verdict %s (%s), expectations %+v, invariants %+v, moves %+v", rec.Verdict, rec.Reason, rec.Expectations, rec.Invariants, rec.Moves)
-	}
-	if len(rec.Moves) != 1 || rec.Moves[0].Outcome != "rolled_back" || rec.Moves[0].Units == 0 {
-		t.Fatalf("moves %+v, want one rolled back after moving units out", rec.Moves)
+// A fault on the pod a shop moves to, during the move. Down for the rest
+// of the sale: the move cannot put the stock in there, so it rolls back,
+// the stock and the shop go home, the sale goes on there. Slow (1.5 s a
+// round trip): the move waits for each answer and completes, read-only
+// longer. Either way the books balance.
+func TestPodMoveUnderAFault(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		fault   scenarios.Fault
+		outcome string
+	}{
+		{"down", scenarios.Fault{Name: "pod-2-inventory-gone", Target: "pod-2/inventory", At: scenarios.Duration(11 * time.Second), For: scenarios.Duration(17 * time.Second), Down: true}, "rolled_back"},
+		{"slow", scenarios.Fault{Name: "pod-2-inventory-slow", Target: "pod-2/inventory", At: scenarios.Duration(11 * time.Second), For: scenarios.Duration(6 * time.Second),
+			Toxic: &scenarios.Toxic{Type: "latency", Attributes: map[string]any{"latency": "1500ms"}}}, "completed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := lookup(t, "pod-move")
+			o := options(t)
+			o.TimeScale = 1 // the mover's bounds are real seconds
+			sc.Faults = []scenarios.Fault{c.fault}
+			if err := sc.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			// The move may roll back, and take its retries to do so; while
+			// the shop is read-only its shoppers give up, so it need not
+			// sell out.
+			sc.Expect[0].Moved.Outcomes = []string{"completed", "rolled_back"}
+			sc.Expect[0].Moved.ReadOnlyBelow = scenarios.Duration(30 * time.Second)
+			sc.Expect = append(sc.Expect[:1], sc.Expect[2:]...)
+			sc.Abort = nil
+			rec := run(t, context.Background(), sc, o)
+			if rec.Verdict != gameday.VerdictPass {
+				t.Fatalf("verdict %s (%s), expectations %+v, invariants %+v, moves %+v", rec.Verdict, rec.Reason, rec.Expectations, rec.Invariants, rec.Moves)
+			}
+			t.Logf("move: %+v", rec.Moves)
+			if len(rec.Moves) != 1 || rec.Moves[0].Outcome != c.outcome || rec.Moves[0].Units == 0 {
+				t.Fatalf("moves %+v, want one %s after moving units out", rec.Moves, c.outcome)
+			}
+		})
 	}
 }
 

@@ -329,8 +329,8 @@ func (d *drill) setup(ctx context.Context) error {
 		d.env, d.sys = e, sys
 	} else {
 		st := d.starter()
-		if d.sc.Environment.Pods > 0 && st.Kind() != "local" {
-			return fmt.Errorf("scenario %s asks for %d pods (environment.pods): gameday starts pods in the local environment only, not in the %s one", d.sc.Name, d.sc.Environment.Pods, st.Kind())
+		if d.sc.Environment.Pods > 0 && st.Kind() != "local" && st.Kind() != "containers" {
+			return fmt.Errorf("scenario %s asks for %d pods (environment.pods): gameday starts pods in the local and containers environments only, not in the %s one", d.sc.Name, d.sc.Environment.Pods, st.Kind())
 		}
 		if st.Fresh() {
 			d.progress("gameday: %s: starting the %s environment", d.sc.Name, st.Kind())
@@ -575,11 +575,12 @@ func (d *drill) drive(ctx context.Context) {
 	stopProgress()
 	stopTimeline()
 	tl.wait()
-	// A move under way when the load ends finishes (each of its steps is
-	// bounded) before the faults come off and the books are read.
-	d.rec.Moves = moving.wait()
 	metricsDone()
 	end := time.Since(start)
+	// A move under way when the load ends finishes (each of its steps is
+	// bounded) before the faults come off and the books are read; one not
+	// begun never begins.
+	d.rec.Moves = moving.wait()
 	beforeRemovingFaults()
 	if err := d.inj.RemoveAll(); err != nil {
 		d.rec.Notes = append(d.rec.Notes, "removing faults: "+err.Error())

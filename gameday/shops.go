@@ -219,6 +219,10 @@ func (lg *ledger) settle(interrupted bool, prefix string) (*judge.Facts, []strin
 // at a provider all shops share: only those of its own shoppers are its.
 func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report interface{ Outcomes() map[string]int }) map[string]string {
 	notChecked := map[string]string{}
+	// An invariant is not checked only where no shop could check it; one
+	// that some shops could not check is noted with their names.
+	missing := map[string][]string{}
+	shops := 0
 	var total runrecord.Invariants
 	for i, lg := range d.ledgers {
 		if lg.away {
@@ -246,6 +250,10 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 		}
 		iv, nc := judge.Reconcile(f, mine, dropped)
 		maps.Copy(notChecked, nc)
+		shops++
+		for n := range nc {
+			missing[n] = append(missing[n], lg.shop)
+		}
 		ledger, charges := judge.Summarise(f)
 		if lg.shop == "" {
 			d.rec.Invariants, d.rec.Ledger, d.rec.Charges = iv, ledger, charges
@@ -265,6 +273,12 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 		d.rec.Shops = append(d.rec.Shops, runrecord.Shop{Name: lg.shop, Pod: lg.pod, Outcomes: outcomes, Invariants: iv, Ledger: ledger, Charges: charges})
 	}
 	d.rec.Invariants = total
+	for n, who := range missing {
+		if len(who) < shops {
+			delete(notChecked, n)
+			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("%s not checked for shops %s, for want of the facts: checked for the others", n, strings.Join(who, ", ")))
+		}
+	}
 	return notChecked
 }
 

@@ -294,11 +294,20 @@ func (v *validator) shops() {
 		} else {
 			v.window(q+".window", b.Window, sp)
 		}
-		if b.BaselineTo > 0 {
+		// The baseline must be another part of the run than the one
+		// judged: compared with itself, any promise holds.
+		switch {
+		case b.BaselineTo > 0:
 			if b.BaselineFrom >= b.BaselineTo || b.BaselineTo.D() > total {
 				v.add(q+".baseline_to", "from %s to %s is not a part of the load (0 to %s)", b.BaselineFrom, b.BaselineTo, total)
+			} else if b.To > 0 && b.BaselineFrom < b.To && b.From < b.BaselineTo {
+				v.add(q+".baseline_to", "from %s to %s overlaps the part judged (%s to %s): compare with another part of the run", b.BaselineFrom, b.BaselineTo, b.From, b.To)
 			}
-		} else {
+		case len(s.Faults) == 0:
+			v.add(q+".baseline", "without faults there is no %q: name the baseline by time (baseline_from, baseline_to), a part of the run before what it judges", orDefault(b.Baseline, WindowBefore))
+		case b.Baseline == WindowAll || (b.To == 0 && b.Baseline == b.Window):
+			v.add(q+".baseline", "%s contains the part judged (%s): compare with another part of the run, such as before", b.Baseline, orDefault(b.Window, WindowDuring))
+		default:
 			v.window(q+".baseline", b.Baseline, sp)
 		}
 		if !(b.ConfirmedAtLeast > 0 && b.ConfirmedAtLeast <= 1) {
@@ -358,4 +367,11 @@ func knownPods(pods int, known []string) string {
 		return podNames(pods)
 	}
 	return strings.Join(known, ", ")
+}
+
+func orDefault(w, def Window) Window {
+	if w == "" {
+		return def
+	}
+	return w
 }

@@ -70,7 +70,8 @@ func (sp span) words() string {
 }
 
 // confirmedIn is, of the shoppers arriving in sp, how many ended and how
-// many were confirmed, and the latencies of the confirmed answers.
+// many were confirmed, and how long each confirmed purchase took from
+// the shopper's arrival, retries included.
 func confirmedIn(shoppers []Shopper, w Windows, sp span) (n, confirmed int, lat []time.Duration) {
 	for _, s := range shoppers {
 		if s.Outcome == "" || s.Outcome == Dropped || !sp.contains(w, s.Scheduled) {
@@ -81,9 +82,15 @@ func confirmedIn(shoppers []Shopper, w Windows, sp span) (n, confirmed int, lat 
 			continue
 		}
 		confirmed++
-		for _, a := range s.Attempts {
+		// From arrival to the confirmed answer: a shopper refused, who
+		// came back and bought, was slowed by what refused it.
+		for i, a := range s.Attempts {
 			if a.Status == string(Confirmed) {
-				lat = append(lat, a.Latency)
+				if i == 0 {
+					lat = append(lat, a.Latency) // from the scheduled start already
+				} else {
+					lat = append(lat, a.At+a.Latency-s.Scheduled)
+				}
 			}
 		}
 	}
@@ -109,6 +116,9 @@ func blastRadiusExpectation(b *scenarios.BlastRadius, shoppers []Shopper, w Wind
 	wn, wc, wlat := confirmedIn(shoppers, w, win)
 	switch {
 	case bn == 0 || bc == 0:
+		// The baseline is the steady state: without it the drill proves
+		// nothing either way (judge.Decide: inconclusive).
+		r.Window = string(scenarios.WindowBefore)
 		r.Observed = fmt.Sprintf("no confirmation in the baseline (%d of %d shoppers): nothing to compare with", bc, bn)
 		return r
 	case wn == 0:

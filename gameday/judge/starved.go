@@ -76,6 +76,22 @@ func expectationSpan(e scenarios.Expectation, w Windows, ft FaultTimes, order []
 		if sp, ok := ft[e.FastRefusals.Fault]; ok {
 			return sp.From, min(end, sp.To+e.FastRefusals.FallsWithin.D()+settle)
 		}
+	case e.BlastRadius != nil:
+		// The part judged and its baseline: a stall in either moves the
+		// comparison.
+		b := e.BlastRadius
+		bounds := func(name scenarios.Window, from, to time.Duration) (time.Duration, time.Duration) {
+			if to > 0 {
+				return from, to
+			}
+			return w.Bounds(name)
+		}
+		f1, t1 := bounds(b.Span())
+		f2, t2 := bounds(b.BaselineSpan())
+		return min(f1, f2), max(t1, t2)
+	case e.Moved != nil:
+		// How a move ended is not the machine's doing: never excused.
+		return 0, 0
 	}
 	return 0, end
 }

@@ -16,9 +16,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -56,10 +59,12 @@ type Move struct {
 	// written; default 2s.
 	Switch time.Duration
 	// Transfer bounds the retries of putting the stock in on To (and, on
-	// rollback, back on From); default 5s.
+	// rollback, of each step back); default 10s.
 	Transfer time.Duration
-	// HTTP sends the admin and router requests; nil: a client with a 2s
-	// timeout a request.
+	// HTTP sends the admin and router requests; nil: a client with a 6s
+	// timeout a request, longer than a checkout takes to answer a stock
+	// step (it bounds each to 5s), so that a slow answer is waited for
+	// rather than lost.
 	HTTP *http.Client
 }
 
@@ -80,7 +85,8 @@ type Result struct {
 	Units int64
 	// ReadOnly is how long the shop's writes were refused: from the
 	// moment the mover began to make it read-only to the moment the router
-	// routed by the final table (To, or From after a rollback).
+	// routed by the final table (To, or From after a rollback), or the
+	// move gave up.
 	ReadOnly time.Duration
 	// Began and Ended are when the move began and ended.
 	Began, Ended time.Time
@@ -98,10 +104,10 @@ func (m *Move) defaults() {
 		m.Switch = 2 * time.Second
 	}
 	if m.Transfer <= 0 {
-		m.Transfer = 5 * time.Second
+		m.Transfer = 10 * time.Second
 	}
 	if m.HTTP == nil {
-		m.HTTP = &http.Client{Timeout: 2 * time.Second}
+		m.HTTP = &http.Client{Timeout: 6 * time.Second}
 	}
 }
 
@@ -114,31 +120,66 @@ func (m *Move) Run(ctx context.Context) (r Result) {
 	step := func(format string, args ...any) {
 		r.Steps = append(r.Steps, fmt.Sprintf("%s: ", time.Since(r.Began).Round(time.Millisecond))+fmt.Sprintf(format, args...))
 	}
-	defer func() { r.Ended = time.Now() }()
-	// rollback sends the shop home, whatever ctx says.
+	defer func() { r.Ended = time.Now(); r.ReadOnly = r.Ended.Sub(r.Began) }()
+	// movedIn: a move-in asked of To may have landed (an answer was lost,
+	// or came back not saying it was never applied).
+	movedIn := false
+
+	// rollback sends the shop and its stock home, whatever ctx says. An
+	// answer the mover did not get may hide a step that was done: it
+	// asks again (every step is idempotent) rather than guess.
 	rollback := func(why error) Result {
 		r.Err = why.Error()
 		step("rolling back: %v", why)
-		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.Switch+m.Transfer*2)
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.Switch*2+m.Transfer*3)
 		defer cancel()
 		r.Outcome = RolledBack
-		if r.Units > 0 {
-			if err := m.retry(bg, m.Transfer*2, func(c context.Context) error { return m.moveIn(c, m.From, m.ID+"-back", r.Units) }); err != nil {
-				r.Outcome = Failed
-				r.Err += fmt.Sprintf("; %d units moved out of %s are in neither pod: %v", r.Units, m.From.Name, err)
-				step("could not give the %d units back to %s: %v", r.Units, m.From.Name, err)
+		fail := func(format string, args ...any) {
+			r.Outcome = Failed
+			msg := fmt.Sprintf(format, args...)
+			r.Err += "; " + msg
+			step("%s", msg)
+		}
+		// What left From: the move-out's own record (409: it was never
+		// done, and the shop still has its stock).
+		err := m.retry(bg, m.Transfer, func(c context.Context) error {
+			n, err := m.moveOut(c)
+			if se := (*StatusError)(nil); errors.As(err, &se) && se.Code == http.StatusConflict {
+				r.Units = 0
+				return nil
+			}
+			if err == nil {
+				r.Units = n
+			}
+			return err
+		})
+		if err != nil {
+			fail("could not learn whether the stock left %s: %v", m.From.Name, err)
+		}
+		if !movedIn && r.Units > 0 {
+			step("no move-in reached %s's stock", m.To.Name)
+		}
+		if movedIn {
+			// Take back what may have landed on To, and make sure a
+			// move-in still on its way never lands.
+			if err := m.retry(bg, m.Transfer, func(c context.Context) error { return m.cancelIn(c) }); err != nil {
+				fail("could not take the stock back from %s: %v", m.To.Name, err)
+			} else {
+				step("the move-in on %s cancelled", m.To.Name)
+			}
+		}
+		if r.Outcome != Failed && r.Units > 0 {
+			if err := m.retry(bg, m.Transfer, func(c context.Context) error { return m.moveIn(c, m.From, m.ID+"-back", r.Units) }); err != nil {
+				fail("%d units moved out of %s are in neither pod: %v", r.Units, m.From.Name, err)
 			} else {
 				step("%d units back on %s", r.Units, m.From.Name)
 			}
 		}
-		if err := m.route(bg, m.From.Name); err != nil {
-			r.Outcome = Failed
-			r.Err += fmt.Sprintf("; the router may still hold %s read-only: %v", m.Shop, err)
-			step("could not route %s back to %s: %v", m.Shop, m.From.Name, err)
+		if err := m.retry(bg, m.Switch*2, func(c context.Context) error { return m.route(c, m.From.Name) }); err != nil {
+			fail("the router may still hold %s read-only: %v", m.Shop, err)
 		} else {
 			step("%s routed to %s again", m.Shop, m.From.Name)
 		}
-		r.ReadOnly = time.Since(r.Began)
 		return r
 	}
 
@@ -156,21 +197,20 @@ func (m *Move) Run(ctx context.Context) (r Result) {
 		return rollback(fmt.Errorf("move the stock out of %s: %w", m.From.Name, err))
 	}
 	step("%d units out of %s", r.Units, m.From.Name)
-	if err := m.retry(ctx, m.Transfer, func(c context.Context) error { return m.moveIn(c, m.To, m.ID, r.Units) }); err != nil {
+	if err := m.retry(ctx, m.Transfer, func(c context.Context) error {
+		err := m.moveIn(c, m.To, m.ID, r.Units)
+		if err != nil && !notApplied(err) {
+			movedIn = true
+		}
+		return err
+	}); err != nil {
 		return rollback(fmt.Errorf("put the stock in on %s: %w", m.To.Name, err))
 	}
+	movedIn = true
 	step("%d units in on %s", r.Units, m.To.Name)
-	if err := m.route(ctx, m.To.Name); err != nil {
-		// The stock is on To; the shop must follow it there, or go back
-		// with it.
-		if err2 := m.retry(context.WithoutCancel(ctx), m.Transfer, func(c context.Context) error { return m.moveOut2(c, m.To, m.ID+"-back") }); err2 != nil {
-			r.Outcome, r.Err = Failed, fmt.Sprintf("route %s to %s: %v; and the stock could not be taken back from %s: %v", m.Shop, m.To.Name, err, m.To.Name, err2)
-			r.ReadOnly = time.Since(r.Began)
-			return r
-		}
+	if err := m.retry(ctx, m.Switch*2, func(c context.Context) error { return m.route(c, m.To.Name) }); err != nil {
 		return rollback(fmt.Errorf("route %s to %s: %w", m.Shop, m.To.Name, err))
 	}
-	r.ReadOnly = time.Since(r.Began)
 	r.Outcome = Completed
 	step("%s routed to %s: moved", m.Shop, m.To.Name)
 	return r
@@ -216,13 +256,26 @@ func (m *Move) moveOut(ctx context.Context) (int64, error) {
 	return out.Units, err
 }
 
-// moveOut2 takes the stock moved in with id back out of pod.
-func (m *Move) moveOut2(ctx context.Context, pod Pod, id string) error {
-	return m.call(ctx, http.MethodPost, pod.URL+"/admin/stock/move-out", pod.Header, moveRequest{SKU: m.SKU, Move: id}, http.StatusOK, nil)
+// cancelIn undoes the move-in on To, or makes sure a late one never
+// lands there.
+func (m *Move) cancelIn(ctx context.Context) error {
+	return m.call(ctx, http.MethodPost, m.To.URL+"/admin/stock/move-in/cancel", m.To.Header, moveRequest{SKU: m.SKU, Move: m.ID}, http.StatusOK, nil)
 }
 
 func (m *Move) moveIn(ctx context.Context, pod Pod, id string, units int64) error {
 	return m.call(ctx, http.MethodPost, pod.URL+"/admin/stock/move-in", pod.Header, moveRequest{SKU: m.SKU, Move: id, Units: units}, http.StatusOK, nil)
+}
+
+// notApplied reports whether a failed move-in certainly did nothing: the
+// checkout could not be reached at all, or said it could not reach its
+// store ("not_applied").
+func notApplied(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var se *StatusError
+	return errors.As(err, &se) && se.Code == http.StatusServiceUnavailable && strings.Contains(se.Body, `"not_applied":true`)
 }
 
 // moveRequest is the admin protocol's move step (checkout.MoveRequest).

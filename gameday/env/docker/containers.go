@@ -5,25 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
 	mobynet "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnet "github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/internal/owner"
+	"github.com/gameday-dev/gameday/internal/routetable"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // Images are the images the Docker environments run. The defaults are the
@@ -71,6 +77,12 @@ type ContainersOptions struct {
 	// RunID labels every container and network (dev.gameday.run), so that
 	// Close can find the ones whose creation an interruption cut short.
 	RunID string
+	// Pods, when above 0, starts that many pods of the checkout, each
+	// with its own Redis containers, behind a router container whose
+	// table (Routes: shop -> pod) is in a Redis container of its own
+	// (docs/pods.md), as the local environment does.
+	Pods   int
+	Routes map[string]string
 }
 
 var _ env.Starter = ContainersOptions{}
@@ -81,7 +93,7 @@ func (ContainersOptions) Fresh() bool  { return true }
 // Start starts the containers environment with o, its Dir, RunID and
 // arguments taken from s.
 func (o ContainersOptions) Start(ctx context.Context, s env.Spec) (env.Environment, error) {
-	o.Dir, o.RunID, o.PaymentArgs, o.CheckoutArgs = s.Dir, s.RunID, s.PaymentArgs, s.CheckoutArgs
+	o.Dir, o.RunID, o.PaymentArgs, o.CheckoutArgs, o.Pods, o.Routes = s.Dir, s.RunID, s.PaymentArgs, s.CheckoutArgs, s.Pods, s.Routes
 	c, err := StartContainers(ctx, o)
 	if err != nil {
 		return nil, err // not a typed nil
@@ -110,6 +122,24 @@ type Containers struct {
 	labels  map[string]string
 	logFile *os.File
 	logger  tclog.Logger
+	// deps are the dependencies behind Toxiproxy, in start order: each
+	// one's container alias, proxy and where the checkout reaches it.
+	deps []ctrDep
+	// aliasDep names the process behind a container alias.
+	aliasDep map[string]string
+	// pods are the pods' checkout URLs on loopback, by pod; routes the
+	// routing store's published address. Empty without pods.
+	pods   map[string]string
+	routes string
+}
+
+// ctrDep is one dependency of a containers environment.
+type ctrDep struct {
+	name     string // as faults target it: inventory, pod-2/inventory
+	alias    string // its container's network alias
+	upstream string // alias:port inside the network
+	proxy    string // the Toxiproxy proxy's name
+	listen   string // the proxy's address inside the network
 }
 
 // fileLogger is testcontainers' logger writing to the run directory.
@@ -132,10 +162,13 @@ const (
 	aliasToxiproxy = "toxiproxy"
 	aliasPayment   = "payment"
 	aliasCheckout  = "checkout"
+	aliasRouter    = "router"
 )
 
+// podName is the name of pod i, as scenarios name it.
+var podName = scenarios.PodName
+
 var proxyPorts = map[string]string{env.Inventory: "16379", env.Sessions: "16380", env.Payment: "18081"}
-var upstreams = map[string]string{env.Inventory: aliasInventory + ":6379", env.Sessions: aliasSessions + ":6379", env.Payment: aliasPayment + ":8081"}
 
 // ReaperImage is testcontainers' reaper (Ryuk), which removes a test's
 // containers when the process that made them dies. Where its image cannot be
@@ -258,15 +291,36 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 		}
 		return []string{"redis-server", "--appendonly", aof, "--save", "", "--protected-mode", "no"}
 	}
-	// Inventory keeps an append-only file, as in the local environment, so
-	// that a killed and restarted container comes back with its books.
-	if _, err := c.run(ctx, aliasInventory, o.Images.Redis, redisCmd(true), nil, "6379/tcp",
-		[]string{"redis-cli", "ping"}); err != nil {
-		return nil, err
+	// The Redis containers: the checkout's two, or each pod's two and the
+	// routing store. Inventory (and the routing table) keep an
+	// append-only file, as in the local environment, so that a killed
+	// and restarted container comes back with its books.
+	type redisSpec struct {
+		dep, alias string
+		persist    bool
 	}
-	if _, err := c.run(ctx, aliasSessions, o.Images.Redis, redisCmd(false), nil, "6379/tcp",
-		[]string{"redis-cli", "ping"}); err != nil {
-		return nil, err
+	redises := []redisSpec{{env.Inventory, aliasInventory, true}, {env.Sessions, aliasSessions, false}}
+	if o.Pods > 0 {
+		redises = nil
+		for i := 1; i <= o.Pods; i++ {
+			pod := podName(i)
+			redises = append(redises, redisSpec{system.PodDependency(pod, env.Inventory), "redis-" + pod + "-inventory", true},
+				redisSpec{system.PodDependency(pod, env.Sessions), "redis-" + pod + "-sessions", false})
+		}
+		redises = append(redises, redisSpec{env.Routes, "redis-routes", true})
+	}
+	c.aliasDep = map[string]string{aliasPayment: env.Payment, aliasCheckout: "checkout"}
+	var routesCtr *testcontainers.DockerContainer
+	for _, r := range redises {
+		c.aliasDep[r.alias] = r.dep
+		ctr, err := c.run(ctx, r.alias, o.Images.Redis, redisCmd(r.persist), nil, "6379/tcp", []string{"redis-cli", "ping"})
+		if err != nil {
+			return nil, err
+		}
+		if r.dep == env.Routes {
+			routesCtr = ctr
+		}
+		c.deps = append(c.deps, ctrDep{name: r.dep, alias: r.alias, upstream: r.alias + ":6379"})
 	}
 	// Toxiproxy logs every connection at its default level, through the
 	// engine's log driver: costly under load, and of no use here.
@@ -293,51 +347,153 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 		return nil, err
 	}
 	c.payURL = "http://" + payAddr
+	c.deps = append(c.deps, ctrDep{name: env.Payment, alias: aliasPayment, upstream: aliasPayment + ":8081"})
 
-	for _, dep := range []string{env.Inventory, env.Sessions, env.Payment} {
-		if _, err := c.toxi.CreateProxy(ctx, dep, "0.0.0.0:"+proxyPorts[dep], upstreams[dep]); err != nil {
-			return nil, fmt.Errorf("create %s proxy: %w", dep, err)
+	// Each dependency behind its proxy, named after it (pod-2-inventory
+	// for pod-2/inventory), on a port of its own: the checkout's three on
+	// the ports they always had.
+	for i := range c.deps {
+		d := &c.deps[i]
+		port, ok := proxyPorts[d.name]
+		if !ok {
+			port = strconv.Itoa(16400 + i)
+		}
+		d.proxy, d.listen = strings.ReplaceAll(d.name, "/", "-"), aliasToxiproxy+":"+port
+		if _, err := c.toxi.CreateProxy(ctx, d.proxy, "0.0.0.0:"+port, d.upstream); err != nil {
+			return nil, fmt.Errorf("create %s proxy: %w", d.name, err)
 		}
 	}
-	coCmd := append([]string{"serve", "checkout", "-listen", "0.0.0.0:8080",
-		"-inventory-redis", aliasToxiproxy + ":" + proxyPorts[env.Inventory],
-		"-session-redis", aliasToxiproxy + ":" + proxyPorts[env.Sessions],
-		"-payment-url", "http://" + aliasToxiproxy + ":" + proxyPorts[env.Payment]}, o.CheckoutArgs...)
-	// The checkout's admin API is published on loopback, and wants a token
-	// all the same: the other containers of the network reach it too.
+	// The checkouts' admin API is published on loopback, and wants a
+	// token all the same: the other containers of the network reach it
+	// too.
 	c.token = env.NewAdminToken()
-	co, err := c.run(ctx, aliasCheckout, o.Images.Gameday, coCmd, map[string]string{env.AdminTokenVar: c.token}, "8080/tcp",
-		[]string{"/gameday", "health", "http://127.0.0.1:8080/healthz"})
-	if err != nil {
+	startCheckout := func(alias, inventory, sessions string) (string, error) {
+		cmd := append([]string{"serve", "checkout", "-listen", "0.0.0.0:8080",
+			"-inventory-redis", c.listen(inventory), "-session-redis", c.listen(sessions),
+			"-payment-url", "http://" + c.listen(env.Payment)}, o.CheckoutArgs...)
+		co, err := c.run(ctx, alias, o.Images.Gameday, cmd, map[string]string{env.AdminTokenVar: c.token}, "8080/tcp",
+			[]string{"/gameday", "health", "http://127.0.0.1:8080/healthz"})
+		if err != nil {
+			return "", err
+		}
+		addr, err := published(ctx, co, "8080/tcp")
+		return "http://" + addr, err
+	}
+	if o.Pods == 0 {
+		if c.coURL, err = startCheckout(aliasCheckout, env.Inventory, env.Sessions); err != nil {
+			return nil, err
+		}
+		c.info.Checkout = "reference checkout (container " + o.Images.Gameday + ") " + c.coURL
+		c.setReach()
+		return c, nil
+	}
+	if err := c.startPods(ctx, o, routesCtr, startCheckout); err != nil {
 		return nil, err
 	}
-	coAddr, err := published(ctx, co, "8080/tcp")
-	if err != nil {
-		return nil, err
-	}
-	c.coURL = "http://" + coAddr
-	c.info.Checkout = "reference checkout (container " + o.Images.Gameday + ") " + c.coURL
 	c.setReach()
 	return c, nil
 }
 
+// listen is where the checkout reaches a dependency: its proxy.
+func (c *Containers) listen(dep string) string {
+	for _, d := range c.deps {
+		if d.name == dep {
+			return d.listen
+		}
+	}
+	return ""
+}
+
+// startPods starts each pod's checkout, writes the routing table (the
+// pods by their addresses inside the network) to the routing store, and
+// starts the router in front of them.
+func (c *Containers) startPods(ctx context.Context, o ContainersOptions, routesCtr *testcontainers.DockerContainer, startCheckout func(alias, inventory, sessions string) (string, error)) error {
+	c.pods = map[string]string{}
+	inside := map[string]string{}
+	for i := 1; i <= o.Pods; i++ {
+		pod := podName(i)
+		alias := "checkout-" + pod
+		c.aliasDep[alias] = system.PodDependency(pod, "checkout")
+		u, err := startCheckout(alias, system.PodDependency(pod, env.Inventory), system.PodDependency(pod, env.Sessions))
+		if err != nil {
+			return fmt.Errorf("start %s: %w", pod, err)
+		}
+		c.pods[pod], inside[pod] = u, "http://"+alias+":8080"
+	}
+	for shop, pod := range o.Routes {
+		if _, ok := inside[strings.TrimPrefix(pod, routetable.MovingPrefix)]; !ok {
+			return fmt.Errorf("the routing table sends shop %s to %s, which is not one of the %d pods", shop, pod, o.Pods)
+		}
+	}
+	addr, err := published(ctx, routesCtr, "6379/tcp")
+	if err != nil {
+		return err
+	}
+	c.routes = addr
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer rdb.Close()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err = routetable.WriteTable(wctx, rdb, routetable.Keys{}, o.Routes, inside)
+	cancel()
+	if err != nil {
+		return err
+	}
+	c.aliasDep[aliasRouter] = "router"
+	rt, err := c.run(ctx, aliasRouter, o.Images.Gameday, []string{"serve", "router", "-listen", "0.0.0.0:8090", "-routes-redis", c.listen(env.Routes)},
+		nil, "8090/tcp", []string{"/gameday", "health", "http://127.0.0.1:8090/healthz"})
+	if err != nil {
+		return err
+	}
+	raddr, err := published(ctx, rt, "8090/tcp")
+	if err != nil {
+		return err
+	}
+	c.coURL = "http://" + raddr
+	c.info.Checkout = fmt.Sprintf("%d pods of the reference checkout (container %s) behind a router at %s", o.Pods, o.Images.Gameday, c.coURL)
+	return nil
+}
+
+// Pods is each pod's checkout URL on loopback; nil without pods.
+func (c *Containers) Pods() map[string]string { return maps.Clone(c.pods) }
+
+// RoutingStore is the routing table's Redis, published on loopback.
+func (c *Containers) RoutingStore() string { return c.routes }
+
 // setReach tells each process how a restart is known to be over: its peers
-// reach it again by its alias (see reach).
+// reach it again by its alias (see reach). A Redis is checked from the
+// checkout that uses it (the router, for the routing store), the payment
+// stand-in from a checkout, a checkout or the router from the stand-in
+// (the gameday image has the health command).
 func (c *Containers) setReach() {
 	peer := func(dep string) func(context.Context) (string, error) {
 		return func(context.Context) (string, error) { return c.procs[dep].id, nil }
 	}
-	for dep, url := range map[string]string{
-		env.Inventory: "redis://" + upstreams[env.Inventory],
-		env.Sessions:  "redis://" + upstreams[env.Sessions],
-		env.Payment:   "http://" + upstreams[env.Payment] + "/healthz",
-		"checkout":    "http://" + aliasCheckout + ":8080/healthz",
-	} {
-		by := "checkout"
-		if dep == "checkout" {
-			by = env.Payment // the gameday image, which has the health command
+	anyCheckout := "checkout"
+	if len(c.pods) > 0 {
+		anyCheckout = system.PodDependency(podName(1), "checkout")
+	}
+	for _, d := range c.deps {
+		by, url := anyCheckout, "redis://"+d.upstream
+		switch {
+		case d.name == env.Payment:
+			url = "http://" + d.upstream + "/healthz"
+		case d.name == env.Routes:
+			by = "router"
+		default:
+			if pod, _, inPod := strings.Cut(d.name, "/"); inPod {
+				by = system.PodDependency(pod, "checkout")
+			}
 		}
-		c.procs[dep].reach = &reach{peer: peer(by), cmd: []string{"/gameday", "health", "-timeout", "1s", url}}
+		c.procs[d.name].reach = &reach{peer: peer(by), cmd: []string{"/gameday", "health", "-timeout", "1s", url}}
+	}
+	for alias, dep := range c.aliasDep {
+		if p, ok := c.procs[dep]; ok && (dep == "checkout" || dep == "router" || strings.HasSuffix(dep, "/checkout")) {
+			port := "8080"
+			if dep == "router" {
+				port = "8090"
+			}
+			p.reach = &reach{peer: peer(env.Payment), cmd: []string{"/gameday", "health", "-timeout", "1s", "http://" + alias + ":" + port + "/healthz"}}
+		}
 	}
 }
 
@@ -382,8 +538,7 @@ func (c *Containers) run(ctx context.Context, alias, image string, cmd []string,
 	if err != nil {
 		return nil, fmt.Errorf("start %s (%s): %w", alias, image, err)
 	}
-	dep := map[string]string{aliasInventory: env.Inventory, aliasSessions: env.Sessions, aliasPayment: env.Payment, aliasCheckout: "checkout"}[alias]
-	if dep != "" {
+	if dep := c.aliasDep[alias]; dep != "" {
 		c.procs[dep] = &containerProc{cli: c.cli, id: ctr.GetContainerID(), name: alias}
 	}
 	return ctr, nil
@@ -417,10 +572,15 @@ func (c *Containers) PaymentURL() string      { return c.payURL }
 func (c *Containers) AdminToken() string      { return c.token }
 func (c *Containers) Toxiproxy() *toxi.Client { return c.toxi }
 
-// ProxyName: the proxies are named after their dependency, as locally.
+// ProxyName: the proxies are named after their dependency, as locally
+// (pod-2-inventory for pod-2/inventory).
 func (c *Containers) ProxyName(dep string) (string, bool) {
-	_, ok := proxyPorts[dep]
-	return dep, ok
+	for _, d := range c.deps {
+		if d.name == dep {
+			return d.proxy, true
+		}
+	}
+	return "", false
 }
 
 // Process is the container behind a dependency (or "checkout").
@@ -450,7 +610,7 @@ func (c *Containers) Close() error {
 	var errs []error
 	if c.o.Dir != "" {
 		for _, s := range started {
-			if s.alias == aliasCheckout || s.alias == aliasPayment {
+			if s.alias == aliasCheckout || s.alias == aliasPayment || s.alias == aliasRouter || strings.HasPrefix(s.alias, "checkout-") {
 				errs = append(errs, saveLogs(ctx, s.ctr, filepath.Join(c.o.Dir, s.alias+".log")))
 			}
 		}
