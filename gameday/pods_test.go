@@ -74,7 +74,7 @@ func TestBrokenPodsFail(t *testing.T) {
 	t.Run("a move that does not stop the shop's writes", func(t *testing.T) {
 		defer gameday.SetMoveShop(copyWithoutPause)()
 		rec := run(t, context.Background(), lookup(t, "pod-move"), options(t))
-		if rec.Verdict != gameday.VerdictFail || rec.Invariants.Oversold == 0 || !strings.Contains(rec.Reason, "oversold") {
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.Oversold == 0 || rec.Invariants.UnitsCreated == 0 || !strings.Contains(rec.Reason, "oversold") {
 			t.Fatalf("verdict %s (%s), invariants %+v, moves %+v", rec.Verdict, rec.Reason, rec.Invariants, rec.Moves)
 		}
 	})

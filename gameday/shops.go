@@ -313,6 +313,7 @@ func addInvariants(a, b runrecord.Invariants) runrecord.Invariants {
 	a.ChargedAfterLeaving += b.ChargedAfterLeaving
 	a.OrdersToldFailed += b.OrdersToldFailed
 	a.ConfirmedWithoutOrder += b.ConfirmedWithoutOrder
+	a.UnitsCreated += b.UnitsCreated
 	a.Dropped += b.Dropped
 	return a
 }

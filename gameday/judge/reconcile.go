@@ -59,6 +59,20 @@ var oracles = []oracle{
 			}
 			return max(0, *f.Start()-max(0, *f.Available)-*f.SoldUnits()-held)
 		}},
+	{"units_created", "books.stock (available, and initial or available before the load) and the units sold",
+		func(f *Facts) bool { return f.Start() != nil && f.Available != nil && f.SoldUnits() != nil },
+		func(f *Facts, _ []Shopper) int64 {
+			// More units available, held and sold than the sale started
+			// with: stock made from nothing, such as a shop's stock copied
+			// to a second pod while the first still sold it. (A system
+			// that oversells from the stock it has keeps this at zero: its
+			// available goes below zero by what it oversold.)
+			var held int64
+			if f.Reserved != nil {
+				held = *f.Reserved
+			}
+			return max(0, *f.Available+*f.SoldUnits()+held-*f.Start())
+		}},
 	{"double_charges", "books.charges",
 		func(f *Facts) bool { return f.ChargesKnown },
 		func(f *Facts, _ []Shopper) int64 {
@@ -229,7 +243,7 @@ func Reconcile(f *Facts, shoppers []Shopper, dropped int) (Invariants, map[strin
 		"oversold": &iv.Oversold, "lost_units": &iv.LostUnits, "double_charges": &iv.DoubleCharges,
 		"charges_without_order": &iv.ChargesWithoutOrder, "orders_without_charge": &iv.OrdersWithoutCharge,
 		"charged_after_leaving": &iv.ChargedAfterLeaving, "orders_told_failed": &iv.OrdersToldFailed,
-		"confirmed_without_order": &iv.ConfirmedWithoutOrder,
+		"confirmed_without_order": &iv.ConfirmedWithoutOrder, "units_created": &iv.UnitsCreated,
 	}
 	// The shoppers who went to the checkout: one dropped by the load
 	// generator, or never started, asked nothing of it.

@@ -64,6 +64,10 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 		// Told confirmed, and no order.
 		{"confirmed without order", func(_ *Facts, s []Shopper) { s[2].Outcome, s[2].Told = "confirmed", "confirmed" },
 			func(iv Invariants) int64 { return iv.ConfirmedWithoutOrder }},
+		// A unit from nowhere: still available after two of three sold
+		// and one more (a shop's stock copied to a second pod).
+		{"units created", func(f *Facts, _ []Shopper) { f.Available = p64(2) },
+			func(iv Invariants) int64 { return iv.UnitsCreated }},
 	}
 	f, s := healthy()
 	if iv, nc := Reconcile(f, s, 0); iv != (Invariants{}) || len(nc) != 0 {
@@ -77,6 +81,13 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 				t.Errorf("%s not caught: %+v", c.name, iv)
 			}
 		})
+	}
+	// An oversell from the stock there was is an oversell, not units
+	// created: available goes below zero by what was oversold.
+	f, s = healthy()
+	f.Sold, f.Available = p64(4), p64(-1)
+	if iv, _ := Reconcile(f, s, 0); iv.UnitsCreated != 0 || iv.Oversold != 1 {
+		t.Errorf("an oversell counted as units created: %+v", iv)
 	}
 }
 

@@ -319,7 +319,10 @@ type Invariants struct {
 	OrdersToldFailed int64 `json:"orders_told_failed"`
 	// ConfirmedWithoutOrder counts shoppers told confirmed with no order.
 	ConfirmedWithoutOrder int64 `json:"confirmed_without_order"`
-	Dropped               int64 `json:"dropped"`
+	// UnitsCreated counts units available, held or sold beyond the stock
+	// the sale started with.
+	UnitsCreated int64 `json:"units_created"`
+	Dropped      int64 `json:"dropped"`
 }
 
 // ByName maps each invariant's name to its count.
@@ -328,7 +331,7 @@ func (iv Invariants) ByName() map[string]int64 {
 		"oversold": iv.Oversold, "lost_units": iv.LostUnits, "double_charges": iv.DoubleCharges,
 		"charges_without_order": iv.ChargesWithoutOrder, "orders_without_charge": iv.OrdersWithoutCharge,
 		"charged_after_leaving": iv.ChargedAfterLeaving, "orders_told_failed": iv.OrdersToldFailed,
-		"confirmed_without_order": iv.ConfirmedWithoutOrder, "dropped": iv.Dropped,
+		"confirmed_without_order": iv.ConfirmedWithoutOrder, "units_created": iv.UnitsCreated, "dropped": iv.Dropped,
 	}
 }
 
