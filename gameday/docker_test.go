@@ -55,6 +55,20 @@ func TestContainersDrillPassesAndLeavesNothing(t *testing.T) {
 	noLeftovers(t, docker.LabelEnv)
 }
 
+// Pods in containers: three pods of the checkout, each with its own Redis
+// containers, the router and its routing store, one payment stand-in; a
+// shop moved between pods mid-sale with its books intact, and nothing
+// left after.
+func TestContainersPodsDrillPassesAndLeavesNothing(t *testing.T) {
+	needImages(t)
+	out, err := exec.Command(binary, "run", "-env", "containers", "-quiet", "-time-scale", "0.4",
+		"-runs-dir", t.TempDir(), "-journal", filepath.Join(t.TempDir(), "j.json"), "pod-move").CombinedOutput()
+	if code := exitCode(err); code != 0 || !strings.Contains(string(out), "PASS  pod-move") || !strings.Contains(string(out), "move hot-to-pod-2 ends completed") {
+		t.Fatalf("exit %d, want 0 with the move completed:\n%s", code, out)
+	}
+	noLeftovers(t, docker.LabelEnv)
+}
+
 // A drill that fails (a checkout that oversells on purpose) removes its
 // containers too.
 func TestContainersFailedDrillLeavesNothing(t *testing.T) {
