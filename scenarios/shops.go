@@ -159,18 +159,7 @@ func (v *validator) shops() {
 	background := 0
 	for i, sh := range s.Shops {
 		p := "shops[" + strconv.Itoa(i) + "]"
-		switch {
-		case sh.Name == "":
-			v.add(p+".name", "required: lower-case words joined by '-', such as hot-shop")
-		case len(sh.Name) > 64 || !nameRE.MatchString(sh.Name):
-			v.add(p+".name", "%s: want lower-case words joined by '-' (at most 64 characters)", clip(sh.Name))
-		default:
-			if first, dup := names[sh.Name]; dup {
-				v.add(p+".name", "%s is also the name of shops[%d]", clip(sh.Name), first)
-			} else {
-				names[sh.Name] = i
-			}
-		}
+		v.itemName(p, "shops", sh.Name, i, names, nameRE, "required: lower-case words joined by '-', such as hot-shop", "want lower-case words joined by '-' (at most 64 characters)")
 		// Without environment.pods, a shop's pod is one of a described
 		// system's pods: the runner checks it against the system.
 		switch {
@@ -232,17 +221,16 @@ func (v *validator) shops() {
 	for _, sh := range s.Shops {
 		where[sh.Name] = sh.Pod
 	}
-	moves := map[string]bool{}
+	moves := map[string]int{}
+	for i, m := range s.Moves {
+		v.itemName("moves["+strconv.Itoa(i)+"]", "moves", m.Name, i, moves, tokenRE, "required", "want lower-case words joined by '-' or '_'")
+	}
 	for _, i := range s.movesByTime() {
 		m := s.Moves[i]
 		p := "moves[" + strconv.Itoa(i) + "]"
 		if pods == 0 {
 			v.add(p, "a move needs the pods gameday starts (environment.pods): the Pod Mover speaks the reference checkout's admin protocol")
 		}
-		if moves[m.Name] {
-			v.add(p+".name", "%s is also the name of another move", clip(m.Name))
-		}
-		moves[m.Name] = true
 		from, ok := where[m.Shop]
 		switch {
 		case !ok:
@@ -261,7 +249,7 @@ func (v *validator) shops() {
 	for i, e := range s.Expect {
 		if mv := e.Moved; mv != nil {
 			q := "expect[" + strconv.Itoa(i) + "].moved"
-			if !moves[mv.Move] {
+			if _, ok := moves[mv.Move]; !ok {
 				v.add(q+".move", "%s is not one of the scenario's moves", clip(mv.Move))
 			}
 			for j, o := range mv.Outcomes {

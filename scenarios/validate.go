@@ -348,18 +348,7 @@ func (v *validator) faults() {
 	seen := map[string]int{}
 	for i, f := range s.Faults {
 		p := "faults[" + strconv.Itoa(i) + "]"
-		switch {
-		case f.Name == "":
-			v.add(p+".name", "required")
-		case len(f.Name) > 64 || !tokenRE.MatchString(f.Name):
-			v.add(p+".name", "%s: want lower-case words joined by '-' or '_'", clip(f.Name))
-		default:
-			if first, dup := seen[f.Name]; dup {
-				v.add(p+".name", "%s is also the name of faults[%d]", clip(f.Name), first)
-			} else {
-				seen[f.Name] = i
-			}
-		}
+		v.itemName(p, "faults", f.Name, i, seen, tokenRE, "required", "want lower-case words joined by '-' or '_'")
 		v.dependency(p+".target", f.Target)
 		v.nonNegative(p+".at", f.At)
 		v.nonNegative(p+".for", f.For)
@@ -402,6 +391,24 @@ func (v *validator) faults() {
 			if _, ok := s.Environment.Proxies[f.Target]; !ok {
 				v.add(p+".target", "no proxy for %s in environment.proxies", f.Target)
 			}
+		}
+	}
+}
+
+// itemName checks the name of item i of a list: given, of re's form (at
+// most 64 characters), and not the name of an earlier item (seen holds
+// their names and indexes).
+func (v *validator) itemName(p, list, name string, i int, seen map[string]int, re *regexp.Regexp, required, form string) {
+	switch {
+	case name == "":
+		v.add(p+".name", "%s", required)
+	case len(name) > 64 || !re.MatchString(name):
+		v.add(p+".name", "%s: %s", clip(name), form)
+	default:
+		if first, dup := seen[name]; dup {
+			v.add(p+".name", "%s is also the name of %s[%d]", clip(name), list, first)
+		} else {
+			seen[name] = i
 		}
 	}
 }

@@ -197,7 +197,7 @@ func HTML(w io.Writer, r *runrecord.Record) error {
 	return nil
 }
 
-var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -266,18 +266,7 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 <h2 id="h-charts">Over time</h2>
 {{with .NoCharts}}<p>{{.}}</p>{{end}}
 {{- range .Charts}}
-<figure aria-labelledby="{{.ID}}-caption">
-<figcaption id="{{.ID}}-caption"><strong>{{.Title}}</strong>{{.Caption}}</figcaption>
-{{.SVG}}
-<details><summary>{{.Title}}: the figures as a table</summary>
-<table>
-<thead><tr>{{range .Table.Head}}<th scope="col">{{.}}</th>{{end}}</tr></thead>
-<tbody>
-{{range .Table.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>
-</details>
-</figure>
+{{template "figure" .}}
 {{- end}}
 </section>
 
@@ -289,18 +278,7 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 <div class="pod">
 <h3>{{.Name}} <span class="muted">({{.Shops}})</span></h3>
 {{- range .Charts}}
-<figure aria-labelledby="{{.ID}}-caption">
-<figcaption id="{{.ID}}-caption"><strong>{{.Title}}</strong></figcaption>
-{{.SVG}}
-<details><summary>{{.Title}}: the figures as a table</summary>
-<table>
-<thead><tr>{{range .Table.Head}}<th scope="col">{{.}}</th>{{end}}</tr></thead>
-<tbody>
-{{range .Table.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</tbody>
-</table>
-</details>
-</figure>
+{{template "figure" .}}
 {{- end}}
 </div>
 {{- end}}
@@ -377,7 +355,18 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 </main>
 </body>
 </html>
-`))
+`)).Parse(`{{define "figure"}}<figure aria-labelledby="{{.ID}}-caption">
+<figcaption id="{{.ID}}-caption"><strong>{{.Title}}</strong>{{.Caption}}</figcaption>
+{{.SVG}}
+<details><summary>{{.Title}}: the figures as a table</summary>
+<table>
+<thead><tr>{{range .Table.Head}}<th scope="col">{{.}}</th>{{end}}</tr></thead>
+<tbody>
+{{range .Table.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+</details>
+</figure>{{end}}`))
 
 // flashViews lays out the flash-sale figures beside their prediction.
 func flashViews(f *runrecord.Flash) ([]flashView, string) {
