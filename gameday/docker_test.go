@@ -150,6 +150,39 @@ func freePort(t *testing.T) string {
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
+// The pods project (docker-compose.pods.yml), drilled with --env compose:
+// one pod's inventory down stays in its pod, and a shop moved between
+// pods mid-sale keeps its books; "down" leaves nothing of the project.
+func TestComposePodsDrills(t *testing.T) {
+	needImages(t)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := fmt.Sprintf("gameday-pods-test-%d", os.Getpid())
+	envv := []string{"COMPOSE_PROJECT_NAME=" + project, "GAMEDAY_TOXIPROXY_PORT=" + freePort(t), "GAMEDAY_PAYMENT_PORT=" + freePort(t),
+		"GAMEDAY_ROUTER_PORT=" + freePort(t), "GAMEDAY_ROUTES_PORT=" + freePort(t),
+		"GAMEDAY_POD1_PORT=" + freePort(t), "GAMEDAY_POD2_PORT=" + freePort(t), "GAMEDAY_POD3_PORT=" + freePort(t),
+		env.AdminTokenVar + "=" + rand.Text(), env.RedisPasswordVar + "=" + rand.Text()}
+	t.Cleanup(func() {
+		compose(t, root, envv, "-f", "docker-compose.pods.yml", "down", "-v", "--remove-orphans")
+		noLeftovers(t, "com.docker.compose.project="+project)
+	})
+	compose(t, root, envv, "-f", "docker-compose.pods.yml", "up", "-d")
+	for _, sc := range []string{"pod-inventory-down", "pod-move"} {
+		t.Run(sc, func(t *testing.T) {
+			cmd := exec.Command(binary, "run", "-env", "compose", "-quiet", "-time-scale", "0.5", "-runs-dir", t.TempDir(),
+				"-journal", filepath.Join(t.TempDir(), "j.json"), sc)
+			cmd.Env = append(os.Environ(), envv...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			out, err := cmd.CombinedOutput()
+			if code := exitCode(err); code != 0 || !strings.Contains(string(out), "PASS  "+sc) {
+				t.Fatalf("exit %d, want 0:\n%s", code, out)
+			}
+		})
+	}
+}
+
 // The project docker-compose.yml brings up, drilled with --env compose:
 // Redis killed, then the payment stand-in killed (its books survive), a
 // SIGINT mid-fault leaves no fault on the project's Toxiproxy, and "down"

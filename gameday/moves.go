@@ -47,7 +47,8 @@ func (d *drill) startMoves(ctx context.Context, start time.Time) *moves {
 		return ms // refused at setup: moves need pods
 	}
 	pods := p.Pods()
-	ms.rdb = redis.NewClient(&redis.Options{Addr: p.RoutingStore(), MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
+	addr, password := p.RoutingStore()
+	ms.rdb = redis.NewClient(&redis.Options{Addr: addr, Password: password, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
 	h := http.Header{}
 	if tok := d.env.AdminToken(); tok != "" {
 		h.Set("Authorization", "Bearer "+tok)

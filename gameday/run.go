@@ -329,8 +329,8 @@ func (d *drill) setup(ctx context.Context) error {
 		d.env, d.sys = e, sys
 	} else {
 		st := d.starter()
-		if d.sc.Environment.Pods > 0 && st.Kind() != "local" && st.Kind() != "containers" {
-			return fmt.Errorf("scenario %s asks for %d pods (environment.pods): gameday starts pods in the local and containers environments only, not in the %s one", d.sc.Name, d.sc.Environment.Pods, st.Kind())
+		if k := st.Kind(); d.sc.Environment.Pods > 0 && k != "local" && k != "containers" && k != "compose" {
+			return fmt.Errorf("scenario %s asks for %d pods (environment.pods): pods are drilled in the local, containers and compose environments, not in the %s one", d.sc.Name, d.sc.Environment.Pods, k)
 		}
 		if st.Fresh() {
 			d.progress("gameday: %s: starting the %s environment", d.sc.Name, st.Kind())

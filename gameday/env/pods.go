@@ -36,16 +36,17 @@ var (
 type Podded interface {
 	Pods() map[string]string
 	// RoutingStore is the address of the Redis that holds the router's
-	// table (internal/routetable), for a Pod Mover.
-	RoutingStore() string
+	// table (internal/routetable), and its password, for a Pod Mover.
+	RoutingStore() (addr, password string)
 }
 
-// RoutingStore is the routing table's Redis, reached directly.
-func (l *Local) RoutingStore() string {
+// RoutingStore is the routing table's Redis, reached directly; it wants
+// no password.
+func (l *Local) RoutingStore() (string, string) {
 	if p, ok := l.redis[Routes].(interface{ Addr() string }); ok {
-		return p.Addr()
+		return p.Addr(), ""
 	}
-	return ""
+	return "", ""
 }
 
 // Pods is each pod's checkout base URL by pod name; nil without pods.

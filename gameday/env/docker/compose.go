@@ -30,12 +30,35 @@ type ComposeOptions struct {
 	// AdminToken is the checkout's admin token (GAMEDAY_ADMIN_TOKEN, as
 	// docker-compose.yml gives it to the checkout).
 	AdminToken string
+	// Pods, when above 0, drills the pods project (docker-compose.pods.yml,
+	// docs/pods.md) instead, with Routes (shop -> pod) written to its
+	// routing store at RoutesAddr (the password is GAMEDAY_REDIS_PASSWORD);
+	// purchases go to its router at RouterURL, and each pod's books are
+	// read at PodURLs (pod-1's first).
+	Pods          int
+	Routes        map[string]string
+	RouterURL     string
+	RoutesAddr    string
+	PodURLs       []string
+	RedisPassword string
 }
 
 // Compose services behind each dependency, as docker-compose.yml names
 // them, and the proxies deploy/compose/toxiproxy.json creates.
-var composeServices = map[string]string{
-	env.Inventory: "redis-inventory", env.Sessions: "redis-sessions", env.Payment: "payment", "checkout": "checkout",
+var oneCheckout = composeLayout{
+	file: "docker-compose.yml", config: "deploy/compose/toxiproxy.json",
+	services: map[string]string{env.Inventory: "redis-inventory", env.Sessions: "redis-sessions", env.Payment: "payment", "checkout": "checkout"},
+	proxies:  map[string]string{env.Inventory: env.Inventory, env.Sessions: env.Sessions, env.Payment: env.Payment},
+	// How each service is known to be up for the others: the health
+	// command run in a peer service's container (the gameday image),
+	// against the service's name on the project's network.
+	reach: map[string]string{
+		env.Inventory: "redis://redis-inventory:6379",
+		env.Sessions:  "redis://redis-sessions:6379",
+		env.Payment:   "http://payment:8081/healthz",
+		"checkout":    "http://checkout:8080/healthz",
+	},
+	order: []string{env.Inventory, env.Sessions, env.Payment, "checkout"},
 }
 
 // ComposeDefaults reads the variables docker-compose.yml reads —
@@ -81,6 +104,24 @@ func ComposeDefaults(envFile string) (ComposeOptions, error) {
 	o.Toxiproxy = "127.0.0.1:" + tp
 	o.CheckoutURL = "http://127.0.0.1:" + co
 	o.PaymentURL = "http://127.0.0.1:" + pay
+	// The pods project's (docker-compose.pods.yml).
+	router, err := port("GAMEDAY_ROUTER_PORT", "8090")
+	if err != nil {
+		return o, err
+	}
+	routes, err := port("GAMEDAY_ROUTES_PORT", "6390")
+	if err != nil {
+		return o, err
+	}
+	o.RouterURL, o.RoutesAddr = "http://127.0.0.1:"+router, "127.0.0.1:"+routes
+	for k := 1; k <= composePods; k++ {
+		p, err := port(fmt.Sprintf("GAMEDAY_POD%d_PORT", k), strconv.Itoa(8180+k))
+		if err != nil {
+			return o, err
+		}
+		o.PodURLs = append(o.PodURLs, "http://127.0.0.1:"+p)
+	}
+	o.RedisPassword = get(env.RedisPasswordVar, "")
 	return o, nil
 }
 
@@ -132,7 +173,8 @@ func (ComposeOptions) Fresh() bool  { return false }
 
 // Start opens the Compose environment; s is not used: the project runs
 // with the settings it was brought up with.
-func (o ComposeOptions) Start(ctx context.Context, _ env.Spec) (env.Environment, error) {
+func (o ComposeOptions) Start(ctx context.Context, s env.Spec) (env.Environment, error) {
+	o.Pods, o.Routes = s.Pods, s.Routes
 	c, err := OpenCompose(ctx, o)
 	if err != nil {
 		return nil, err // not a typed nil
@@ -149,6 +191,10 @@ type Compose struct {
 	cli   *client.Client
 	procs map[string]*containerProc
 	info  env.Info
+	// pods are the pods project's checkouts on loopback, by pod; routes
+	// its routing store. Empty for the one-checkout project.
+	pods           map[string]string
+	routes, routPw string
 }
 
 var _ env.Environment = (*Compose)(nil)
@@ -175,14 +221,34 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 	if o.AdminToken == "" {
 		o.AdminToken = def.AdminToken
 	}
+	if o.RouterURL == "" {
+		o.RouterURL = def.RouterURL
+	}
+	if o.RoutesAddr == "" {
+		o.RoutesAddr = def.RoutesAddr
+	}
+	if len(o.PodURLs) == 0 {
+		o.PodURLs = def.PodURLs
+	}
+	if o.RedisPassword == "" {
+		o.RedisPassword = def.RedisPassword
+	}
 	if o.AdminToken == "" {
 		// docker-compose.yml does not start without one: the runner needs
 		// the same to set up and read the checkout.
 		return nil, fmt.Errorf("compose environment: %s is not set: export the admin token the project's checkout was given (docs/docker.md)", env.AdminTokenVar)
 	}
+	lay := oneCheckout
+	if o.Pods > 0 {
+		if o.Pods > composePods {
+			return nil, fmt.Errorf("compose environment: the scenario asks for %d pods; docker-compose.pods.yml has %d", o.Pods, composePods)
+		}
+		lay = podsLayout()
+		o.CheckoutURL = o.RouterURL
+	}
 	ext, err := env.NewExternal(env.ExternalOptions{
 		Toxiproxy: o.Toxiproxy, CheckoutURL: o.CheckoutURL, PaymentURL: o.PaymentURL, AdminToken: o.AdminToken,
-		Proxies: map[string]string{env.Inventory: env.Inventory, env.Sessions: env.Sessions, env.Payment: env.Payment},
+		Proxies: lay.proxies,
 	})
 	if err != nil {
 		return nil, err
@@ -192,7 +258,7 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 		return nil, err
 	}
 	c := &Compose{External: ext, cli: cli, procs: map[string]*containerProc{}}
-	for dep, svc := range composeServices {
+	for dep, svc := range lay.services {
 		f := make(client.Filters).Add("label", "com.docker.compose.project="+o.Project).Add("label", "com.docker.compose.service="+svc)
 		cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 		if err != nil {
@@ -220,41 +286,33 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 		cli.Close()
 		return nil, fmt.Errorf("compose environment: toxiproxy at %s: %w", o.Toxiproxy, err)
 	}
-	for _, dep := range []string{env.Inventory, env.Sessions, env.Payment} {
-		if _, ok := proxies[dep]; !ok {
+	for _, name := range lay.proxies {
+		if _, ok := proxies[name]; !ok {
 			cli.Close()
-			return nil, fmt.Errorf("compose environment: toxiproxy at %s has no proxy %q (deploy/compose/toxiproxy.json creates it)", o.Toxiproxy, dep)
+			return nil, fmt.Errorf("compose environment: toxiproxy at %s has no proxy %q (%s creates it)", o.Toxiproxy, name, lay.config)
 		}
 	}
-	c.setReach()
-	if err := c.waitReady(ctx); err != nil {
+	c.setReach(lay)
+	if err := c.waitReady(ctx, lay); err != nil {
 		cli.Close()
 		return nil, err
+	}
+	if o.Pods > 0 {
+		if err := c.route(ctx, o); err != nil {
+			cli.Close()
+			return nil, err
+		}
 	}
 	c.info.Kind = "compose"
 	c.info.Toxiproxy = "compose " + o.Toxiproxy
 	c.info.Checkout = "compose " + o.CheckoutURL
-	c.info.Notes = append(c.info.Notes, "compose environment: the checkout and the payment stand-in run with the settings in docker-compose.yml; the scenario's checkout and payment settings are not applied")
+	c.info.Notes = append(c.info.Notes, "compose environment: the checkout and the payment stand-in run with the settings in "+lay.file+"; the scenario's checkout and payment settings are not applied")
 	return c, nil
 }
 
-// composeReach is how each service is known to be up for the others: the
-// health command run in a peer service's container (the gameday image),
-// against the service's name on the project's network.
-var composeReach = map[string]string{
-	env.Inventory: "redis://redis-inventory:6379",
-	env.Sessions:  "redis://redis-sessions:6379",
-	env.Payment:   "http://payment:8081/healthz",
-	"checkout":    "http://checkout:8080/healthz",
-}
-
-func (c *Compose) setReach() {
-	for dep, url := range composeReach {
-		by := "checkout"
-		if dep == "checkout" {
-			by = env.Payment
-		}
-		peer := c.procs[by]
+func (c *Compose) setReach(lay composeLayout) {
+	for dep, url := range lay.reach {
+		peer := c.procs[lay.peer(dep)]
 		c.procs[dep].reach = &reach{
 			peer: func(context.Context) (string, error) { return peer.id, nil },
 			cmd:  []string{"/gameday", "health", "-timeout", "1s", url},
@@ -268,10 +326,10 @@ const composeReady = time.Minute
 // waitReady waits until every service is reachable from the others: a
 // project just brought up (docker compose up -d returns before its
 // services answer) is drilled only once it is whole.
-func (c *Compose) waitReady(ctx context.Context) error {
+func (c *Compose) waitReady(ctx context.Context, lay composeLayout) error {
 	ctx, cancel := context.WithTimeout(ctx, composeReady)
 	defer cancel()
-	for _, dep := range []string{env.Inventory, env.Sessions, env.Payment, "checkout"} {
+	for _, dep := range lay.order {
 		if err := c.procs[dep].waitReachable(ctx); err != nil {
 			return fmt.Errorf("compose environment: %w", err)
 		}

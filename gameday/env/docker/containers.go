@@ -456,8 +456,9 @@ func (c *Containers) startPods(ctx context.Context, o ContainersOptions, routesC
 // Pods is each pod's checkout URL on loopback; nil without pods.
 func (c *Containers) Pods() map[string]string { return maps.Clone(c.pods) }
 
-// RoutingStore is the routing table's Redis, published on loopback.
-func (c *Containers) RoutingStore() string { return c.routes }
+// RoutingStore is the routing table's Redis, published on loopback; it
+// wants no password.
+func (c *Containers) RoutingStore() (string, string) { return c.routes, "" }
 
 // setReach tells each process how a restart is known to be over: its peers
 // reach it again by its alias (see reach). A Redis is checked from the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -69,12 +70,16 @@ func TestComposeDefaults(t *testing.T) {
 	t.Setenv("GAMEDAY_PAYMENT_PORT", "7081")
 	t.Setenv("COMPOSE_PROJECT_NAME", "")
 	t.Setenv(env.AdminTokenVar, "")
+	t.Setenv(env.RedisPasswordVar, "pw")
+	t.Setenv("GAMEDAY_POD2_PORT", "9182")
 	o, err := ComposeDefaults(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ComposeOptions{Project: "shop", Toxiproxy: "127.0.0.1:8474", CheckoutURL: "http://127.0.0.1:9080", PaymentURL: "http://127.0.0.1:7081", AdminToken: "tok-1"}
-	if o != want {
+	want := ComposeOptions{Project: "shop", Toxiproxy: "127.0.0.1:8474", CheckoutURL: "http://127.0.0.1:9080", PaymentURL: "http://127.0.0.1:7081", AdminToken: "tok-1",
+		RouterURL: "http://127.0.0.1:8090", RoutesAddr: "127.0.0.1:6390", RedisPassword: "pw",
+		PodURLs: []string{"http://127.0.0.1:8181", "http://127.0.0.1:9182", "http://127.0.0.1:8183"}}
+	if !reflect.DeepEqual(o, want) {
 		t.Errorf("ComposeDefaults = %+v, want %+v", o, want)
 	}
 	if o, err := ComposeDefaults(filepath.Join(dir, "missing")); err != nil || o.CheckoutURL != "http://127.0.0.1:8080" {
