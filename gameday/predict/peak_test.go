@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,5 +218,19 @@ func TestPeakPacedMeetsItsTargets(t *testing.T) {
 	}
 	if p["turned_away_p95_ms"].Max >= 1000 {
 		t.Errorf("turned away p95 up to %.0f ms, want under a second in every run", p["turned_away_p95_ms"].Max)
+	}
+}
+
+// A sale across shops is not one checkout's sale: the model refuses it,
+// and a drill of it goes on without a prediction.
+func TestASaleAcrossShopsIsNotPredicted(t *testing.T) {
+	for _, name := range []string{"pod-hot-shop", "pod-shared-payment"} {
+		sc, err := scenarios.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := FromScenario(sc); !errors.Is(err, ErrNotPredictable) || !strings.Contains(err.Error(), "across shops") {
+			t.Errorf("%s: %v, want it not predictable as a sale across shops", name, err)
+		}
 	}
 }

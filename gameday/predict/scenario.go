@@ -44,6 +44,8 @@ func FromScenario(sc *scenarios.Scenario) (Model, error) {
 		return Model{}, fmt.Errorf("%w: it has faults, and the model has no fault timeline", ErrNotPredictable)
 	case sc.Payment.TailProbability > 0:
 		return Model{}, fmt.Errorf("%w: the model has no long-tail payment latency", ErrNotPredictable)
+	case len(sc.Shops) > 0:
+		return Model{}, fmt.Errorf("%w: it is a sale across shops (and pods), and the model is one checkout's sale", ErrNotPredictable)
 	}
 	mode, err := admission.ParseMode(sc.Checkout.Admission.Mode)
 	if err != nil {
