@@ -400,7 +400,7 @@ func (d *drill) setup(ctx context.Context) error {
 		}
 	}
 	for _, lg := range d.ledgers {
-		if err := lg.open(ctx, d.sc, d.prefix); err != nil {
+		if err := lg.open(ctx, d.prefix); err != nil {
 			return err
 		}
 	}

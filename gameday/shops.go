@@ -117,7 +117,7 @@ func (d *drill) shopLedgers(vars map[string]string) ([]*ledger, error) {
 
 // open reaches the ledger's stores, runs its setup (for a shop, with the
 // shop's SKU and stock) and reads the stock available before the load.
-func (lg *ledger) open(ctx context.Context, sc *scenarios.Scenario, prefix string) error {
+func (lg *ledger) open(ctx context.Context, prefix string) error {
 	vals := system.Values{SKU: system.ShopSKU(lg.shop, lg.sys.SKU), Shop: lg.shop, Stock: lg.stock, Run: prefix}
 	r, err := books.Open(ctx, lg.sys, vals, 10*time.Second)
 	if err != nil {
