@@ -33,6 +33,7 @@ func (s *Server) routes() {
 	admin.HandleFunc("POST /admin/stock/move-out", s.handleMoveOut)
 	admin.HandleFunc("POST /admin/stock/move-in", s.handleMoveIn)
 	admin.HandleFunc("POST /admin/stock/move-in/cancel", s.handleCancelMoveIn)
+	admin.HandleFunc("POST /admin/stock/move-out/cancel", s.handleCancelMoveOut)
 	admin.HandleFunc("GET /admin/admission", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.room.Stats())
 	})
@@ -172,6 +173,9 @@ type MoveRequest struct {
 	SKU   string `json:"sku"`
 	Move  string `json:"move"`
 	Units int64  `json:"units"` // move-in only; the answer's, for move-out
+	// Base is the attempt base of the pod the units leave: move-out
+	// answers it, move-in numbers the attempts made here above it.
+	Base int64 `json:"base"`
 }
 
 // handleMoveOut takes every available unit out: 200 with the units, 409
@@ -184,9 +188,11 @@ func (s *Server) handleMoveOut(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	n, err := s.inv.MoveOut(ctx, req.SKU, req.Move)
+	n, base, err := s.inv.MoveOut(ctx, req.SKU, req.Move)
 	var held *HeldError
 	switch {
+	case errors.Is(err, ErrMoveCancelled):
+		writeJSON(w, http.StatusGone, map[string]string{"error": err.Error()})
 	case errors.As(err, &held):
 		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "held": held.Held, "awaiting_sweep": held.AwaitingSweep, "pending_voids": held.PendingVoids})
 	case errors.Is(err, ErrUnknownSKU):
@@ -194,9 +200,29 @@ func (s *Server) handleMoveOut(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 	default:
-		req.Units = n
+		req.Units, req.Base = n, base
 		writeJSON(w, http.StatusOK, req)
 	}
+}
+
+// handleCancelMoveOut undoes a move-out (the units come back, the SKU
+// sells here again), or makes sure a late one never happens: 200 with the
+// units given back.
+func (s *Server) handleCancelMoveOut(w http.ResponseWriter, r *http.Request) {
+	var req MoveRequest
+	if err := decodeJSON(r, &req); err != nil || req.SKU == "" || req.Move == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"sku\", \"move\"}"})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	n, err := s.inv.CancelMoveOut(ctx, req.SKU, req.Move)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		return
+	}
+	req.Units = n
+	writeJSON(w, http.StatusOK, req)
 }
 
 // handleMoveIn adds units moved from another pod.
@@ -208,7 +234,7 @@ func (s *Server) handleMoveIn(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	if err := s.inv.MoveIn(ctx, req.SKU, req.Move, req.Units); err != nil {
+	if err := s.inv.MoveIn(ctx, req.SKU, req.Move, req.Units, req.Base); err != nil {
 		if errors.Is(err, ErrMoveCancelled) {
 			writeJSON(w, http.StatusGone, map[string]string{"error": err.Error()})
 			return

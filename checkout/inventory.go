@@ -184,12 +184,11 @@ if old then markvoid(id, id .. '/' .. old, 'superseded by a new attempt') end
 redis.call('ZREM', KEYS[6], id)
 redis.call('HINCRBY', KEYS[1], 'available', -1)
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id)
-if not old then
-  -- A SKU moved in from another pod numbers its attempts from a base of
-  -- its own, so that no charge key of the other pod is ever made again.
-  local base = redis.call('HGET', KEYS[1], 'gen_base')
-  if base then redis.call('HSET', KEYS[7], id, base) end
-end
+-- A SKU moved in from another pod numbers its attempts above a base no
+-- pod the shop lived on has used, so that no charge key made there is
+-- ever made again.
+local base = tonumber(redis.call('HGET', KEYS[1], 'gen_base') or '0')
+if base > tonumber(old or '0') then redis.call('HSET', KEYS[7], id, base) end
 return {'reserved', tostring(redis.call('HINCRBY', KEYS[7], id, 1))}
 `)
 
@@ -294,7 +293,9 @@ return {redis.call('HGET', KEYS[1], 'initial') or false,
 // again for the same move gives the same units and takes nothing more.
 var moveOutScript = redis.NewScript(luaHead + `
 local done = redis.call('HGET', KEYS[1], 'move-out:' .. ARGV[1])
-if done then return {'moved', done} end
+local base = redis.call('HGET', KEYS[1], 'gen_base') or '0'
+if done == 'cancelled' then return {'cancelled'} end
+if done then return {'moved', done, base} end
 if redis.call('HEXISTS', KEYS[1], 'available') == 0 then return {'unknown_sku'} end
 reap()
 local held, awaiting, voids = redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[6]), redis.call('ZCARD', KEYS[5])
@@ -304,11 +305,27 @@ if n < 0 then n = 0 end
 redis.call('HINCRBY', KEYS[1], 'available', -n)
 redis.call('HINCRBY', KEYS[1], 'moved_out', n)
 redis.call('HSET', KEYS[1], 'move-out:' .. ARGV[1], n, 'moved_away', '1')
-return {'moved', tostring(n)}
+return {'moved', tostring(n), base}
+`)
+
+// cancelMoveOutScript: ARGV move id. It undoes a move-out: the units it
+// took go back, and the SKU sells here again; a move-out not done yet is
+// marked cancelled, so that one still on its way is refused when it
+// arrives. Once per move id.
+var cancelMoveOutScript = redis.NewScript(luaHead + `
+local f = 'move-out:' .. ARGV[1]
+local done = redis.call('HGET', KEYS[1], f)
+if done == 'cancelled' then return {'cancelled', '0'} end
+redis.call('HSET', KEYS[1], f, 'cancelled')
+if not done then return {'cancelled', '0'} end
+redis.call('HINCRBY', KEYS[1], 'available', done)
+redis.call('HINCRBY', KEYS[1], 'moved_out', -tonumber(done))
+redis.call('HDEL', KEYS[1], 'moved_away')
+return {'cancelled', done}
 `)
 
 // moveInScript: KEYS the SKU's and then the set of SKUs; ARGV move id,
-// units, sku. It puts units into the SKU's stock (a SKU new here starts
+// units, sku, and the attempt base of the pod the units come from. It puts units into the SKU's stock (a SKU new here starts
 // with an initial stock of 0: the units came from elsewhere), once per
 // move id, and never after the move was cancelled here. Attempts made
 // here from now on are numbered from a new base (reserveScript).
@@ -322,7 +339,8 @@ if redis.call('HEXISTS', KEYS[1], 'available') == 0 then
 end
 redis.call('HINCRBY', KEYS[1], 'available', ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'moved_in', ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'gen_base', 1000000)
+local base = math.max(tonumber(redis.call('HGET', KEYS[1], 'gen_base') or '0'), tonumber(ARGV[4] or '0')) + 1000000
+redis.call('HSET', KEYS[1], 'gen_base', base)
 redis.call('HDEL', KEYS[1], 'moved_away')
 redis.call('HSET', KEYS[1], 'move-in:' .. ARGV[1], ARGV[2])
 return {'moved', ARGV[2]}
@@ -342,7 +360,7 @@ local n = tonumber(done)
 if tonumber(redis.call('HGET', KEYS[1], 'available')) < n or redis.call('ZCARD', KEYS[2]) > 0 then return {'spent'} end
 redis.call('HINCRBY', KEYS[1], 'available', -n)
 redis.call('HINCRBY', KEYS[1], 'moved_in', -n)
-redis.call('HSET', KEYS[1], f, 'cancelled')
+redis.call('HSET', KEYS[1], f, 'cancelled', 'moved_away', '1')
 return {'cancelled', done}
 `)
 
@@ -362,37 +380,58 @@ func (e *HeldError) Error() string {
 
 // MoveOut takes every available unit of sku out of this checkout's stock,
 // for a Pod Mover that moves the SKU's shop to another pod, and returns
-// how many. It refuses with a *HeldError while leases are held, and with
+// how many, and the base its attempts are numbered from (MoveIn numbers
+// the other pod's above it). It refuses with a *HeldError while leases are held, and with
 // ErrUnknownSKU for a SKU with no stock. Repeating a move id returns the
 // units of its first success and takes nothing more: a mover that lost
 // the answer asks again safely.
-func (inv *Inventory) MoveOut(ctx context.Context, sku, moveID string) (int64, error) {
+func (inv *Inventory) MoveOut(ctx context.Context, sku, moveID string) (units, base int64, err error) {
 	v, err := moveOutScript.Run(ctx, inv.rdb, keys(sku), moveID).StringSlice()
 	if err != nil {
-		return 0, fmt.Errorf("move %s out: %w", sku, err)
+		return 0, 0, fmt.Errorf("move %s out: %w", sku, err)
 	}
 	switch {
-	case len(v) == 2 && v[0] == "moved":
-		return strconv.ParseInt(v[1], 10, 64)
+	case len(v) == 3 && v[0] == "moved":
+		units, err = strconv.ParseInt(v[1], 10, 64)
+		base, _ = strconv.ParseInt(v[2], 10, 64)
+		return units, base, err
+	case len(v) == 1 && v[0] == "cancelled":
+		return 0, 0, fmt.Errorf("move %s out: %w", sku, ErrMoveCancelled)
 	case len(v) == 4 && v[0] == "held":
 		e := &HeldError{SKU: sku}
 		e.Held, _ = strconv.ParseInt(v[1], 10, 64)
 		e.AwaitingSweep, _ = strconv.ParseInt(v[2], 10, 64)
 		e.PendingVoids, _ = strconv.ParseInt(v[3], 10, 64)
-		return 0, e
+		return 0, 0, e
 	case len(v) == 1 && v[0] == resUnknown:
-		return 0, fmt.Errorf("move %s out: %w", sku, ErrUnknownSKU)
+		return 0, 0, fmt.Errorf("move %s out: %w", sku, ErrUnknownSKU)
 	}
-	return 0, fmt.Errorf("move %s out: unexpected answer %v", sku, v)
+	return 0, 0, fmt.Errorf("move %s out: unexpected answer %v", sku, v)
+}
+
+// CancelMoveOut undoes the move-out of moveID: the units it took come
+// back and the SKU sells here again; a move-out not done yet never will
+// be. It returns the units given back. Once per move id.
+func (inv *Inventory) CancelMoveOut(ctx context.Context, sku, moveID string) (int64, error) {
+	v, err := cancelMoveOutScript.Run(ctx, inv.rdb, keys(sku), moveID).StringSlice()
+	if err != nil {
+		return 0, fmt.Errorf("cancel move %s out: %w", sku, err)
+	}
+	if len(v) != 2 || v[0] != "cancelled" {
+		return 0, fmt.Errorf("cancel move %s out: unexpected answer %v", sku, v)
+	}
+	return strconv.ParseInt(v[1], 10, 64)
 }
 
 // MoveIn adds units to sku's stock here, moved from another pod (a SKU
-// new here starts with an initial stock of 0), once per move id.
-func (inv *Inventory) MoveIn(ctx context.Context, sku, moveID string, units int64) error {
+// new here starts with an initial stock of 0), once per move id; the
+// attempts made here from now on are numbered above both this pod's base
+// and base, the other pod's (MoveOut).
+func (inv *Inventory) MoveIn(ctx context.Context, sku, moveID string, units, base int64) error {
 	if units < 0 {
 		return fmt.Errorf("move %s in: %d units", sku, units)
 	}
-	v, err := moveInScript.Run(ctx, inv.rdb, append(keys(sku), skuSet), moveID, units, sku).StringSlice()
+	v, err := moveInScript.Run(ctx, inv.rdb, append(keys(sku), skuSet), moveID, units, sku, base).StringSlice()
 	if err != nil {
 		return fmt.Errorf("move %s in: %w", sku, err)
 	}

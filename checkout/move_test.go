@@ -27,7 +27,7 @@ func TestMoveOutAndInKeepTheBooks(t *testing.T) {
 	// A purchase in flight holds a lease: nothing moves while it does.
 	checkout.ReserveFor(t, inv, "co-2", time.Minute)
 	var held *checkout.HeldError
-	if _, err := inv.MoveOut(ctx, sku, "m1"); !errors.As(err, &held) || held.Held != 1 {
+	if _, _, err := inv.MoveOut(ctx, sku, "m1"); !errors.As(err, &held) || held.Held != 1 {
 		t.Fatalf("MoveOut with a lease held = %v, want a HeldError of 1", err)
 	}
 	if code, _, body := src.adminCall("POST", "/admin/stock/move-out", "", `{"sku":"sku-1","move":"m1"}`); code != http.StatusConflict || !strings.Contains(body, `"held":1`) || !strings.Contains(body, `"pending_voids":0`) {
@@ -37,11 +37,11 @@ func TestMoveOutAndInKeepTheBooks(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, err := inv.MoveOut(ctx, sku, "m1")
-	if err != nil || n != 9 {
+	n, base, err := inv.MoveOut(ctx, sku, "m1")
+	if err != nil || n != 9 || base != 0 {
 		t.Fatalf("MoveOut = %d, %v; want the 9 units left", n, err)
 	}
-	if again, err := inv.MoveOut(ctx, sku, "m1"); err != nil || again != 9 {
+	if again, _, err := inv.MoveOut(ctx, sku, "m1"); err != nil || again != 9 {
 		t.Fatalf("MoveOut repeated = %d, %v; want the same 9", again, err)
 	}
 	// A purchase the router sent before it switched, reaching the pod
@@ -66,7 +66,7 @@ func TestMoveOutAndInKeepTheBooks(t *testing.T) {
 	if s.MovedOut != 9 || s.Available != 0 || s.Sold != 1 || !s.Balanced() || d.Initial != 0 || d.MovedIn != 9 || d.Available != 8 || d.Sold != 1 || !d.Balanced() {
 		t.Fatalf("after the move: from %+v, to %+v", s, d)
 	}
-	if _, err := dst.checkout.Inventory().MoveOut(ctx, "sku-unknown", "m2"); !errors.Is(err, checkout.ErrUnknownSKU) {
+	if _, _, err := dst.checkout.Inventory().MoveOut(ctx, "sku-unknown", "m2"); !errors.Is(err, checkout.ErrUnknownSKU) {
 		t.Fatalf("MoveOut of a SKU with no stock = %v", err)
 	}
 }
@@ -88,7 +88,7 @@ func TestCancelMoveIn(t *testing.T) {
 		t.Fatalf("a move-in after its cancel: %d %s, want 410", code, body)
 	}
 	// Arrived, then cancelled: the units go back out, once.
-	if err := inv.MoveIn(ctx, sku, "m1", 5); err != nil {
+	if err := inv.MoveIn(ctx, sku, "m1", 5, 0); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
@@ -100,7 +100,7 @@ func TestCancelMoveIn(t *testing.T) {
 		t.Fatalf("after the cancel: %+v, want the 1 unit it had", l)
 	}
 	// Sold from already: the cancel refuses and changes nothing.
-	if err := inv.MoveIn(ctx, sku, "m2", 1); err != nil {
+	if err := inv.MoveIn(ctx, sku, "m2", 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {
@@ -113,5 +113,73 @@ func TestCancelMoveIn(t *testing.T) {
 	}
 	if l := dst.ledger(); l.MovedIn != 1 || l.Sold != 2 || !l.Balanced() || l.Oversold() != 0 {
 		t.Fatalf("after the refused cancel: %+v", l)
+	}
+}
+
+// A rollback gives a move-out's units back in one step, and a move-out
+// that arrives after its cancel takes nothing.
+func TestCancelMoveOut(t *testing.T) {
+	src := newEnv(t, envOptions{stock: 4})
+	ctx := context.Background()
+	inv := src.checkout.Inventory()
+	if _, _, err := inv.MoveOut(ctx, sku, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second gives nothing more
+		if code, _, body := src.adminCall("POST", "/admin/stock/move-out/cancel", "", `{"sku":"sku-1","move":"m1"}`); code != http.StatusOK {
+			t.Fatalf("cancel: %d %s", code, body)
+		}
+	}
+	if a := src.post(checkout.Request{CheckoutID: "co-1", Shopper: "s-1"}); a.code != http.StatusOK {
+		t.Fatalf("after the cancel the SKU sells here again: %d %+v", a.code, a.body)
+	}
+	if l := src.ledger(); l.Available != 3 || l.MovedOut != 0 || !l.Balanced() {
+		t.Fatalf("after the cancel: %+v", l)
+	}
+	if n, err := inv.CancelMoveOut(ctx, sku, "m2"); err != nil || n != 0 {
+		t.Fatalf("cancel of a move-out not done = %d, %v", n, err)
+	}
+	if _, _, err := inv.MoveOut(ctx, sku, "m2"); !errors.Is(err, checkout.ErrMoveCancelled) {
+		t.Fatalf("a move-out after its cancel = %v, want ErrMoveCancelled", err)
+	}
+	if l := src.ledger(); l.Available != 3 {
+		t.Fatalf("a cancelled move-out took stock: %+v", l)
+	}
+}
+
+// A shop moved from A to B and back numbers its attempts on each pod
+// above any base the other used: no charge key repeats.
+func TestAttemptsNeverRepeatAcrossMoves(t *testing.T) {
+	a, b := newEnv(t, envOptions{stock: 10}), newEnv(t, envOptions{})
+	ctx := context.Background()
+	keyOf := func(e *env, id string) string {
+		t.Helper()
+		if r := e.post(checkout.Request{CheckoutID: id, Shopper: "s-" + id}); r.code != http.StatusOK || r.body.Order == nil {
+			t.Fatalf("buy %s: %d %+v", id, r.code, r.body)
+		} else {
+			return r.body.Order.ChargeKey
+		}
+		return ""
+	}
+	seen := map[string]bool{keyOf(a, "co-1"): true}
+	move := func(from, to *env, id string) {
+		t.Helper()
+		n, base, err := from.checkout.Inventory().MoveOut(ctx, sku, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := to.checkout.Inventory().MoveIn(ctx, sku, id, n, base); err != nil {
+			t.Fatal(err)
+		}
+	}
+	move(a, b, "m1")
+	if k := keyOf(b, "co-2"); seen[k] || k != "co-2/1000001" {
+		t.Fatalf("first key on B: %s", k)
+	} else {
+		seen[k] = true
+	}
+	move(b, a, "m2")
+	if k := keyOf(a, "co-3"); seen[k] || k != "co-3/2000001" {
+		t.Fatalf("first key on A after moving back: %s, want one above B's base", k)
 	}
 }

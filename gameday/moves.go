@@ -2,6 +2,7 @@ package gameday
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -64,6 +65,13 @@ func (d *drill) startMoves(ctx context.Context, start time.Time) *moves {
 			from := where[m.Shop]
 			rec := runrecord.Move{Name: m.Name, Shop: m.Shop, From: from, To: m.To}
 			if !wait.Until(waitCtx, start.Add(m.At.D())) {
+				ms.add(rec)
+				continue
+			}
+			if from == m.To {
+				// An earlier move of the shop did not complete, and it is
+				// still on the pod this one would take it to.
+				rec.Error = fmt.Sprintf("%s is on %s already (an earlier move of it did not complete): not moved", m.Shop, from)
 				ms.add(rec)
 				continue
 			}

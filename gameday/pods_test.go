@@ -206,8 +206,11 @@ func call(ctx context.Context, method, url string, h http.Header, body, out any)
 func TestDescribedPodsAreDrilledPodByPod(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	// No declines: the provider's dice on thirty shoppers a window would
+	// move the confirmed share more than the isolation measured.
 	l, err := env.StartLocal(ctx, env.LocalOptions{Binary: binary, Dir: dir, Pods: 2,
-		Routes: map[string]string{"north": "pod-1", "east": "pod-2", "west": "pod-2"}})
+		PaymentArgs: []string{"-min-latency", "50ms", "-max-latency", "150ms", "-decline-rate", "0"},
+		Routes:      map[string]string{"north": "pod-1", "east": "pod-2", "west": "pod-2"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -288,15 +288,16 @@ func (v *validator) shops() {
 		case b.BaselineTo > 0:
 			if b.BaselineFrom >= b.BaselineTo || b.BaselineTo.D() > total {
 				v.add(q+".baseline_to", "from %s to %s is not a part of the load (0 to %s)", b.BaselineFrom, b.BaselineTo, total)
-			} else if b.To > 0 && b.BaselineFrom < b.To && b.From < b.BaselineTo {
-				v.add(q+".baseline_to", "from %s to %s overlaps the part judged (%s to %s): compare with another part of the run", b.BaselineFrom, b.BaselineTo, b.From, b.To)
 			}
 		case len(s.Faults) == 0:
 			v.add(q+".baseline", "without faults there is no %q: name the baseline by time (baseline_from, baseline_to), a part of the run before what it judges", orDefault(b.Baseline, WindowBefore))
-		case b.Baseline == WindowAll || (b.To == 0 && b.Baseline == b.Window):
-			v.add(q+".baseline", "%s contains the part judged (%s): compare with another part of the run, such as before", b.Baseline, orDefault(b.Window, WindowDuring))
 		default:
 			v.window(q+".baseline", b.Baseline, sp)
+		}
+		wf, wt := s.bounds(b.Window, b.From.D(), b.To.D())
+		bf, bt := s.bounds(b.Baseline, b.BaselineFrom.D(), b.BaselineTo.D())
+		if wf < wt && bf < bt && bf < wt && wf < bt {
+			v.add(q+".baseline", "the baseline (%s to %s) overlaps the part judged (%s to %s): compare with another part of the run", bf, bt, wf, wt)
 		}
 		if !(b.ConfirmedAtLeast > 0 && b.ConfirmedAtLeast <= 1) {
 			v.add(q+".confirmed_at_least", "required: the share of the baseline's confirmations kept, above 0 and at most 1, such as 0.95")
@@ -362,4 +363,31 @@ func orDefault(w, def Window) Window {
 		return def
 	}
 	return w
+}
+
+// bounds is the part of the run a window names, as the fault timeline
+// gives it before the run ([from, to)): by time when to is set.
+func (s *Scenario) bounds(w Window, from, to time.Duration) (time.Duration, time.Duration) {
+	if to > 0 {
+		return from, to
+	}
+	total := s.TotalDuration()
+	first, last := total, time.Duration(0)
+	for _, f := range s.Faults {
+		first = min(first, f.At.D())
+		end := total
+		if f.For > 0 {
+			end = min(total, satAdd(f.At.D(), f.For.D()))
+		}
+		last = max(last, end)
+	}
+	switch w {
+	case WindowBefore:
+		return 0, first
+	case WindowDuring:
+		return first, last
+	case WindowAfter:
+		return last, total
+	}
+	return 0, total
 }

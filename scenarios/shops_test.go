@@ -56,9 +56,10 @@ func TestBadShopsNameTheirLine(t *testing.T) {
 		{"confirmed_at_least: 0.95", "confirmed_at_least: 0", `expect[0].blast_radius.confirmed_at_least: required`},
 		{"ratio: {shops: [calm]", "ratio: {shops: [cold]", `expect[1].ratio.shops[0]: "cold" is not one of the scenario's shops`},
 		{"target: 40}]}", "target: 40}, {duration: 1s, target: 1}]}", `shops[0].stages: the shop's stages last 5s, past the end of the load (4s)`},
-		{"confirmed_at_least: 0.95,", "baseline: all, confirmed_at_least: 0.95,", `expect[0].blast_radius.baseline: all contains the part judged (during)`},
-		{"confirmed_at_least: 0.95,", "window: all, baseline: all, confirmed_at_least: 0.95,", `expect[0].blast_radius.baseline: all contains the part judged`},
-		{"confirmed_at_least: 0.95,", "from: 1s, to: 3s, baseline_from: 2s, baseline_to: 4s, confirmed_at_least: 0.95,", `expect[0].blast_radius.baseline_to: from 2s to 4s overlaps the part judged (1s to 3s)`},
+		{"confirmed_at_least: 0.95,", "baseline: all, confirmed_at_least: 0.95,", `expect[0].blast_radius.baseline: the baseline (0s to 4s) overlaps the part judged (1s to 3s)`},
+		{"confirmed_at_least: 0.95,", "window: all, baseline: before, confirmed_at_least: 0.95,", `the baseline (0s to 1s) overlaps the part judged (0s to 4s)`},
+		{"confirmed_at_least: 0.95,", "from: 1s, to: 3s, baseline_from: 2s, baseline_to: 4s, confirmed_at_least: 0.95,", `the baseline (2s to 4s) overlaps the part judged (1s to 3s)`},
+		{"confirmed_at_least: 0.95,", "baseline_from: 1500ms, baseline_to: 2s, confirmed_at_least: 0.95,", `the baseline (1.5s to 2s) overlaps the part judged (1s to 3s)`},
 		{"faults:\n  - {target: pod-2/inventory, at: 1s, for: 2s, down: true}\n", "", `expect[0].blast_radius.baseline: without faults there is no "before": name the baseline by time`},
 	} {
 		src := strings.Replace(podsScenario, c.from, c.to, 1)

@@ -116,9 +116,12 @@ func blastRadiusExpectation(b *scenarios.BlastRadius, shoppers []Shopper, w Wind
 	wn, wc, wlat := confirmedIn(shoppers, w, win)
 	switch {
 	case bn == 0 || bc == 0:
-		// The baseline is the steady state: without it the drill proves
-		// nothing either way (judge.Decide: inconclusive).
-		r.Window = string(scenarios.WindowBefore)
+		// A baseline before the fault is the steady state: without it
+		// the drill proves nothing either way (judge.Decide:
+		// inconclusive). A baseline named by time is a promise like any.
+		if base.to == 0 && base.name == scenarios.WindowBefore {
+			r.Window = string(scenarios.WindowBefore)
+		}
 		r.Observed = fmt.Sprintf("no confirmation in the baseline (%d of %d shoppers): nothing to compare with", bc, bn)
 		return r
 	case wn == 0:

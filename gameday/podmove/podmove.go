@@ -125,13 +125,18 @@ func (m *Move) Run(ctx context.Context) (r Result) {
 	// or came back not saying it was never applied).
 	movedIn := false
 
+	// routedTo: the table may send the shop to To already.
+	routedTo := false
+	var base int64 // From's attempt base, for To's numbering
+
 	// rollback sends the shop and its stock home, whatever ctx says. An
-	// answer the mover did not get may hide a step that was done: it
-	// asks again (every step is idempotent) rather than guess.
+	// answer the mover did not get may hide a step that was done: each
+	// step back is one the checkout does whether or not the step forward
+	// happened (and refuses the step forward for ever after).
 	rollback := func(why error) Result {
 		r.Err = why.Error()
 		step("rolling back: %v", why)
-		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.Switch*2+m.Transfer*3)
+		bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.Switch*4+m.Transfer*3)
 		defer cancel()
 		r.Outcome = RolledBack
 		fail := func(format string, args ...any) {
@@ -140,40 +145,56 @@ func (m *Move) Run(ctx context.Context) (r Result) {
 			r.Err += "; " + msg
 			step("%s", msg)
 		}
-		// What left From: the move-out's own record (409: it was never
-		// done, and the shop still has its stock).
-		err := m.retry(bg, m.Transfer, func(c context.Context) error {
-			n, err := m.moveOut(c)
-			if se := (*StatusError)(nil); errors.As(err, &se) && se.Code == http.StatusConflict {
-				r.Units = 0
-				return nil
+		if routedTo {
+			// Stop the shop's writes on To before its stock leaves it.
+			if err := m.retry(bg, m.Switch*2, func(c context.Context) error { return m.route(c, routetable.Moving(m.From.Name)) }); err != nil {
+				fail("could not stop %s's writes: %v", m.Shop, err)
+				return r
 			}
+		}
+		if movedIn {
+			// Take back what may have landed on To, and make sure a
+			// move-in still on its way never lands. Units of the move
+			// sold on To already: the shop follows its stock there.
+			spent := false
+			err := m.retry(bg, m.Transfer, func(c context.Context) error {
+				err := m.cancelIn(c)
+				if se := (*StatusError)(nil); errors.As(err, &se) && se.Code == http.StatusConflict {
+					spent = true // the checkout refused: units of the move were sold there
+					return nil
+				}
+				return err
+			})
+			switch {
+			case err != nil:
+				fail("could not take the stock back from %s, so %s stays read-only: %v", m.To.Name, m.Shop, err)
+				return r
+			case spent:
+				step("units of the move were sold on %s already: %s follows its stock there", m.To.Name, m.Shop)
+				if err := m.retry(bg, m.Switch*2, func(c context.Context) error { return m.route(c, m.To.Name) }); err != nil {
+					fail("could not route %s to %s: %v", m.Shop, m.To.Name, err)
+					return r
+				}
+				r.Outcome, r.Err = Completed, ""
+				step("%s routed to %s: moved", m.Shop, m.To.Name)
+				return r
+			default:
+				step("the move-in on %s cancelled", m.To.Name)
+			}
+		}
+		// The units back on From in one step, or a move-out still on its
+		// way refused when it arrives.
+		err := m.retry(bg, m.Transfer, func(c context.Context) error {
+			n, err := m.cancelOut(c)
 			if err == nil {
 				r.Units = n
 			}
 			return err
 		})
 		if err != nil {
-			fail("could not learn whether the stock left %s: %v", m.From.Name, err)
-		}
-		if !movedIn && r.Units > 0 {
-			step("no move-in reached %s's stock", m.To.Name)
-		}
-		if movedIn {
-			// Take back what may have landed on To, and make sure a
-			// move-in still on its way never lands.
-			if err := m.retry(bg, m.Transfer, func(c context.Context) error { return m.cancelIn(c) }); err != nil {
-				fail("could not take the stock back from %s: %v", m.To.Name, err)
-			} else {
-				step("the move-in on %s cancelled", m.To.Name)
-			}
-		}
-		if r.Outcome != Failed && r.Units > 0 {
-			if err := m.retry(bg, m.Transfer, func(c context.Context) error { return m.moveIn(c, m.From, m.ID+"-back", r.Units) }); err != nil {
-				fail("%d units moved out of %s are in neither pod: %v", r.Units, m.From.Name, err)
-			} else {
-				step("%d units back on %s", r.Units, m.From.Name)
-			}
+			fail("could not give the stock back to %s (it may be in neither pod): %v", m.From.Name, err)
+		} else {
+			step("%d units back on %s", r.Units, m.From.Name)
 		}
 		if err := m.retry(bg, m.Switch*2, func(c context.Context) error { return m.route(c, m.From.Name) }); err != nil {
 			fail("the router may still hold %s read-only: %v", m.Shop, err)
@@ -189,8 +210,8 @@ func (m *Move) Run(ctx context.Context) (r Result) {
 	}
 	step("router refuses %s's writes; waiting for its purchases in flight on %s", m.Shop, m.From.Name)
 	err := m.retry(ctx, m.Drain, func(c context.Context) error {
-		n, err := m.moveOut(c)
-		r.Units = n
+		n, b, err := m.moveOut(c)
+		r.Units, base = n, b
 		return err
 	})
 	if err != nil {
@@ -198,7 +219,7 @@ func (m *Move) Run(ctx context.Context) (r Result) {
 	}
 	step("%d units out of %s", r.Units, m.From.Name)
 	if err := m.retry(ctx, m.Transfer, func(c context.Context) error {
-		err := m.moveIn(c, m.To, m.ID, r.Units)
+		err := m.moveIn(c, m.To, m.ID, r.Units, base)
 		if err != nil && !notApplied(err) {
 			movedIn = true
 		}
@@ -208,6 +229,7 @@ func (m *Move) Run(ctx context.Context) (r Result) {
 	}
 	movedIn = true
 	step("%d units in on %s", r.Units, m.To.Name)
+	routedTo = true
 	if err := m.retry(ctx, m.Switch*2, func(c context.Context) error { return m.route(c, m.To.Name) }); err != nil {
 		return rollback(fmt.Errorf("route %s to %s: %w", m.Shop, m.To.Name, err))
 	}
@@ -249,10 +271,19 @@ func (m *Move) routerVersion(ctx context.Context) (int64, error) {
 	return t.Version, nil
 }
 
-// moveOut takes the shop's available stock out of From.
-func (m *Move) moveOut(ctx context.Context) (int64, error) {
+// moveOut takes the shop's available stock out of From, and answers
+// From's attempt base.
+func (m *Move) moveOut(ctx context.Context) (int64, int64, error) {
 	var out moveRequest
 	err := m.call(ctx, http.MethodPost, m.From.URL+"/admin/stock/move-out", m.From.Header, moveRequest{SKU: m.SKU, Move: m.ID}, http.StatusOK, &out)
+	return out.Units, out.Base, err
+}
+
+// cancelOut gives the move's units back to From, or makes sure its
+// move-out never happens, and answers the units given back.
+func (m *Move) cancelOut(ctx context.Context) (int64, error) {
+	var out moveRequest
+	err := m.call(ctx, http.MethodPost, m.From.URL+"/admin/stock/move-out/cancel", m.From.Header, moveRequest{SKU: m.SKU, Move: m.ID}, http.StatusOK, &out)
 	return out.Units, err
 }
 
@@ -262,8 +293,8 @@ func (m *Move) cancelIn(ctx context.Context) error {
 	return m.call(ctx, http.MethodPost, m.To.URL+"/admin/stock/move-in/cancel", m.To.Header, moveRequest{SKU: m.SKU, Move: m.ID}, http.StatusOK, nil)
 }
 
-func (m *Move) moveIn(ctx context.Context, pod Pod, id string, units int64) error {
-	return m.call(ctx, http.MethodPost, pod.URL+"/admin/stock/move-in", pod.Header, moveRequest{SKU: m.SKU, Move: id, Units: units}, http.StatusOK, nil)
+func (m *Move) moveIn(ctx context.Context, pod Pod, id string, units, base int64) error {
+	return m.call(ctx, http.MethodPost, pod.URL+"/admin/stock/move-in", pod.Header, moveRequest{SKU: m.SKU, Move: id, Units: units, Base: base}, http.StatusOK, nil)
 }
 
 // notApplied reports whether a failed move-in certainly did nothing: the
@@ -283,6 +314,7 @@ type moveRequest struct {
 	SKU   string `json:"sku"`
 	Move  string `json:"move"`
 	Units int64  `json:"units"`
+	Base  int64  `json:"base"`
 }
 
 // retry calls f until it succeeds, for at most within, 50ms apart.

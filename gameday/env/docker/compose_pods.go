@@ -92,12 +92,14 @@ func (c *Compose) route(ctx context.Context, o ComposeOptions) error {
 	c.routes, c.routPw = o.RoutesAddr, o.RedisPassword
 	rdb := redis.NewClient(&redis.Options{Addr: o.RoutesAddr, Password: o.RedisPassword, MaxRetries: -1})
 	defer rdb.Close()
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, composeReady)
 	defer cancel()
 	v, err := routetable.WriteTable(wctx, rdb, routetable.Keys{}, o.Routes, inside)
 	if err != nil {
 		return fmt.Errorf("compose environment: the routing store at %s: %w", o.RoutesAddr, err)
 	}
+	// The router takes the table when it reads it: its version, and the
+	// very routes (a store that lost its data starts its versions again).
 	var last error
 	for {
 		var t routetable.Table
@@ -105,13 +107,13 @@ func (c *Compose) route(ctx context.Context, o ComposeOptions) error {
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			err = decodeTable(resp, &t)
-			if err == nil && t.Version >= v {
+			if err == nil && t.Version >= v && maps.Equal(t.Routes, o.Routes) {
 				return nil
 			}
 		}
 		last = err
 		if !wait.For(wctx, 50*time.Millisecond) {
-			return fmt.Errorf("compose environment: the router at %s did not take the routing table within 10s (%v)", o.RouterURL, last)
+			return fmt.Errorf("compose environment: the router at %s did not take the routing table within %s (%v)", o.RouterURL, composeReady, last)
 		}
 	}
 }
