@@ -178,12 +178,21 @@ type MoveRequest struct {
 	Base int64 `json:"base"`
 }
 
+// decodeMove reads a move step's request, or answers 400 and says so.
+func decodeMove(w http.ResponseWriter, r *http.Request) (MoveRequest, bool) {
+	var req MoveRequest
+	if err := decodeJSON(r, &req); err != nil || req.SKU == "" || req.Move == "" || req.Units < 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"sku\", \"move\"} (move-in: and \"units\" >= 0)"})
+		return req, false
+	}
+	return req, true
+}
+
 // handleMoveOut takes every available unit out: 200 with the units, 409
 // with held while leases are held (ask again), 404 for a SKU with no stock.
 func (s *Server) handleMoveOut(w http.ResponseWriter, r *http.Request) {
-	var req MoveRequest
-	if err := decodeJSON(r, &req); err != nil || req.SKU == "" || req.Move == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"sku\", \"move\"}"})
+	req, ok := decodeMove(w, r)
+	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -209,9 +218,8 @@ func (s *Server) handleMoveOut(w http.ResponseWriter, r *http.Request) {
 // sells here again), or makes sure a late one never happens: 200 with the
 // units given back.
 func (s *Server) handleCancelMoveOut(w http.ResponseWriter, r *http.Request) {
-	var req MoveRequest
-	if err := decodeJSON(r, &req); err != nil || req.SKU == "" || req.Move == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"sku\", \"move\"}"})
+	req, ok := decodeMove(w, r)
+	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -227,9 +235,8 @@ func (s *Server) handleCancelMoveOut(w http.ResponseWriter, r *http.Request) {
 
 // handleMoveIn adds units moved from another pod.
 func (s *Server) handleMoveIn(w http.ResponseWriter, r *http.Request) {
-	var req MoveRequest
-	if err := decodeJSON(r, &req); err != nil || req.SKU == "" || req.Move == "" || req.Units < 0 {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"sku\", \"move\", \"units\" >= 0}"})
+	req, ok := decodeMove(w, r)
+	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
@@ -252,9 +259,8 @@ func (s *Server) handleMoveIn(w http.ResponseWriter, r *http.Request) {
 // lands: 200 with the units taken back, 409 once units of the move were
 // sold here.
 func (s *Server) handleCancelMoveIn(w http.ResponseWriter, r *http.Request) {
-	var req MoveRequest
-	if err := decodeJSON(r, &req); err != nil || req.SKU == "" || req.Move == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"sku\", \"move\"}"})
+	req, ok := decodeMove(w, r)
+	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
