@@ -56,7 +56,7 @@ const PodHeader = "Gameday-Pod"
 
 // The router's own paths; they are never forwarded.
 const (
-	RoutesPath = "/router/routes"
+	RoutesPath = routetable.RoutesPath
 	HealthPath = "/healthz"
 )
 

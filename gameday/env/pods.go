@@ -14,7 +14,6 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/routetable"
-	"github.com/gameday-dev/gameday/internal/wait"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -86,7 +85,7 @@ func (l *Local) startPods(ctx context.Context, o LocalOptions, addrs, proxied ma
 	rdb := redis.NewClient(&redis.Options{Addr: addrs[Routes], MaxRetries: -1})
 	defer rdb.Close()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	_, err := routetable.WriteTable(wctx, rdb, routetable.Keys{}, o.Routes, l.podURLs)
+	version, err := routetable.WriteTable(wctx, rdb, routetable.Keys{}, o.Routes, l.podURLs)
 	cancel()
 	if err != nil {
 		return err
@@ -99,7 +98,7 @@ func (l *Local) startPods(ctx context.Context, o LocalOptions, addrs, proxied ma
 	}
 	l.closers = append(l.closers, func() error { return l.checkout.stop(5 * time.Second) })
 	l.coURL = "http://" + l.checkout.Addr()
-	if err := l.waitRouted(ctx); err != nil {
+	if err := l.waitRouted(ctx, version); err != nil {
 		return err
 	}
 	names := slices.Sorted(maps.Keys(l.podURLs))
@@ -107,24 +106,13 @@ func (l *Local) startPods(ctx context.Context, o LocalOptions, addrs, proxied ma
 	return nil
 }
 
-// waitRouted waits until the router has loaded its table (its /healthz
-// answers 200), for at most 10s.
-func (l *Local) waitRouted(ctx context.Context) error {
+// waitRouted waits until the router routes by the table just written
+// (version), for at most 10s.
+func (l *Local) waitRouted(ctx context.Context, version int64) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var last error
-	for ctx.Err() == nil {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, l.coURL+"/healthz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("/healthz answers %s", resp.Status)
-		}
-		last = err
-		wait.For(ctx, 20*time.Millisecond)
+	if err := routetable.WaitServed(ctx, http.DefaultClient, l.coURL, func(t *routetable.Table) bool { return t.Version >= version }); err != nil {
+		return fmt.Errorf("within 10s: %w", err)
 	}
-	return fmt.Errorf("the router did not load its table within 10s: %v", last)
+	return nil
 }

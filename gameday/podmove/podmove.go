@@ -246,29 +246,10 @@ func (m *Move) route(ctx context.Context, route string) error {
 	if err != nil {
 		return err
 	}
-	var last error
-	for {
-		seen, err := m.routerVersion(wctx)
-		if err == nil && seen >= v {
-			return nil
-		}
-		if err != nil {
-			last = err
-		} else {
-			last = fmt.Errorf("the router routes by version %d, not yet %d", seen, v)
-		}
-		if !wait.For(wctx, 10*time.Millisecond) {
-			return fmt.Errorf("the router did not take the new table within %s: %v", m.Switch, last)
-		}
+	if err := routetable.WaitServed(wctx, m.HTTP, m.Router, func(t *routetable.Table) bool { return t.Version >= v }); err != nil {
+		return fmt.Errorf("version %d, within %s: %w", v, m.Switch, err)
 	}
-}
-
-func (m *Move) routerVersion(ctx context.Context) (int64, error) {
-	var t routetable.Table
-	if err := m.call(ctx, http.MethodGet, m.Router+"/router/routes", nil, nil, http.StatusOK, &t); err != nil {
-		return 0, err
-	}
-	return t.Version, nil
+	return nil
 }
 
 // moveOut takes the shop's available stock out of From, and answers

@@ -2,19 +2,16 @@ package docker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/routetable"
-	"github.com/gameday-dev/gameday/internal/wait"
 )
 
 // composePods is how many pods docker-compose.pods.yml has.
@@ -100,22 +97,12 @@ func (c *Compose) route(ctx context.Context, o ComposeOptions) error {
 	}
 	// The router takes the table when it reads it: its version, and the
 	// very routes (a store that lost its data starts its versions again).
-	var last error
-	for {
-		var t routetable.Table
-		req, _ := http.NewRequestWithContext(wctx, http.MethodGet, o.RouterURL+"/router/routes", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			err = decodeTable(resp, &t)
-			if err == nil && t.Version >= v && maps.Equal(t.Routes, o.Routes) {
-				return nil
-			}
-		}
-		last = err
-		if !wait.For(wctx, 50*time.Millisecond) {
-			return fmt.Errorf("compose environment: the router at %s did not take the routing table within %s (%v)", o.RouterURL, composeReady, last)
-		}
+	if err := routetable.WaitServed(wctx, http.DefaultClient, o.RouterURL, func(t *routetable.Table) bool {
+		return t.Version >= v && maps.Equal(t.Routes, o.Routes)
+	}); err != nil {
+		return fmt.Errorf("compose environment: within %s: %w", composeReady, err)
 	}
+	return nil
 }
 
 // Pods is each pod's checkout URL on loopback; nil for the one-checkout
@@ -125,11 +112,3 @@ func (c *Compose) Pods() map[string]string { return maps.Clone(c.pods) }
 // RoutingStore is the routing table's Redis, published on loopback, and
 // its password.
 func (c *Compose) RoutingStore() (string, string) { return c.routes, c.routPw }
-
-func decodeTable(resp *http.Response, t *routetable.Table) error {
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /router/routes: %s", resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(t)
-}
