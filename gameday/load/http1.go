@@ -53,13 +53,56 @@ type conn1 struct {
 	key   string
 	c     net.Conn
 	br    *bufio.Reader // nil but while an answer is read
-	since time.Time     // idle since
+	s     sock
+	first first     // the answer's first bytes, read as they came
+	since time.Time // idle since
+}
+
+// first is what the read that found the answer took from the socket, as
+// the reader's source: those bytes, then the connection. The wait and
+// the first read are one system call that finds nothing and one that
+// reads; the buffer is taken from the pool only by the read that finds
+// bytes.
+type first struct {
+	c      net.Conn
+	buf    *[]byte // nil while waiting; from firsts
+	off, n int
+}
+
+func (f *first) Read(p []byte) (int, error) {
+	if f.off < f.n {
+		k := copy(p, (*f.buf)[f.off:f.n])
+		f.off += k
+		return k, nil
+	}
+	return f.c.Read(p)
 }
 
 var (
 	readers sync.Pool // *bufio.Reader of transport.readSize
 	writers sync.Pool // *bufio.Writer of transport.writeSize
+	firsts  sync.Pool // *[]byte of transport.readSize
 )
+
+// readWaiting is the first read of an answer where the socket cannot be
+// waited on without a buffer: one is taken before the read waits.
+func readWaiting(c net.Conn, take func() *[]byte) (*[]byte, int, error) {
+	b := take()
+	n, err := c.Read(*b)
+	if err != nil && n == 0 {
+		firsts.Put(b)
+		return nil, 0, err
+	}
+	return b, n, nil
+}
+
+func (t *transport) firstBuf() *[]byte {
+	if b, ok := firsts.Get().(*[]byte); ok && len(*b) == t.readSize {
+		return b
+	}
+	b := make([]byte, t.readSize)
+	return &b
+}
 
 func (t *transport) writer(c net.Conn) *bufio.Writer {
 	if w, ok := writers.Get().(*bufio.Writer); ok && w.Size() == t.writeSize {
@@ -69,7 +112,7 @@ func (t *transport) writer(c net.Conn) *bufio.Writer {
 	return bufio.NewWriterSize(c, t.writeSize)
 }
 
-func (t *transport) reader(c net.Conn) *bufio.Reader {
+func (t *transport) reader(c io.Reader) *bufio.Reader {
 	if r, ok := readers.Get().(*bufio.Reader); ok && r.Size() == t.readSize {
 		r.Reset(c)
 		return r
@@ -80,13 +123,18 @@ func (t *transport) reader(c net.Conn) *bufio.Reader {
 // drop gives c's reader back; false when it still holds bytes (more than
 // the answer: the connection cannot be trusted).
 func (c *conn1) drop() bool {
-	if c.br == nil {
-		return true
+	clean := true
+	if c.first.buf != nil {
+		clean = c.first.off == c.first.n
+		firsts.Put(c.first.buf)
+		c.first = first{}
 	}
-	clean := c.br.Buffered() == 0
-	c.br.Reset(nil)
-	readers.Put(c.br)
-	c.br = nil
+	if c.br != nil {
+		clean = clean && c.br.Buffered() == 0
+		c.br.Reset(nil)
+		readers.Put(c.br)
+		c.br = nil
+	}
 	return clean
 }
 
@@ -119,6 +167,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, ctxErr(ctx, err)
 		}
 		c = &conn1{t: t, key: key, c: nc}
+		c.s.init(nc, t.firstBuf)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.c.SetDeadline(dl)
@@ -187,10 +236,12 @@ func (c *conn1) exchange(req *http.Request, body []byte) (*http.Response, error)
 	if err := w.Flush(); err != nil {
 		return nil, err
 	}
-	if err := readable(c.c); err != nil {
+	buf, n, err := c.s.readFirst()
+	if err != nil {
 		return nil, err
 	}
-	c.br = c.t.reader(c.c)
+	c.first = first{c: c.c, buf: buf, n: n}
+	c.br = c.t.reader(&c.first)
 	for {
 		resp, err := http.ReadResponse(c.br, req)
 		if err != nil {
@@ -353,7 +404,7 @@ func (t *transport) get(key string) (*conn1, bool) {
 		l[len(l)-1] = nil
 		t.idle[key] = l[:len(l)-1]
 		t.mu.Unlock()
-		if now.Sub(c.since) < t.idleFor && open(c.c) {
+		if now.Sub(c.since) < t.idleFor && c.s.open() {
 			return c, true
 		}
 		c.c.Close()

@@ -4,8 +4,17 @@ package load
 
 import "net"
 
-// open cannot peek here: an idle connection is taken to be open.
-func open(net.Conn) bool { return true }
+// sock, where the transport cannot peek: an idle connection is taken to
+// be open, and the first read takes its buffer before it waits.
+type sock struct {
+	c    net.Conn
+	take func() *[]byte
+}
 
-// readable does not wait here: the read that follows does.
-func readable(net.Conn) error { return nil }
+func (s *sock) init(c net.Conn, take func() *[]byte) { s.c, s.take = c, take }
+
+func (s *sock) open() bool { return true }
+
+func (s *sock) readFirst() (*[]byte, int, error) {
+	return readWaiting(s.c, s.take)
+}
