@@ -79,7 +79,26 @@ func (f *Flow) Keeps() int { return len(f.c.keepNames) }
 
 // buffers hold answers while they are read; nothing read from one outlives
 // Do but copies.
-var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 1<<10); return &b }}
+
+// readAnswer reads up to maxAnswer bytes of r into b's spare room, growing
+// it as needed (an answer past maxAnswer is cut there).
+func readAnswer(b []byte, r io.Reader) ([]byte, error) {
+	for len(b) < maxAnswer {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), maxAnswer)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
 
 // Do sends call's step and reads its answer.
 func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
@@ -116,14 +135,13 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 		return load.Answer{}, fmt.Errorf("%s: %w", st.name, err)
 	}
 	defer resp.Body.Close()
-	buf := buffers.Get().(*bytes.Buffer)
-	defer buffers.Put(buf)
-	buf.Reset()
+	buf := buffers.Get().(*[]byte)
+	b, err := readAnswer((*buf)[:0], resp.Body)
+	defer func() { *buf = b[:0]; buffers.Put(buf) }()
 	ans := load.Answer{Code: resp.StatusCode}
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, maxAnswer)); err != nil {
+	if err != nil {
 		return ans, fmt.Errorf("%s: read the answer: %w", st.name, err)
 	}
-	b := buf.Bytes()
 	for _, k := range st.keep {
 		if val, ok := k.x.text(resp.Header, b); ok && len(val) <= maxKept && k.index < len(call.Kept) {
 			call.Kept[k.index] = val

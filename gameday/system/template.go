@@ -300,7 +300,7 @@ func appendField(b []byte, p *tpart, v *Values) []byte {
 		if v.Deadline.IsZero() {
 			return b
 		}
-		return v.Deadline.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+		return appendUTCMillis(b, v.Deadline)
 	case fDeadlineUnixMS:
 		if v.Deadline.IsZero() {
 			return b
@@ -365,4 +365,39 @@ func appendJSONString(b []byte, s string) []byte {
 		i += size
 	}
 	return append(b, '"')
+}
+
+// appendUTCMillis appends t in UTC as RFC 3339 with milliseconds
+// ("2006-01-02T15:04:05.000Z"), what AppendFormat with that layout gives,
+// at a fraction of its cost: every shopper's request renders a deadline.
+func appendUTCMillis(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, "2006-01-02T15:04:05.000Z07:00")
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	d := func(b []byte, v, n int) []byte {
+		var a [4]byte
+		for i := n - 1; i >= 0; i-- {
+			a[i] = byte('0' + v%10)
+			v /= 10
+		}
+		return append(b, a[:n]...)
+	}
+	b = d(b, year, 4)
+	b = append(b, '-')
+	b = d(b, int(month), 2)
+	b = append(b, '-')
+	b = d(b, day, 2)
+	b = append(b, 'T')
+	b = d(b, hour, 2)
+	b = append(b, ':')
+	b = d(b, minute, 2)
+	b = append(b, ':')
+	b = d(b, sec, 2)
+	b = append(b, '.')
+	b = d(b, ms, 3)
+	return append(b, 'Z')
 }

@@ -2,6 +2,7 @@ package system
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -63,4 +64,28 @@ func FuzzJSONString(f *testing.F) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}
 	})
+}
+
+// A deadline renders exactly as time's own RFC 3339 layout with
+// milliseconds, across years, zones, and the edges of a second.
+func TestAppendUTCMillisIsTheLayout(t *testing.T) {
+	const layout = "2006-01-02T15:04:05.000Z07:00"
+	east := time.FixedZone("east", 5*3600+30*60)
+	times := []time.Time{
+		time.Date(2026, 12, 1, 23, 59, 59, 999_999_999, time.UTC),
+		time.Date(2026, 12, 2, 4, 29, 0, 1_000_000, east), // another day in UTC
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999_000_000, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), // past four digits: time's own
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		times = append(times, time.Unix(r.Int64N(1<<36)-1<<35, r.Int64N(1e9)).In(east))
+	}
+	for _, tm := range times {
+		if got, want := string(appendUTCMillis([]byte("x"), tm)), "x"+tm.UTC().Format(layout); got != want {
+			t.Fatalf("%v: %q, want %q", tm, got, want)
+		}
+	}
 }
