@@ -20,7 +20,8 @@ import (
 // goroutine sleeps hostTick at a time and records how late it woke: a
 // runner that was ready and could not get a CPU. Where Linux reports it, it
 // also reads the CPU pressure (/proc/pressure/cpu, "some": time in which a
-// runnable task of the machine waited for a CPU). Both are kept per
+// runnable task of the machine waited for a CPU) once a hostBucket, with
+// one positioned read of a file it keeps open. Both are kept per
 // hostBucket, so a promise's window can be asked whether the machine was
 // starved during it.
 type hostMonitor struct {
@@ -32,9 +33,11 @@ type hostMonitor struct {
 	stalls  []time.Duration   // lateness of every tick
 	worst   []runrecord.Stall // the worst stalls, with when
 	psi     bool              // /proc/pressure/cpu was readable at start
+	psiF    *os.File          // it, open while run runs
 	psi0    int64             // its "some total" (µs) at start
 	psiLast int64
 	psiAt   time.Time
+	psiB    int   // the bucket of psiAt
 	io      bool  // /proc/pressure/io was readable at start
 	io0     int64 // its "some total" (µs) at start
 }
@@ -60,8 +63,12 @@ func newHostMonitor(start time.Time) *hostMonitor {
 	if v, ok := readPressure("/proc/pressure/io"); ok {
 		m.io, m.io0 = true, v
 	}
-	if v, ok := readCPUPressure(); ok {
-		m.psi, m.psi0, m.psiLast, m.psiAt = true, v, v, start
+	if f, err := os.Open("/proc/pressure/cpu"); err == nil {
+		if v, ok := readPressureAt(f); ok {
+			m.psi, m.psiF, m.psi0, m.psiLast, m.psiAt = true, f, v, v, start
+		} else {
+			f.Close()
+		}
 	}
 	return m
 }
@@ -70,6 +77,9 @@ func newHostMonitor(start time.Time) *hostMonitor {
 func (m *hostMonitor) run(ctx context.Context) {
 	t := time.NewTimer(hostTick)
 	defer t.Stop()
+	if m.psiF != nil {
+		defer m.psiF.Close()
+	}
 	last := m.now()
 	for {
 		select {
@@ -88,8 +98,9 @@ func (m *hostMonitor) tick(now time.Time, late time.Duration) {
 	late = max(late, 0)
 	var psi int64
 	var psiOK bool
-	if m.psi {
-		psi, psiOK = readCPUPressure()
+	cur := int(now.Sub(m.start) / hostBucket)
+	if m.psiF != nil && cur != m.psiB {
+		psi, psiOK = readPressureAt(m.psiF)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -106,8 +117,19 @@ func (m *hostMonitor) tick(now time.Time, late time.Duration) {
 		}
 	}
 	if psiOK {
-		b.stallUS += psi - m.psiLast
-		m.psiLast, m.psiAt = psi, now
+		// The pressure since the last reading, spread over the buckets
+		// it covers: the ones from the last reading's up to this one.
+		d, from := psi-m.psiLast, max(m.psiB, 0)
+		if n := cur - from; n > 0 {
+			for i := from; i < cur; i++ {
+				if p := m.bucket(m.start.Add(time.Duration(i) * hostBucket)); p != nil {
+					p.stallUS += d / int64(n)
+				}
+			}
+		} else {
+			b.stallUS += d
+		}
+		m.psiLast, m.psiAt, m.psiB = psi, now, cur
 	}
 }
 
@@ -194,16 +216,29 @@ func (m *hostMonitor) record() *runrecord.Host {
 	return h
 }
 
-// readCPUPressure reads the "some total" of /proc/pressure/cpu: the
-// microseconds in which at least one runnable task waited for a CPU.
-func readCPUPressure() (int64, bool) { return readPressure("/proc/pressure/cpu") }
-
 // readPressure reads the "some total" of a pressure file (µs).
 func readPressure(file string) (int64, bool) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return 0, false
 	}
+	return parsePressure(b)
+}
+
+// readPressureAt reads the "some total" of an open pressure file (µs)
+// afresh: the kernel writes it anew for a read from its start.
+func readPressureAt(f *os.File) (int64, bool) {
+	var buf [256]byte
+	n, err := f.ReadAt(buf[:], 0)
+	if n == 0 && err != nil {
+		return 0, false
+	}
+	return parsePressure(buf[:n])
+}
+
+// parsePressure is the "some total" (µs) of a pressure file's text: the
+// microseconds in which at least one task waited (for a CPU, for I/O).
+func parsePressure(b []byte) (int64, bool) {
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	if !bytes.HasPrefix(line, []byte("some ")) {
 		return 0, false

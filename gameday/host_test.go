@@ -1,6 +1,10 @@
 package gameday
 
 import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +79,51 @@ func TestStarvedFailuresExcuseOnlyTimingInStarvedWindows(t *testing.T) {
 				t.Errorf("no evidence in %q", starved[0])
 			}
 		})
+	}
+}
+
+// The CPU pressure is read once a tenth of a second, from a file kept
+// open, and what it grew by is the pressure of the tenths it covers: a
+// window asks for the pressure of its own tenths.
+func TestHostMonitorPressureByBucket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu")
+	write := func(total int) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", total)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1_000_000)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	t0 := time.Unix(1000, 0)
+	m := &hostMonitor{start: t0, now: func() time.Time { return t0.Add(time.Second) }, psi: true, psiF: f, psi0: 1_000_000, psiLast: 1_000_000, psiAt: t0}
+	tick := func(at time.Duration) { m.tick(t0.Add(at), 0) }
+	write(1_050_000) // 50 ms of pressure in the first tenth
+	tick(10 * time.Millisecond)
+	tick(90 * time.Millisecond) // still the first tenth: not read
+	tick(105 * time.Millisecond)
+	write(1_110_000) // then 60 ms over the next three tenths (a stalled runner)
+	tick(410 * time.Millisecond)
+	write(1_110_000) // and none
+	tick(510 * time.Millisecond)
+	for _, c := range []struct {
+		from, to time.Duration
+		want     float64
+	}{
+		{0, 100 * time.Millisecond, 0.5},
+		{100 * time.Millisecond, 400 * time.Millisecond, 0.2},
+		{400 * time.Millisecond, 500 * time.Millisecond, 0},
+		{0, 500 * time.Millisecond, 0.22},
+	} {
+		if got, ok := m.pressure(c.from, c.to); !ok || math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("pressure [%s, %s) = %v %v, want %v", c.from, c.to, got, ok, c.want)
+		}
+	}
+	if h := m.record(); h.CPUPressurePct == nil || *h.CPUPressurePct != 21.6 {
+		t.Errorf("record: %v %%, want 21.6 (110 ms over the 510 ms read)", h.CPUPressurePct)
 	}
 }
