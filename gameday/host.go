@@ -75,7 +75,11 @@ func newHostMonitor(start time.Time) *hostMonitor {
 
 // run samples until ctx ends.
 func (m *hostMonitor) run(ctx context.Context) {
-	t := time.NewTimer(hostTick)
+	// A ticker, not a timer reset after each tick: a reset from a
+	// goroutine wakes the runtime's network poller every time (a system
+	// call a tick). A tick the runner could not take in time is dropped,
+	// and the next one taken measures the stall.
+	t := time.NewTicker(hostTick)
 	defer t.Stop()
 	if m.psiF != nil {
 		defer m.psiF.Close()
@@ -90,7 +94,6 @@ func (m *hostMonitor) run(ctx context.Context) {
 		now := m.now()
 		m.tick(now, now.Sub(last)-hostTick)
 		last = now
-		t.Reset(hostTick)
 	}
 }
 
