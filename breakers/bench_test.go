@@ -2,6 +2,7 @@ package breakers_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -23,14 +24,20 @@ func BenchmarkBareCall(b *testing.B) {
 	}
 }
 
+// BenchmarkGuardDo: a call on a goroutine of its own (the default), and
+// on the caller's (Settings.Inline), side by side.
 func BenchmarkGuardDo(b *testing.B) {
-	g := breakers.New(breakers.Settings{Name: "bench"})
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := g.Do(ctx, trivial); err != nil {
-			b.Fatal(err)
-		}
+	for _, inline := range []bool{false, true} {
+		b.Run(fmt.Sprintf("inline=%v", inline), func(b *testing.B) {
+			g := breakers.New(breakers.Settings{Name: "bench", Inline: inline})
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := g.Do(ctx, trivial); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -134,6 +134,9 @@ func (g *Guard) Do(ctx context.Context, fn func(ctx context.Context) error) erro
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, timeout, cause)
 	defer cancel()
+	if g.s.Inline {
+		return g.doInline(ctx, cctx, cause, done, fn)
+	}
 
 	res := make(chan error, 1)
 	go func() {
@@ -157,6 +160,21 @@ func (g *Guard) Do(ctx context.Context, fn func(ctx context.Context) error) erro
 	}
 	done(errFailure)
 	return cause
+}
+
+// doInline is Do's call for Settings.Inline: fn on this goroutine.
+func (g *Guard) doInline(ctx, cctx context.Context, cause error, done func(error), fn func(ctx context.Context) error) error {
+	returned := false
+	defer func() {
+		if !returned { // fn panicked: its slot is free, and the call failed
+			g.release()
+			done(errFailure)
+		}
+	}()
+	err := fn(cctx)
+	returned = true
+	g.release()
+	return g.settle(ctx, cctx, cause, done, err)
 }
 
 // settle reports fn's result to the breaker and returns Do's error.

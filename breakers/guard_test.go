@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -723,5 +725,74 @@ func TestOnOpenRunsWhenTheBreakerOpens(t *testing.T) {
 			waitState(t, g, breakers.StateHalfOpen)
 			_ = g.Do(context.Background(), fail)
 		}
+	}
+}
+
+// An inline guard runs fn on the caller's goroutine, and keeps the guard's
+// promises for a fn that honours its context: the deadline is a failure
+// that trips the breaker, a caller who leaves is not counted.
+func TestInlineGuard(t *testing.T) {
+	g := breakers.New(breakers.Settings{Name: "sessions", Inline: true, Timeout: 20 * time.Millisecond, ConsecutiveFailures: 2})
+	var onCaller bool
+	if err := g.Do(context.Background(), func(context.Context) error {
+		buf := make([]byte, 8<<10)
+		onCaller = strings.Contains(string(buf[:runtime.Stack(buf, false)]), "TestInlineGuard")
+		return nil
+	}); err != nil || !onCaller {
+		t.Fatalf("Do = %v, fn on the caller's goroutine: %v", err, onCaller)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(5*time.Millisecond, cancel)
+	for range 3 {
+		if err := g.Do(ctx, honour); !errors.Is(err, context.Canceled) {
+			t.Fatalf("caller left: Do = %v, want context.Canceled", err)
+		}
+	}
+	if g.State() != breakers.StateClosed {
+		t.Fatalf("a caller leaving counted as a failure: %v", g.State())
+	}
+
+	for i := range 2 {
+		if err := g.Do(context.Background(), honour); !errors.Is(err, breakers.ErrTimeout) {
+			t.Fatalf("call %d: Do = %v, want ErrTimeout", i, err)
+		}
+	}
+	if g.State() != breakers.StateOpen || g.InFlight() != 0 {
+		t.Fatalf("after two deadlines: %v, %d in flight; want open, none", g.State(), g.InFlight())
+	}
+}
+
+// Do returns when an inline fn does, even long past the deadline of a fn
+// that ignores its context (the price of running on the caller's
+// goroutine); a fn that panics frees its slot and counts as a failure.
+func TestInlineGuardWaitsForItsFn(t *testing.T) {
+	g := breakers.New(breakers.Settings{Name: "payment", Inline: true, Timeout: 5 * time.Millisecond, MaxConcurrent: 1, ConsecutiveFailures: 1})
+	release := make(chan struct{})
+	res := make(chan error, 1)
+	go func() {
+		res <- g.Do(context.Background(), func(context.Context) error { <-release; return nil })
+	}()
+	time.Sleep(50 * time.Millisecond) // ten deadlines
+	select {
+	case err := <-res:
+		t.Fatalf("Do returned before its fn: %v", err)
+	default:
+	}
+	close(release)
+	if err := <-res; err != nil {
+		t.Fatalf("a late success: Do = %v, want nil", err)
+	}
+
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic did not go on up")
+			}
+		}()
+		_ = g.Do(context.Background(), func(context.Context) error { panic("bug") })
+	}()
+	if g.InFlight() != 0 || g.State() != breakers.StateOpen {
+		t.Fatalf("after a panic: %d in flight, %v; want none, open", g.InFlight(), g.State())
 	}
 }

@@ -125,6 +125,17 @@ type Settings struct {
 	// MaxTransitions is how many transitions are kept, oldest dropped first;
 	// TransitionCount still counts the dropped ones. 0 or negative → 1024.
 	MaxTransitions int
+	// Inline runs fn on the caller's goroutine. Set it only for a fn that
+	// returns when its context ends: go-redis with ContextTimeoutEnabled,
+	// net/http with a request context. Do then returns when fn does: at
+	// the guard's deadline for such a fn, but never before fn, however
+	// long a fn that ignores its context takes, and a fn that ignores
+	// its deadline and then succeeds counts as a success. Without it (the
+	// default) fn runs on a goroutine of its own and Do returns at the
+	// deadline whatever fn does; that costs a goroutine and two hand-offs
+	// between threads a call (docs/benchmarks.md). A panic in an inline
+	// fn frees its bulkhead slot, counts as a failure and goes on up.
+	Inline bool
 }
 
 // Defaults applied by New to zero fields. A probe's deadline defaults to a

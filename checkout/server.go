@@ -75,6 +75,10 @@ func New(cfg Config) (*Server, error) {
 	// each half-open probe would take one and time out, keeping the breaker
 	// open long after the provider is back.
 	cfg.Payment.OnOpen = pay.CloseIdleConnections
+	// Every guarded call returns when its context ends (go-redis with
+	// ContextTimeoutEnabled, the payment client's requests carry theirs):
+	// the calls run on the handler's goroutine, not one of their own.
+	cfg.Payment.Inline, cfg.Inventory.Inline, cfg.Sessions.Inline = true, true, true
 	s := &Server{
 		cfg:      cfg,
 		log:      cfg.Logger,
