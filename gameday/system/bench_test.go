@@ -235,6 +235,61 @@ func BenchmarkVsVegeta(b *testing.B) {
 	}
 }
 
+// BenchmarkVsVegetaPaired is BenchmarkVsVegeta with the tools taking turns:
+// each iteration drives the target for 2 s with the generator, then with
+// vegeta, then with the generator through net/http's transport, and the
+// ratio of each pair of adjacent runs is kept. On a shared machine whose
+// speed drifts from minute to minute, tools measured minutes apart (as
+// -count does with sub-benchmarks) differ by more than the tools do;
+// turns a few seconds apart share the machine's state. Reported: the
+// median over the iterations of gameday ÷ vegeta and net/http ÷ vegeta,
+// and each tool's median CPU per request.
+//
+//	go test -run '^$' -bench VsVegetaPaired -benchtime 10x ./gameday/system/
+func BenchmarkVsVegetaPaired(b *testing.B) {
+	url := startBenchServer(b)
+	for _, rate := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
+			var gd, vg, nh, rg, rn []float64
+			for range b.N {
+				var g, v, n loadFigures
+				benchGameday(b, url, rate, nil, &g)
+				benchVegeta(b, url, rate, &v)
+				benchGameday(b, url, rate, netHTTPClient(), &n)
+				if !g.cpuOK || g.requests == 0 || v.requests == 0 || n.requests == 0 {
+					b.Skip("no CPU time on this platform")
+				}
+				per := func(f loadFigures) float64 { return float64(f.cpu.Nanoseconds()) / float64(f.requests) }
+				gd, vg, nh = append(gd, per(g)), append(vg, per(v)), append(nh, per(n))
+				rg, rn = append(rg, per(g)/per(v)), append(rn, per(n)/per(v))
+			}
+			b.ReportMetric(median(rg), "gameday/vegeta")
+			b.ReportMetric(median(rn), "net-http/vegeta")
+			b.ReportMetric(median(gd), "gameday-cpu-ns/req")
+			b.ReportMetric(median(vg), "vegeta-cpu-ns/req")
+			b.ReportMetric(median(nh), "net-http-cpu-ns/req")
+			b.Logf("rate %d/s, gameday ÷ vegeta run by run: %s", rate, ratios(rg))
+		})
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func ratios(v []float64) string {
+	out := make([]string, len(v))
+	for i, r := range v {
+		out[i] = strconv.FormatFloat(r, 'f', 2, 64)
+	}
+	return strings.Join(out, " ")
+}
+
 func benchGameday(b *testing.B, url string, rate int, hc *http.Client, f *loadFigures) {
 	plan := load.Plan{
 		// A ramp to the rate over one interval (half an arrival), then the
