@@ -61,18 +61,23 @@ type conn1 struct {
 // first is what the read that found the answer took from the socket, as
 // the reader's source: those bytes, then the connection. The wait and
 // the first read are one system call that finds nothing and one that
-// reads; the buffer is taken from the pool only by the read that finds
-// bytes.
+// reads; no buffer is held while waiting (a read that finds nothing gives
+// its buffer back), and the buffer goes back to the pool once its bytes
+// have been read.
 type first struct {
 	c      net.Conn
-	buf    *[]byte // nil while waiting; from firsts
+	buf    *[]byte // nil while waiting and once read; from firsts
 	off, n int
 }
 
 func (f *first) Read(p []byte) (int, error) {
-	if f.off < f.n {
+	if f.buf != nil {
 		k := copy(p, (*f.buf)[f.off:f.n])
 		f.off += k
+		if f.off == f.n {
+			firsts.Put(f.buf)
+			f.buf = nil
+		}
 		return k, nil
 	}
 	return f.c.Read(p)

@@ -282,3 +282,88 @@ func TestClientClosingATrickleDoesNotWait(t *testing.T) {
 		t.Errorf("closing took %s", took)
 	}
 }
+
+// rawServer answers each connection it accepts with script(i, conn), i
+// counting connections from 0, after reading the request's head and its
+// body of Content-Length bytes.
+func rawServer(t *testing.T, script func(i int, c net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for i := 0; ; i++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					n := 0
+					for {
+						line, err := r.ReadString('\n')
+						if err != nil {
+							return
+						}
+						if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+							fmt.Sscan(v, &n)
+						}
+						if line == "\r\n" {
+							break
+						}
+					}
+					if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
+						return
+					}
+					script(i, c)
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// TestClientReadsWhatTheAnswerSays: an answer that comes in pieces is read
+// whole; a connection closed before any answer is an unexpected end, at
+// once; a connection that sent more than its answer is not used again.
+func TestClientReadsWhatTheAnswerSays(t *testing.T) {
+	c := load.NewClient()
+	defer c.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	pieces := rawServer(t, func(_ int, c net.Conn) {
+		for _, p := range []string{"HTTP/1.1 200 OK\r\n", "Content-Length: 11\r\n\r\nhello", " world"} {
+			io.WriteString(c, p)
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	for i := range 2 {
+		if code, body, _, err := post(t, c, ctx, pieces, "{}"); err != nil || code != 200 || body != "hello world" {
+			t.Fatalf("in pieces, request %d: %d %q %v", i, code, body, err)
+		}
+	}
+
+	closes := rawServer(t, func(_ int, c net.Conn) { c.Close() })
+	if _, _, _, err := post(t, c, ctx, closes, "{}"); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("closed before an answer: %v, want an unexpected EOF", err)
+	}
+
+	var conns atomic.Int64
+	extra := rawServer(t, func(i int, c net.Conn) {
+		conns.Store(int64(i + 1))
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokJUNK")
+	})
+	for i := range 2 {
+		if code, body, _, err := post(t, c, ctx, extra, "{}"); err != nil || code != 200 || body != "ok" {
+			t.Fatalf("more than the answer, request %d: %d %q %v", i, code, body, err)
+		}
+	}
+	if n := conns.Load(); n != 2 {
+		t.Fatalf("%d connections for two requests; the one with bytes left over was used again", n)
+	}
+}

@@ -60,10 +60,12 @@ func (s *sock) peek(fd uintptr) bool {
 }
 
 // readFirst waits, holding no buffer, until the connection has something
-// to say, and reads it into a buffer taken then: a shopper waiting for
-// its answer holds its connection and nothing more. The read that finds
-// nothing gives the buffer back before the wait. End of file is io.EOF,
-// as a read of the connection would say.
+// to say, and reads it into a buffer from the pool: a shopper waiting for
+// its answer holds its connection and nothing more (the read that finds
+// nothing gives its buffer back before the wait). Its errors are what
+// reading the answer through net/http's ReadResponse said before: a
+// connection that ends before any answer is io.ErrUnexpectedEOF, a socket
+// error is the *net.OpError a read of the connection returns.
 func (s *sock) readFirst() (*[]byte, int, error) {
 	if s.raw == nil {
 		return readWaiting(s.c, s.take)
@@ -81,10 +83,10 @@ func (s *sock) readFirst() (*[]byte, int, error) {
 		return nil, 0, err
 	case s.err != nil:
 		firsts.Put(buf)
-		return nil, 0, os.NewSyscallError("read", s.err)
+		return nil, 0, &net.OpError{Op: "read", Net: "tcp", Source: s.c.LocalAddr(), Addr: s.c.RemoteAddr(), Err: os.NewSyscallError("read", s.err)}
 	case n == 0:
 		firsts.Put(buf)
-		return nil, 0, io.EOF
+		return nil, 0, io.ErrUnexpectedEOF
 	}
 	return buf, n, nil
 }
