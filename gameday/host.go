@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/runrecord"
@@ -34,6 +35,7 @@ type hostMonitor struct {
 	worst   []runrecord.Stall // the worst stalls, with when
 	psi     bool              // /proc/pressure/cpu was readable at start
 	psiF    *os.File          // it, open while run runs
+	psiFD   int               // psiF's descriptor
 	psi0    int64             // its "some total" (µs) at start
 	psiLast int64
 	psiAt   time.Time
@@ -64,8 +66,8 @@ func newHostMonitor(start time.Time) *hostMonitor {
 		m.io, m.io0 = true, v
 	}
 	if f, err := os.Open("/proc/pressure/cpu"); err == nil {
-		if v, ok := readPressureAt(f); ok {
-			m.psi, m.psiF, m.psi0, m.psiLast, m.psiAt = true, f, v, v, start
+		if v, ok := readPressureAt(int(f.Fd())); ok {
+			m.psi, m.psiF, m.psiFD, m.psi0, m.psiLast, m.psiAt = true, f, int(f.Fd()), v, v, start
 		} else {
 			f.Close()
 		}
@@ -77,23 +79,23 @@ func newHostMonitor(start time.Time) *hostMonitor {
 func (m *hostMonitor) run(ctx context.Context) {
 	// A ticker, not a timer reset after each tick: a reset from a
 	// goroutine wakes the runtime's network poller every time (a system
-	// call a tick). A tick the runner could not take in time is dropped,
-	// and the next one taken measures the stall.
+	// call a tick). A tick carries the instant it was due, so its
+	// lateness is measured against the schedule, not the tick before;
+	// ticks the runner could not take in time are dropped.
 	t := time.NewTicker(hostTick)
 	defer t.Stop()
 	if m.psiF != nil {
 		defer m.psiF.Close()
 	}
-	last := m.now()
 	for {
+		var due time.Time
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case due = <-t.C:
 		}
 		now := m.now()
-		m.tick(now, now.Sub(last)-hostTick)
-		last = now
+		m.tick(now, now.Sub(due))
 	}
 }
 
@@ -103,7 +105,7 @@ func (m *hostMonitor) tick(now time.Time, late time.Duration) {
 	var psiOK bool
 	cur := int(now.Sub(m.start) / hostBucket)
 	if m.psiF != nil && cur != m.psiB {
-		psi, psiOK = readPressureAt(m.psiF)
+		psi, psiOK = readPressureAt(m.psiFD)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -229,11 +231,12 @@ func readPressure(file string) (int64, bool) {
 }
 
 // readPressureAt reads the "some total" of an open pressure file (µs)
-// afresh: the kernel writes it anew for a read from its start.
-func readPressureAt(f *os.File) (int64, bool) {
+// afresh, with one system call: the kernel writes the text anew for a
+// read from its start (os.File.ReadAt would read again to find the end).
+func readPressureAt(fd int) (int64, bool) {
 	var buf [256]byte
-	n, err := f.ReadAt(buf[:], 0)
-	if n == 0 && err != nil {
+	n, err := syscall.Pread(fd, buf[:], 0)
+	if n <= 0 || err != nil {
 		return 0, false
 	}
 	return parsePressure(buf[:n])

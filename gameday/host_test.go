@@ -100,7 +100,7 @@ func TestHostMonitorPressureByBucket(t *testing.T) {
 	}
 	defer f.Close()
 	t0 := time.Unix(1000, 0)
-	m := &hostMonitor{start: t0, now: func() time.Time { return t0.Add(time.Second) }, psi: true, psiF: f, psi0: 1_000_000, psiLast: 1_000_000, psiAt: t0}
+	m := &hostMonitor{start: t0, now: func() time.Time { return t0.Add(time.Second) }, psi: true, psiF: f, psiFD: int(f.Fd()), psi0: 1_000_000, psiLast: 1_000_000, psiAt: t0}
 	tick := func(at time.Duration) { m.tick(t0.Add(at), 0) }
 	write(1_050_000) // 50 ms of pressure in the first tenth
 	tick(10 * time.Millisecond)
