@@ -16,12 +16,13 @@
 // even if fn ignores its context; the bulkhead slot is given back only when fn
 // has really returned, so the bulkhead bounds real goroutines, not callers.
 //
-// With [Settings.Inline], for a fn that returns when its context ends (a
-// go-redis client with ContextTimeoutEnabled, an HTTP request made with
+// With [Settings.Inline], for a fn that returns by its context's deadline
+// (a go-redis client with ContextTimeoutEnabled, an HTTP request made with
 // the context), fn runs on the caller's goroutine instead: the same
-// deadline and outcomes at less than half the cost, since no goroutine is
-// started and no thread woken to hand the result back. Do then returns only
-// when fn does. The reference checkout guards its calls this way.
+// deadline at less than half the cost, since no goroutine is started and
+// no thread woken to hand the result back. Do then returns only when fn
+// does, so a caller who leaves early is answered when fn returns, not at
+// once. The reference checkout guards its calls this way.
 //
 // # Outcomes
 //

@@ -736,15 +736,16 @@ func TestInlineGuard(t *testing.T) {
 	var onCaller bool
 	if err := g.Do(context.Background(), func(context.Context) error {
 		buf := make([]byte, 8<<10)
-		onCaller = strings.Contains(string(buf[:runtime.Stack(buf, false)]), "TestInlineGuard")
+		// The test's own frame, not this closure's (TestInlineGuard.func1).
+		onCaller = strings.Contains(string(buf[:runtime.Stack(buf, false)]), "breakers_test.TestInlineGuard(")
 		return nil
 	}); err != nil || !onCaller {
 		t.Fatalf("Do = %v, fn on the caller's goroutine: %v", err, onCaller)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(5*time.Millisecond, cancel)
 	for range 3 {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(5*time.Millisecond, cancel)
 		if err := g.Do(ctx, honour); !errors.Is(err, context.Canceled) {
 			t.Fatalf("caller left: Do = %v, want context.Canceled", err)
 		}

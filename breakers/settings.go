@@ -126,11 +126,14 @@ type Settings struct {
 	// TransitionCount still counts the dropped ones. 0 or negative → 1024.
 	MaxTransitions int
 	// Inline runs fn on the caller's goroutine. Set it only for a fn that
-	// returns when its context ends: go-redis with ContextTimeoutEnabled,
-	// net/http with a request context. Do then returns when fn does: at
-	// the guard's deadline for such a fn, but never before fn, however
-	// long a fn that ignores its context takes, and a fn that ignores
-	// its deadline and then succeeds counts as a success. Without it (the
+	// returns by its context's deadline: go-redis with
+	// ContextTimeoutEnabled, net/http with a request context. Do then
+	// returns when fn does: at the guard's deadline for such a fn, but
+	// never before fn, however long a fn that ignores its context takes,
+	// and a fn that ignores its deadline and then succeeds counts as a
+	// success. A caller who leaves is told so only when fn returns: go-redis
+	// honours a context's deadline but not its cancellation during a read,
+	// so its call runs on to its answer or the guard's deadline. Without it (the
 	// default) fn runs on a goroutine of its own and Do returns at the
 	// deadline whatever fn does; that costs a goroutine and two hand-offs
 	// between threads a call (docs/benchmarks.md). A panic in an inline
