@@ -236,9 +236,10 @@ func BenchmarkVsVegeta(b *testing.B) {
 }
 
 // BenchmarkVsVegetaPaired is BenchmarkVsVegeta with the tools taking turns:
-// each iteration drives the target for 2 s with the generator, then with
-// vegeta, then with the generator through net/http's transport, and the
-// ratio of each pair of adjacent runs is kept. On a shared machine whose
+// each iteration drives the target for 2 s with the generator, with
+// vegeta and with the generator through net/http's transport, each tool
+// first in turn, and the ratios within the iteration are kept. Any error
+// or dropped start fails the benchmark. On a shared machine whose
 // speed drifts from minute to minute, tools measured minutes apart (as
 // -count does with sub-benchmarks) differ by more than the tools do;
 // turns a few seconds apart share the machine's state. Reported: the
@@ -251,13 +252,27 @@ func BenchmarkVsVegetaPaired(b *testing.B) {
 	for _, rate := range []int{1000, 5000} {
 		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
 			var gd, vg, nh, rg, rn []float64
-			for range b.N {
+			for i := range b.N {
 				var g, v, n loadFigures
-				benchGameday(b, url, rate, nil, &g)
-				benchVegeta(b, url, rate, &v)
-				benchGameday(b, url, rate, netHTTPClient(), &n)
-				if !g.cpuOK || g.requests == 0 || v.requests == 0 || n.requests == 0 {
+				turns := []func(){
+					func() { benchGameday(b, url, rate, nil, &g) },
+					func() { benchVegeta(b, url, rate, &v) },
+					func() { benchGameday(b, url, rate, netHTTPClient(), &n) },
+				}
+				for k := range turns { // each tool goes first in turn
+					turns[(i+k)%len(turns)]()
+				}
+				if !g.cpuOK {
 					b.Skip("no CPU time on this platform")
+				}
+				for _, f := range []struct {
+					tool string
+					f    loadFigures
+				}{{"gameday", g}, {"vegeta", v}, {"net/http", n}} {
+					// A tool that fails fast would look cheap per request.
+					if f.f.requests == 0 || f.f.errors > 0 || f.f.dropped > 0 {
+						b.Fatalf("%s at %d/s: %d requests, %d errors, %d dropped", f.tool, rate, f.f.requests, f.f.errors, f.f.dropped)
+					}
 				}
 				per := func(f loadFigures) float64 { return float64(f.cpu.Nanoseconds()) / float64(f.requests) }
 				gd, vg, nh = append(gd, per(g)), append(vg, per(v)), append(nh, per(n))
