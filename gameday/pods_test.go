@@ -9,8 +9,10 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/podmove"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/routetable"
+	"github.com/gameday-dev/gameday/internal/testenv"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -31,7 +34,12 @@ import (
 func TestPodDrillsPass(t *testing.T) {
 	for _, name := range []string{"pod-inventory-down", "pod-hot-shop", "pod-shared-payment", "pod-move"} {
 		t.Run(name, func(t *testing.T) {
-			rec := run(t, context.Background(), lookup(t, name), options(t))
+			var rec *gameday.Record
+			if name == "pod-shared-payment" && raceDetector {
+				rec = uninstrumented(t, name)
+			} else {
+				rec = run(t, context.Background(), lookup(t, name), options(t))
+			}
 			if rec.Verdict != gameday.VerdictPass {
 				t.Fatalf("verdict %s: %s\nexpectations %+v\ninvariants %+v", rec.Verdict, rec.Reason, rec.Expectations, rec.Invariants)
 			}
@@ -283,4 +291,34 @@ expect:
 	if err == nil || !strings.Contains(err.Error(), `shops[2].pod: "pod-3" is not one of the pods of reference-checkout (pod-1, pod-2)`) {
 		t.Fatalf("a shop on no pod of the system: %v", err)
 	}
+}
+
+// uninstrumented runs a catalogue drill with options(t)'s time scale
+// through the gameday binary (built without the race detector) and reads
+// its run.json. pod-shared-payment judges how three pods' p95 compare
+// while one pod floods the provider, on one machine: under -race the
+// runner's load generator and the Toxiproxy it embeds, which every pod's
+// hops cross, run several times slower, and the calm pods' p95 measured
+// the race detector's cost (0.4-0.8 s against a bound of 0.22 s on a
+// 2-core machine), not the payment's coupling. The drill's own code is
+// raced by the other drills, in process.
+func uninstrumented(t *testing.T, name string) *gameday.Record {
+	t.Helper()
+	o := options(t)
+	cmd := exec.Command(binary, "run", "-runs-dir", o.RunsDir, "-journal", filepath.Join(t.TempDir(), "journal.json"),
+		"-time-scale", strconv.FormatFloat(o.TimeScale, 'f', -1, 64), name)
+	out, err := cmd.CombinedOutput()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("gameday run %s: %v", name, err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(o.RunsDir, "*", "run.json"))
+	if len(runs) != 1 {
+		t.Fatalf("gameday run %s: %d runs in %s\n%s", name, len(runs), o.RunsDir, out)
+	}
+	testenv.KeepRun(t, filepath.Dir(runs[0]))
+	rec, err := gameday.ReadRecord(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gameday_test
+
+const raceDetector = false
