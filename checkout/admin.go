@@ -30,10 +30,10 @@ func (s *Server) routes() {
 	admin.HandleFunc("GET /admin/breakers", s.handleBreakers)
 	admin.HandleFunc("GET /admin/ledger", s.handleLedger)
 	admin.HandleFunc("PUT /admin/stock", s.handleStock)
-	admin.HandleFunc("POST /admin/stock/move-out", s.handleMoveOut)
-	admin.HandleFunc("POST /admin/stock/move-in", s.handleMoveIn)
-	admin.HandleFunc("POST /admin/stock/move-in/cancel", s.handleCancelMoveIn)
-	admin.HandleFunc("POST /admin/stock/move-out/cancel", s.handleCancelMoveOut)
+	admin.HandleFunc("POST /admin/stock/move-out", moveStep(s.handleMoveOut))
+	admin.HandleFunc("POST /admin/stock/move-in", moveStep(s.handleMoveIn))
+	admin.HandleFunc("POST /admin/stock/move-in/cancel", moveStep(s.handleCancelMoveIn))
+	admin.HandleFunc("POST /admin/stock/move-out/cancel", moveStep(s.handleCancelMoveOut))
 	admin.HandleFunc("GET /admin/admission", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.room.Stats())
 	})
@@ -188,15 +188,23 @@ func decodeMove(w http.ResponseWriter, r *http.Request) (MoveRequest, bool) {
 	return req, true
 }
 
+// moveStep serves one of the four move steps: the request decoded, and
+// the step given 5 s.
+func moveStep(step func(ctx context.Context, w http.ResponseWriter, req MoveRequest)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, ok := decodeMove(w, r)
+		if !ok {
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		step(ctx, w, req)
+	}
+}
+
 // handleMoveOut takes every available unit out: 200 with the units, 409
 // with held while leases are held (ask again), 404 for a SKU with no stock.
-func (s *Server) handleMoveOut(w http.ResponseWriter, r *http.Request) {
-	req, ok := decodeMove(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
+func (s *Server) handleMoveOut(ctx context.Context, w http.ResponseWriter, req MoveRequest) {
 	n, base, err := s.inv.MoveOut(ctx, req.SKU, req.Move)
 	var held *HeldError
 	switch {
@@ -217,13 +225,7 @@ func (s *Server) handleMoveOut(w http.ResponseWriter, r *http.Request) {
 // handleCancelMoveOut undoes a move-out (the units come back, the SKU
 // sells here again), or makes sure a late one never happens: 200 with the
 // units given back.
-func (s *Server) handleCancelMoveOut(w http.ResponseWriter, r *http.Request) {
-	req, ok := decodeMove(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
+func (s *Server) handleCancelMoveOut(ctx context.Context, w http.ResponseWriter, req MoveRequest) {
 	n, err := s.inv.CancelMoveOut(ctx, req.SKU, req.Move)
 	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
@@ -234,13 +236,7 @@ func (s *Server) handleCancelMoveOut(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleMoveIn adds units moved from another pod.
-func (s *Server) handleMoveIn(w http.ResponseWriter, r *http.Request) {
-	req, ok := decodeMove(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
+func (s *Server) handleMoveIn(ctx context.Context, w http.ResponseWriter, req MoveRequest) {
 	if err := s.inv.MoveIn(ctx, req.SKU, req.Move, req.Units, req.Base); err != nil {
 		if errors.Is(err, ErrMoveCancelled) {
 			writeJSON(w, http.StatusGone, map[string]string{"error": err.Error()})
@@ -258,13 +254,7 @@ func (s *Server) handleMoveIn(w http.ResponseWriter, r *http.Request) {
 // handleCancelMoveIn undoes a move-in, or makes sure a late one never
 // lands: 200 with the units taken back, 409 once units of the move were
 // sold here.
-func (s *Server) handleCancelMoveIn(w http.ResponseWriter, r *http.Request) {
-	req, ok := decodeMove(w, r)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
+func (s *Server) handleCancelMoveIn(ctx context.Context, w http.ResponseWriter, req MoveRequest) {
 	n, err := s.inv.CancelMoveIn(ctx, req.SKU, req.Move)
 	switch {
 	case errors.Is(err, ErrMoveSpent):
