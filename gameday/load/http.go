@@ -9,9 +9,10 @@ import (
 // NewClient returns an http.Client tuned for a load generator. Plain http
 // goes through the generator's own HTTP/1.1 transport (http1.go): each
 // request written and answered on its shopper's goroutine, over a
-// keep-alive connection with small buffers (a checkout's requests and
-// answers are well under 1 KiB, and every waiting shopper holds its
-// connection's: 3 KiB), no goroutine per connection, no cap on idle
+// keep-alive connection with small buffers taken from pools only while
+// a request is written or an answer read (a checkout's requests and
+// answers are well under 1 KiB; a waiting shopper holds none), no
+// goroutine per connection, no cap on idle
 // connections per host (there are never more than shoppers in flight,
 // which Plan.MaxShoppers bounds, so every shopper can keep its
 // connection), idle connections closed after 5 s. https and proxied

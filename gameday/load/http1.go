@@ -109,7 +109,7 @@ func (t *transport) firstBuf() *[]byte {
 	return &b
 }
 
-func (t *transport) writer(c net.Conn) *bufio.Writer {
+func (t *transport) writer(c io.Writer) *bufio.Writer {
 	if w, ok := writers.Get().(*bufio.Writer); ok && w.Size() == t.writeSize {
 		w.Reset(c)
 		return w
@@ -156,29 +156,34 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if p, err := t.fallback.Proxy(req); err != nil || p != nil {
 		return t.fallback.RoundTrip(req)
 	}
-	body, err := requestBody(req)
-	if err != nil {
+	if err := checkHeaders(req.Header); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
 		return nil, err
 	}
-	if err := checkHeaders(req.Header); err != nil {
+	body, held, err := requestBody(req)
+	if err != nil {
 		return nil, err
 	}
 	ctx := req.Context()
 	key := canonicalAddr(req.URL.Host)
-	c, reused := t.get(key)
+	dl, _ := ctx.Deadline() // zero: none
+	c, reused := t.get(key, dl)
 	if c == nil {
 		nc, err := t.dial(ctx, "tcp", key)
 		if err != nil {
+			putBody(held)
 			return nil, ctxErr(ctx, err)
 		}
 		c = &conn1{t: t, key: key, c: nc}
 		c.s.init(nc, t.firstBuf)
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.c.SetDeadline(dl)
+		if !dl.IsZero() {
+			_ = c.c.SetDeadline(dl)
+		}
 	}
 	stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(longAgo) })
-	resp, err := c.exchange(req, body)
+	resp, err := c.exchange(req, body, held)
 	if err != nil {
 		stop()
 		c.drop()
@@ -200,9 +205,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // exchange writes the request and reads the answer's head, past any 1xx.
-func (c *conn1) exchange(req *http.Request, body []byte) (*http.Response, error) {
-	w := c.t.writer(c.c)
-	defer func() { w.Reset(nil); writers.Put(w) }()
+// The body's buffer goes back to the pool once the request is written:
+// a shopper waiting for its answer does not hold it.
+func (c *conn1) exchange(req *http.Request, body []byte, held *[]byte) (*http.Response, error) {
+	w := c.t.writer(&c.s)
 	w.WriteString(req.Method)
 	w.WriteByte(' ')
 	w.WriteString(req.URL.RequestURI())
@@ -238,7 +244,11 @@ func (c *conn1) exchange(req *http.Request, body []byte) (*http.Response, error)
 	}
 	w.WriteString("\r\n")
 	w.Write(body)
-	if err := w.Flush(); err != nil {
+	err := w.Flush()
+	w.Reset(nil)
+	writers.Put(w)
+	putBody(held)
+	if err != nil {
 		return nil, err
 	}
 	buf, n, err := c.s.readFirst()
@@ -301,23 +311,50 @@ func checkHeaders(h http.Header) error {
 }
 
 // requestBody reads the request's body (a load generator's bodies are
-// small and already in memory) and closes it, as a RoundTripper must.
-func requestBody(req *http.Request) ([]byte, error) {
+// small and already in memory) into a buffer from bodies, and closes it,
+// as a RoundTripper must; putBody gives the buffer back once the request
+// has been written. The bodies net/http's NewRequest makes of a buffer or
+// reader say nothing of their bytes, so they are read like any other.
+func requestBody(req *http.Request) ([]byte, *[]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
-		return nil, nil
+		return nil, nil, nil
 	}
 	defer req.Body.Close()
-	if r, ok := req.Body.(interface{ Bytes() []byte }); ok {
-		return r.Bytes(), nil
+	held := bodies.Get().(*[]byte)
+	b := (*held)[:0]
+	if n := req.ContentLength; n > int64(cap(b)) && n < maxPooledBody {
+		b = make([]byte, 0, n+1) // +1: the read that finds the end
 	}
-	var buf bytes.Buffer
-	if req.ContentLength > 0 {
-		buf.Grow(int(req.ContentLength))
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := req.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			*held = b
+			return b, held, nil
+		}
+		if err != nil {
+			*held = b
+			putBody(held)
+			return nil, nil, fmt.Errorf("read the request's body: %w", err)
+		}
 	}
-	if _, err := buf.ReadFrom(req.Body); err != nil {
-		return nil, fmt.Errorf("read the request's body: %w", err)
+}
+
+// bodies hold requests' bodies while they are written; one that grew past
+// maxPooledBody is let go rather than kept.
+var bodies = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooledBody = 64 << 10
+
+func putBody(b *[]byte) {
+	if b == nil || cap(*b) > maxPooledBody {
+		return
 	}
-	return buf.Bytes(), nil
+	*b = (*b)[:0]
+	bodies.Put(b)
 }
 
 // ctxErr is the context's error when it ended the request (the deadline
@@ -395,8 +432,13 @@ func (b *body1) finish(whole bool) {
 }
 
 // get takes the most recently used idle connection to key that is still
-// open, or nil.
-func (t *transport) get(key string) (*conn1, bool) {
+// open, or nil, with its deadline set to dl (zero: none). An idle
+// connection keeps the deadline of its last request: setting the next
+// one moves the poller's timers, where clearing it when the connection
+// went back and setting it again took them out and put them back in. The
+// deadline is set before the check that the connection is open, which an
+// old deadline would fail.
+func (t *transport) get(key string, dl time.Time) (*conn1, bool) {
 	now := time.Now()
 	for {
 		t.mu.Lock()
@@ -409,8 +451,11 @@ func (t *transport) get(key string) (*conn1, bool) {
 		l[len(l)-1] = nil
 		t.idle[key] = l[:len(l)-1]
 		t.mu.Unlock()
-		if now.Sub(c.since) < t.idleFor && c.s.open() {
-			return c, true
+		if now.Sub(c.since) < t.idleFor {
+			_ = c.c.SetDeadline(dl)
+			if c.s.open() {
+				return c, true
+			}
 		}
 		c.c.Close()
 	}
@@ -418,7 +463,6 @@ func (t *transport) get(key string) (*conn1, bool) {
 
 // put gives c back to the pool, and closes connections idle too long.
 func (t *transport) put(c *conn1) {
-	_ = c.c.SetDeadline(time.Time{})
 	now := time.Now()
 	c.since = now
 	t.mu.Lock()

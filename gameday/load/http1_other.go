@@ -18,3 +18,5 @@ func (s *sock) open() bool { return true }
 func (s *sock) readFirst() (*[]byte, int, error) {
 	return readWaiting(s.c, s.take)
 }
+
+func (s *sock) Write(p []byte) (int, error) { return s.c.Write(p) }

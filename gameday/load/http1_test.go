@@ -367,3 +367,64 @@ func TestClientReadsWhatTheAnswerSays(t *testing.T) {
 		t.Fatalf("%d connections for two requests; the one with bytes left over was used again", n)
 	}
 }
+
+// TestClientWritesABodyLargerThanTheSocket: a request too large for the
+// socket's buffers is written in parts, the client waiting for the server
+// to read between them, and arrives whole; one to a server that never
+// reads ends at the request's deadline, not later.
+func TestClientWritesABodyLargerThanTheSocket(t *testing.T) {
+	body := strings.Repeat("0123456789abcdef", 1<<20) // 16 MiB
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		// Late to read: the socket's buffers fill and the client waits.
+		time.Sleep(200 * time.Millisecond)
+		var n int
+		buf := make([]byte, 64<<10)
+		for {
+			k, err := r.Body.Read(buf)
+			if k > 0 && string(buf[:k]) != body[n:n+k] {
+				http.Error(w, fmt.Sprintf("byte %d differs", n), http.StatusBadRequest)
+				return
+			}
+			n += k
+			if err != nil {
+				break
+			}
+		}
+		fmt.Fprint(w, n)
+	})
+	c := load.NewClient()
+	defer c.CloseIdleConnections()
+	code, got, _, err := post(t, c, context.Background(), srv.URL+"/", body)
+	if err != nil || code != http.StatusOK || got != fmt.Sprint(len(body)) {
+		t.Fatalf("got %d %q, %v; want 200 and %d bytes read", code, got, err, len(body))
+	}
+
+	// A server that accepts and never reads.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 1)
+	go func() {
+		if conn, err := ln.Accept(); err == nil {
+			held <- conn
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, _, _, err = post(t, c, ctx, "http://"+ln.Addr().String()+"/", body)
+	took := time.Since(began)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a write that cannot go on: %v, want the deadline", err)
+	}
+	if took > 5*time.Second {
+		t.Errorf("the write went on %v past a 300 ms deadline", took)
+	}
+	select {
+	case conn := <-held:
+		conn.Close()
+	default:
+	}
+}

@@ -10,21 +10,36 @@ import (
 )
 
 // sock is a connection's socket as the transport waits on it: its raw
-// descriptor and the two functions the poller calls, made once for the
+// descriptor and the functions the poller calls, made once for the
 // connection rather than once a request (a request would otherwise
 // allocate them, and the raw connection, every time).
+//
+// The socket is non-blocking, so on Linux its reads, writes and peeks
+// are made as raw system calls (sysraw_linux.go), which do not tell the Go scheduler that the thread
+// may block: when it does not, there is nothing to tell, and telling
+// costs. When every processor of the runtime is idle its monitor thread
+// sleeps, and the first system call made the ordinary way wakes it: on a
+// generator between two arrivals that was once a request, some 5 % of
+// its CPU at 1,000 requests/s. A write or read that cannot go on at once
+// returns EAGAIN and the poller waits, as it does for net.Conn.
 type sock struct {
-	raw   syscall.RawConn // nil: the connection has no socket (a test's pipe)
-	c     net.Conn
-	take  func() *[]byte
-	peekF func(uintptr) bool
-	readF func(uintptr) bool
+	raw    syscall.RawConn // nil: the connection has no socket (a test's pipe)
+	c      net.Conn
+	take   func() *[]byte
+	peekF  func(uintptr) bool
+	readF  func(uintptr) bool
+	writeF func(uintptr) bool
 
 	// What the last call of peekF or readF found.
 	quiet bool
 	buf   *[]byte
 	n     int
 	err   error
+
+	// What writeF is writing, how much of it went, and why it stopped.
+	out  []byte
+	sent int
+	werr syscall.Errno
 }
 
 func (s *sock) init(c net.Conn, take func() *[]byte) {
@@ -32,7 +47,7 @@ func (s *sock) init(c net.Conn, take func() *[]byte) {
 	if sc, ok := c.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			s.raw = raw
-			s.peekF, s.readF = s.peek, s.read
+			s.peekF, s.readF, s.writeF = s.peek, s.read, s.write
 		}
 	}
 }
@@ -53,9 +68,43 @@ func (s *sock) open() bool {
 }
 
 func (s *sock) peek(fd uintptr) bool {
-	var b [1]byte
-	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	s.quiet = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+	s.quiet = sysQuiet(fd)
+	return true
+}
+
+// Write writes p whole, waiting through the poller when the socket's
+// buffer is full; its errors are those of a net.Conn's Write.
+func (s *sock) Write(p []byte) (int, error) {
+	if s.raw == nil {
+		return s.c.Write(p)
+	}
+	s.out, s.sent, s.werr = p, 0, 0
+	err := s.raw.Write(s.writeF)
+	n := s.sent
+	s.out = nil
+	switch {
+	case err != nil:
+		return n, err
+	case s.werr != 0:
+		return n, &net.OpError{Op: "write", Net: "tcp", Source: s.c.LocalAddr(), Addr: s.c.RemoteAddr(), Err: os.NewSyscallError("write", s.werr)}
+	}
+	return n, nil
+}
+
+func (s *sock) write(fd uintptr) bool {
+	for s.sent < len(s.out) {
+		n, e := sysWrite(fd, s.out[s.sent:])
+		switch e {
+		case 0:
+			s.sent += n
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false // the poller waits until it can go on
+		default:
+			s.werr = e
+			return true
+		}
+	}
 	return true
 }
 
@@ -94,15 +143,19 @@ func (s *sock) readFirst() (*[]byte, int, error) {
 func (s *sock) read(fd uintptr) bool {
 	s.buf = s.take()
 	for {
-		s.n, s.err = syscall.Read(int(fd), *s.buf)
-		if s.err != syscall.EINTR {
-			break
+		n, e := sysRead(fd, *s.buf)
+		switch e {
+		case 0:
+			s.n, s.err = n, nil
+			return true
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			firsts.Put(s.buf)
+			s.buf, s.n, s.err = nil, 0, nil
+			return false
+		default:
+			s.n, s.err = 0, e
+			return true
 		}
 	}
-	if s.err == syscall.EAGAIN || s.err == syscall.EWOULDBLOCK {
-		firsts.Put(s.buf)
-		s.buf, s.n, s.err = nil, 0, nil
-		return false
-	}
-	return true
 }
