@@ -15,13 +15,16 @@ import (
 // allocate them, and the raw connection, every time).
 //
 // The socket is non-blocking, so on Linux its reads, writes and peeks
-// are made as raw system calls (sysraw_linux.go), which do not tell the Go scheduler that the thread
-// may block: when it does not, there is nothing to tell, and telling
-// costs. When every processor of the runtime is idle its monitor thread
-// sleeps, and the first system call made the ordinary way wakes it: on a
-// generator between two arrivals that was once a request, some 5 % of
-// its CPU at 1,000 requests/s. A write or read that cannot go on at once
-// returns EAGAIN and the poller waits, as it does for net.Conn.
+// are made as raw system calls (sysraw_linux.go), which do not tell the
+// Go scheduler that the thread may block: it does not, so there is
+// nothing to tell, and telling costs. Between two arrivals every
+// processor of the runtime is idle and its monitor thread sleeps; the
+// first system call made the ordinary way wakes it, and one that lasts
+// past 20 µs (a loopback write runs the receiver's TCP stack too) lets
+// the monitor hand the processor to another thread, which must be woken.
+// Without them the generator's CPU a request fell by a third
+// (docs/benchmarks.md, fourth pass). A write or read that cannot go on
+// at once returns EAGAIN and the poller waits, as it does for net.Conn.
 type sock struct {
 	raw    syscall.RawConn // nil: the connection has no socket (a test's pipe)
 	c      net.Conn
@@ -37,9 +40,10 @@ type sock struct {
 	err   error
 
 	// What writeF is writing, how much of it went, and why it stopped.
-	out  []byte
-	sent int
-	werr syscall.Errno
+	out   []byte
+	sent  int
+	werr  syscall.Errno
+	short bool // a write took nothing
 }
 
 func (s *sock) init(c net.Conn, take func() *[]byte) {
@@ -78,13 +82,15 @@ func (s *sock) Write(p []byte) (int, error) {
 	if s.raw == nil {
 		return s.c.Write(p)
 	}
-	s.out, s.sent, s.werr = p, 0, 0
+	s.out, s.sent, s.werr, s.short = p, 0, 0, false
 	err := s.raw.Write(s.writeF)
 	n := s.sent
 	s.out = nil
 	switch {
 	case err != nil:
 		return n, err
+	case s.short:
+		return n, io.ErrUnexpectedEOF
 	case s.werr != 0:
 		return n, &net.OpError{Op: "write", Net: "tcp", Source: s.c.LocalAddr(), Addr: s.c.RemoteAddr(), Err: os.NewSyscallError("write", s.werr)}
 	}
@@ -94,11 +100,16 @@ func (s *sock) Write(p []byte) (int, error) {
 func (s *sock) write(fd uintptr) bool {
 	for s.sent < len(s.out) {
 		n, e := sysWrite(fd, s.out[s.sent:])
-		switch e {
-		case 0:
+		switch {
+		case e == 0 && n > 0:
 			s.sent += n
-		case syscall.EINTR:
-		case syscall.EAGAIN:
+		case e == 0:
+			// Nothing written and no error: give up rather than spin
+			// (net.Conn's Write says the same).
+			s.short = true
+			return true
+		case e == syscall.EINTR:
+		case again(e):
 			return false // the poller waits until it can go on
 		default:
 			s.werr = e
@@ -149,13 +160,18 @@ func (s *sock) read(fd uintptr) bool {
 			s.n, s.err = n, nil
 			return true
 		case syscall.EINTR:
-		case syscall.EAGAIN:
+		default:
+			if !again(e) {
+				s.n, s.err = 0, e
+				return true
+			}
 			firsts.Put(s.buf)
 			s.buf, s.n, s.err = nil, 0, nil
 			return false
-		default:
-			s.n, s.err = 0, e
-			return true
 		}
 	}
 }
+
+// again reports a call that would have had to wait (EAGAIN; EWOULDBLOCK,
+// which is another number on some systems).
+func again(e syscall.Errno) bool { return e == syscall.EAGAIN || e == syscall.EWOULDBLOCK }
