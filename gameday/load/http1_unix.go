@@ -22,7 +22,7 @@ import (
 // first system call made the ordinary way wakes it, and one that lasts
 // past 20 µs (a loopback write runs the receiver's TCP stack too) lets
 // the monitor hand the processor to another thread, which must be woken.
-// Without them the generator's CPU a request fell by a third
+// Made raw, they took a third off the generator's CPU a request
 // (docs/benchmarks.md, fourth pass). A write or read that cannot go on
 // at once returns EAGAIN and the poller waits, as it does for net.Conn.
 type sock struct {

@@ -25,5 +25,5 @@ func sysWrite(fd uintptr, b []byte) (int, syscall.Errno) {
 func sysQuiet(fd uintptr) bool {
 	var b [1]byte
 	_, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1, syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-	return e == syscall.EAGAIN || e == syscall.EWOULDBLOCK
+	return again(e)
 }

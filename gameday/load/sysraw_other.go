@@ -35,5 +35,5 @@ func sysWrite(fd uintptr, b []byte) (int, syscall.Errno) {
 func sysQuiet(fd uintptr) bool {
 	var b [1]byte
 	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	return err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+	return again(errno(err))
 }
