@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/internal/testenv"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -26,49 +27,111 @@ import (
 // GAMEDAY_BENCH_SCENARIO names the drill (default drop-reserve, 8,250
 // shoppers in 35 s).
 func BenchmarkDrillCPU(b *testing.B) {
-	name := os.Getenv("GAMEDAY_BENCH_SCENARIO")
-	if name == "" {
-		name = "drop-reserve"
-	}
-	sc := lookup(b, name)
+	sc := lookup(b, benchScenario())
 	for range b.N {
-		o := options(b)
-		o.TimeScale = 1
-		o.PredictRuns = -1
-		self0, kids0 := testenv.Usage()
-		r0, w0 := testenv.SyscallsIO()
-		// Once a second: the watch reads every process's /proc/PID/stat,
-		// and its cost is the runner's (at 100 ms, 0.03 of a core: a
-		// quarter of what a drill without shoppers costs in all). The
-		// cores figure is getrusage's; the watch only names the children.
-		watch := testenv.WatchChildren(time.Second)
-		began := time.Now()
-		rec, _, err := gameday.Run(context.Background(), sc, o)
-		wall := time.Since(began)
-		procs := watch.Stop()
-		self1, kids1 := testenv.Usage()
-		r1, w1 := testenv.SyscallsIO()
-		if err != nil || rec.Verdict != gameday.VerdictPass {
-			b.Fatalf("%s: %v %s %s", name, err, rec.Verdict, rec.Reason)
-		}
-		runner := procCPUDelta(self0, self1)
-		children := procCPUDelta(kids0, kids1)
-		total := runner.User + runner.Sys + children.User + children.Sys
-		b.ReportMetric(total.Seconds()/wall.Seconds(), "cores")
-		b.ReportMetric((runner.User + children.User).Seconds(), "user-s")
-		b.ReportMetric((runner.Sys + children.Sys).Seconds(), "sys-s")
-		b.ReportMetric(float64(rec.Load.Scheduled), "shoppers")
-		b.ReportMetric(wall.Seconds(), "wall-s")
-		slices.SortFunc(procs, func(a, c testenv.ProcCPU) int { return int((c.User + c.Sys) - (a.User + a.Sys)) })
-		var lines []string
-		n := float64(rec.Load.Scheduled)
-		lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  reads %5.1f writes %5.1f a shopper", "runner (generator, Toxiproxy, probe)", runner.User.Seconds(), runner.Sys.Seconds(), float64(r1-r0)/n, float64(w1-w0)/n))
-		for _, p := range procs {
-			lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  reads %5.1f writes %5.1f a shopper", shortName(p.Name), p.User.Seconds(), p.Sys.Seconds(), float64(p.Reads)/n, float64(p.Writes)/n))
-		}
-		lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  (getrusage of the ended children)", "children, in all", children.User.Seconds(), children.Sys.Seconds()))
-		b.Logf("%s: %d shoppers over %.1fs of drill, %.2f cores in all\n%s", name, rec.Load.Scheduled, wall.Seconds(), total.Seconds()/wall.Seconds(), strings.Join(lines, "\n"))
+		m := drillCPU(b, sc, nil)
+		b.ReportMetric(m.cores, "cores")
+		b.ReportMetric(m.user.Seconds(), "user-s")
+		b.ReportMetric(m.sys.Seconds(), "sys-s")
+		b.ReportMetric(float64(m.shoppers), "shoppers")
+		b.ReportMetric(m.wall.Seconds(), "wall-s")
+		b.Logf("%s", m.report)
 	}
+}
+
+// BenchmarkProxyCost runs the same drill in turns with the
+// checkout's dependencies behind the embedded Toxiproxy, as every drill
+// has them, and straight to them (env.LocalOptions.Unproxied), and
+// reports the median cores of each: what the proxies cost, and what the
+// rest of the stack costs without them. -benchtime Nx is N turns of two
+// drills.
+//
+//	go test -run '^$' -bench ProxyCost -benchtime 3x -v ./gameday/
+func BenchmarkProxyCost(b *testing.B) {
+	sc := lookup(b, benchScenario())
+	var with, without []float64
+	for i := range b.N {
+		m := drillCPU(b, sc, nil)
+		with = append(with, m.cores)
+		b.Logf("turn %d, proxied: %s", i+1, m.report)
+		m = drillCPU(b, sc, env.LocalOptions{Binary: binary, Unproxied: true})
+		without = append(without, m.cores)
+		b.Logf("turn %d, unproxied: %s", i+1, m.report)
+	}
+	b.ReportMetric(median(with), "proxied-cores")
+	b.ReportMetric(median(without), "unproxied-cores")
+}
+
+// median is the middle of xs (the mean of the two middle ones for an even
+// count); xs is sorted in place.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return (xs[(len(xs)-1)/2] + xs[len(xs)/2]) / 2
+}
+
+// benchScenario is the drill GAMEDAY_BENCH_SCENARIO names (a catalogue
+// name or a file), drop-reserve by default.
+func benchScenario() string {
+	if name := os.Getenv("GAMEDAY_BENCH_SCENARIO"); name != "" {
+		return name
+	}
+	return "drop-reserve"
+}
+
+// drillCost is what one drill cost the machine.
+type drillCost struct {
+	cores     float64 // all processes' user + system time over wall time
+	user, sys time.Duration
+	wall      time.Duration
+	shoppers  int
+	report    string // process by process, for the log
+}
+
+// drillCPU runs sc once at full time scale in environment e (nil: the
+// runner's default, the local stack behind the embedded Toxiproxy) and
+// measures what every process spent.
+func drillCPU(b *testing.B, sc *scenarios.Scenario, e env.Starter) drillCost {
+	b.Helper()
+	o := options(b)
+	o.TimeScale = 1
+	o.PredictRuns = -1
+	o.Environment = e
+	self0, kids0 := testenv.Usage()
+	r0, w0 := testenv.SyscallsIO()
+	// Once a second: the watch reads every process's /proc/PID/stat,
+	// and its cost is the runner's (at 100 ms, 0.03 of a core: a
+	// quarter of what a drill without shoppers costs in all). The
+	// cores figure is getrusage's; the watch only names the children.
+	watch := testenv.WatchChildren(time.Second)
+	began := time.Now()
+	rec, _, err := gameday.Run(context.Background(), sc, o)
+	wall := time.Since(began)
+	procs := watch.Stop()
+	self1, kids1 := testenv.Usage()
+	r1, w1 := testenv.SyscallsIO()
+	if err != nil || rec.Verdict != gameday.VerdictPass {
+		b.Fatalf("%s: %v %s %s", sc.Name, err, rec.Verdict, rec.Reason)
+	}
+	runner := procCPUDelta(self0, self1)
+	children := procCPUDelta(kids0, kids1)
+	m := drillCost{
+		user: runner.User + children.User, sys: runner.Sys + children.Sys,
+		wall: wall, shoppers: rec.Load.Scheduled,
+	}
+	m.cores = (m.user + m.sys).Seconds() / wall.Seconds()
+	slices.SortFunc(procs, func(a, c testenv.ProcCPU) int { return int((c.User + c.Sys) - (a.User + a.Sys)) })
+	var lines []string
+	n := float64(rec.Load.Scheduled)
+	lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  reads %5.1f writes %5.1f a shopper", "runner (generator, Toxiproxy, probe)", runner.User.Seconds(), runner.Sys.Seconds(), float64(r1-r0)/n, float64(w1-w0)/n))
+	for _, p := range procs {
+		lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  reads %5.1f writes %5.1f a shopper", shortName(p.Name), p.User.Seconds(), p.Sys.Seconds(), float64(p.Reads)/n, float64(p.Writes)/n))
+	}
+	lines = append(lines, fmt.Sprintf("%-44s user %6.2fs  sys %6.2fs  (getrusage of the ended children)", "children, in all", children.User.Seconds(), children.Sys.Seconds()))
+	m.report = fmt.Sprintf("%s: %d shoppers over %.1fs of drill, %.2f cores in all\n%s", sc.Name, rec.Load.Scheduled, wall.Seconds(), m.cores, strings.Join(lines, "\n"))
+	return m
 }
 
 // procCPUDelta is b's CPU time minus a's.

@@ -305,6 +305,21 @@ func TestFaultThatCannotBeInjectedIsAnError(t *testing.T) {
 	}
 }
 
+// The unproxied local environment, a measurement of what the proxies cost,
+// is not a drill: a network fault has nothing to act on and is refused
+// before any load, and the record says the run went past Toxiproxy.
+func TestUnproxiedRefusesNetworkFaults(t *testing.T) {
+	o := options(t)
+	o.Environment = env.LocalOptions{Binary: binary, Unproxied: true}
+	rec := run(t, context.Background(), lookup(t, "payment-latency"), o)
+	if rec.Verdict != gameday.VerdictError || !strings.Contains(rec.Reason, "faults[0].target: no Toxiproxy proxy is known in front of payment") || rec.Load.Started != 0 {
+		t.Fatalf("verdict %s: %s (started %d)", rec.Verdict, rec.Reason, rec.Load.Started)
+	}
+	if !slices.ContainsFunc(rec.Environment.Notes, func(n string) bool { return strings.HasPrefix(n, "unproxied: ") }) {
+		t.Errorf("notes %q do not say the run was unproxied", rec.Environment.Notes)
+	}
+}
+
 // SIGINT in the middle of a fault: exit 3, and the fault is gone from the
 // external Toxiproxy.
 func TestInterruptMidFaultRemovesIt(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,12 @@ type LocalOptions struct {
 	// Spec.Pods).
 	Pods   int
 	Routes map[string]string
+	// Unproxied connects the checkout straight to its dependencies, with no
+	// Toxiproxy proxy between: for measuring what the proxies cost
+	// (BenchmarkDrillCPU, docs/benchmarks.md), never for a drill. A
+	// scenario with a network fault is refused, as there is no proxy for
+	// it to act on; process faults still work.
+	Unproxied bool
 }
 
 var _ Starter = LocalOptions{}
@@ -180,6 +187,11 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	deps = append(deps, Payment)
 	proxied := map[string]string{}
 	l.proxies = map[string]string{}
+	if o.Unproxied {
+		maps.Copy(proxied, addrs)
+		deps = nil
+		l.info.Notes = append(l.info.Notes, "unproxied: the checkout reaches its dependencies directly, past Toxiproxy; a measurement of what the proxies cost, not a drill")
+	}
 	for _, dep := range deps {
 		name := strings.ReplaceAll(dep, "/", "-")
 		p, err := l.client.CreateProxy(ctx, name, "127.0.0.1:0", addrs[dep])
