@@ -2,6 +2,9 @@ package checkout_test
 
 import (
 	"fmt"
+	"net/http"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -35,6 +38,45 @@ func BenchmarkCheckout(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "checkouts/s")
+		})
+	}
+}
+
+// BenchmarkLedgerRead reads the books of a sale of 10,000 orders over the
+// admin API, whole and as a summary (?summary=true), side by side: the
+// read a runner polls every 200 ms while the books settle, and the one it
+// makes once for the orders.
+//
+//	go test -run '^$' -bench LedgerRead ./checkout/
+func BenchmarkLedgerRead(b *testing.B) {
+	const orders = 10_000
+	e := newEnv(b, envOptions{stock: orders, direct: true})
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= orders; i = next.Add(1) {
+				if a := e.post(checkout.Request{CheckoutID: fmt.Sprintf("bench-%d", i), Shopper: "s", Session: "sess"}); a.body.Status != checkout.OutcomeConfirmed {
+					b.Errorf("checkout %d: %+v", i, a.body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range []struct{ name, query string }{{"whole", ""}, {"summary", "&summary=true"}} {
+		b.Run(c.name, func(b *testing.B) {
+			var size int
+			for range b.N {
+				code, _, body := e.adminCall("GET", "/admin/ledger?sku="+sku+c.query, "", "")
+				if code != http.StatusOK || !strings.Contains(body, fmt.Sprintf(`"sold":%d`, orders)) {
+					b.Fatalf("ledger: %d %.200s", code, body)
+				}
+				size = len(body)
+			}
+			b.ReportMetric(float64(size), "bytes/read")
 		})
 	}
 }

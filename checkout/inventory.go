@@ -71,9 +71,15 @@ type Ledger struct {
 	// whose charge the sweeper has not yet decided on (it waits for the
 	// late-claim grace). The books are settled when it, Reserved and the
 	// pending voids are all zero.
-	AwaitingSweep int64   `json:"awaiting_sweep"`
-	Orders        []Order `json:"orders"`
-	Voids         []Void  `json:"voids"`
+	AwaitingSweep int64 `json:"awaiting_sweep"`
+	// PendingVoids counts the recorded voids the provider has not yet
+	// confirmed.
+	PendingVoids int64 `json:"pending_voids"`
+	// Orders and Voids are every order and every recorded void; nil (and
+	// left out of the JSON) in a summary (LedgerSummary), empty but
+	// present in a full ledger that has none.
+	Orders []Order `json:"orders,omitzero"`
+	Voids  []Void  `json:"voids,omitzero"`
 	// Settled: nothing is reserved, every expired lease has been decided by
 	// the sweeper and no void is pending: the books are final. A runner
 	// waits for it before it reconciles.
@@ -669,18 +675,12 @@ func (inv *Inventory) NaiveSell(ctx context.Context, o Order) error {
 
 // Ledger reaps expired leases and reads the SKU's books.
 func (inv *Inventory) Ledger(ctx context.Context, sku string) (Ledger, error) {
-	k := keys(sku)
-	v, err := reapScript.Run(ctx, inv.rdb, k).Slice()
+	l, err := inv.counts(ctx, sku)
 	if err != nil {
-		return Ledger{}, fmt.Errorf("read ledger of %s: %w", sku, err)
+		return Ledger{}, err
 	}
-	if len(v) != 9 || v[0] == nil {
-		return Ledger{}, fmt.Errorf("read ledger of %s: %w", sku, ErrUnknownSKU)
-	}
-	l := Ledger{SKU: sku, Orders: []Order{}, Voids: []Void{}}
-	for i, dst := range []*int64{&l.Initial, &l.Available, &l.Reserved, &l.Sold, &l.Expired, &l.Reclaimed, &l.AwaitingSweep, &l.MovedOut, &l.MovedIn} {
-		*dst = toInt(v[i])
-	}
+	k := keys(sku)
+	l.Orders, l.Voids = []Order{}, []Void{}
 	orders, err := inv.rdb.HGetAll(ctx, k[2]).Result()
 	if err != nil {
 		return Ledger{}, fmt.Errorf("read orders of %s: %w", sku, err)
@@ -714,14 +714,49 @@ func (inv *Inventory) Ledger(ctx context.Context, sku string) (Ledger, error) {
 		if err := json.Unmarshal([]byte(s), &raw); err != nil {
 			return Ledger{}, fmt.Errorf("decode void %s: %w", key, err)
 		}
-		l.Voids = append(l.Voids, Void{CheckoutID: raw.CheckoutID, ChargeKey: raw.ChargeKey, Reason: raw.Reason,
-			At: time.UnixMilli(raw.AtMS).UTC(), Pending: isPending[key]})
+		v := Void{CheckoutID: raw.CheckoutID, ChargeKey: raw.ChargeKey, Reason: raw.Reason,
+			At: time.UnixMilli(raw.AtMS).UTC(), Pending: isPending[key]}
+		if v.Pending {
+			l.PendingVoids++
+		}
+		l.Voids = append(l.Voids, v)
 	}
 	sortOrders(l.Orders)
 	sortVoids(l.Voids)
-	l.Settled = l.Reserved == 0 && l.AwaitingSweep == 0
-	for _, v := range l.Voids {
-		l.Settled = l.Settled && !v.Pending
+	l.Settled = l.Reserved == 0 && l.AwaitingSweep == 0 && l.PendingVoids == 0
+	return l, nil
+}
+
+// LedgerSummary is the ledger without its orders and voids: the counts,
+// the pending voids and whether the books are settled. Its cost does not
+// grow with the orders, so a runner can poll it while it waits for the
+// books to settle; reading it reaps expired leases, as Ledger does.
+func (inv *Inventory) LedgerSummary(ctx context.Context, sku string) (Ledger, error) {
+	l, err := inv.counts(ctx, sku)
+	if err != nil {
+		return Ledger{}, err
+	}
+	// A void is pending while its charge key is in the pending set, and
+	// only a void recorded in the voids hash is ever added to it.
+	if l.PendingVoids, err = inv.rdb.ZCard(ctx, keys(sku)[4]).Result(); err != nil {
+		return Ledger{}, fmt.Errorf("read pending voids of %s: %w", sku, err)
+	}
+	l.Settled = l.Reserved == 0 && l.AwaitingSweep == 0 && l.PendingVoids == 0
+	return l, nil
+}
+
+// counts reaps expired leases and reads sku's counts.
+func (inv *Inventory) counts(ctx context.Context, sku string) (Ledger, error) {
+	v, err := reapScript.Run(ctx, inv.rdb, keys(sku)).Slice()
+	if err != nil {
+		return Ledger{}, fmt.Errorf("read ledger of %s: %w", sku, err)
+	}
+	if len(v) != 9 || v[0] == nil {
+		return Ledger{}, fmt.Errorf("read ledger of %s: %w", sku, ErrUnknownSKU)
+	}
+	l := Ledger{SKU: sku}
+	for i, dst := range []*int64{&l.Initial, &l.Available, &l.Reserved, &l.Sold, &l.Expired, &l.Reclaimed, &l.AwaitingSweep, &l.MovedOut, &l.MovedIn} {
+		*dst = toInt(v[i])
 	}
 	return l, nil
 }
