@@ -44,7 +44,7 @@ type LocalOptions struct {
 	Routes map[string]string
 	// Unproxied connects the checkout straight to its dependencies, with no
 	// Toxiproxy proxy between: for measuring what the proxies cost
-	// (BenchmarkDrillCPU, docs/benchmarks.md), never for a drill. A
+	// (BenchmarkProxyCost, docs/benchmarks.md), never for a drill. A
 	// scenario with a network fault is refused, as there is no proxy for
 	// it to act on; process faults still work.
 	Unproxied bool
