@@ -86,6 +86,12 @@ type Ledger struct {
 	Settled bool `json:"settled"`
 }
 
+// settled reports whether the books are final: nothing reserved, every
+// expired lease decided by the sweeper, no void pending.
+func (l Ledger) settled() bool {
+	return l.Reserved == 0 && l.AwaitingSweep == 0 && l.PendingVoids == 0
+}
+
 // Balanced reports whether no unit was created or lost.
 func (l Ledger) Balanced() bool {
 	return l.Available+l.Reserved+l.Sold+l.MovedOut == l.Initial+l.MovedIn
@@ -723,7 +729,7 @@ func (inv *Inventory) Ledger(ctx context.Context, sku string) (Ledger, error) {
 	}
 	sortOrders(l.Orders)
 	sortVoids(l.Voids)
-	l.Settled = l.Reserved == 0 && l.AwaitingSweep == 0 && l.PendingVoids == 0
+	l.Settled = l.settled()
 	return l, nil
 }
 
@@ -741,7 +747,7 @@ func (inv *Inventory) LedgerSummary(ctx context.Context, sku string) (Ledger, er
 	if l.PendingVoids, err = inv.rdb.ZCard(ctx, keys(sku)[4]).Result(); err != nil {
 		return Ledger{}, fmt.Errorf("read pending voids of %s: %w", sku, err)
 	}
-	l.Settled = l.Reserved == 0 && l.AwaitingSweep == 0 && l.PendingVoids == 0
+	l.Settled = l.settled()
 	return l, nil
 }
 

@@ -168,11 +168,10 @@ func shortName(cmd string) string {
 // 1,000, 2,000 and 3,000 arrivals a second, and reports whether it
 // passed, the confirmed p95, the share refused or in error, the drops and
 // the CPU the machine spent (all processes' cores, and milliseconds of CPU
-// a shopper). Each rate runs twice,
-// side by side: proxied (the checkout's dependencies behind the embedded
-// Toxiproxy, as in every drill) and unproxied (straight to them,
-// env.LocalOptions.Unproxied), which says how much of the knee is the
-// proxies'.
+// a shopper). Each rate runs twice, side by side: proxied (the checkout's
+// dependencies behind the embedded Toxiproxy, as in every drill) and
+// unproxied (straight to them, env.LocalOptions.Unproxied), which says how
+// much of the knee is the proxies'.
 //
 //	go test -run '^$' -bench StackThroughput -benchtime 1x ./gameday/
 func BenchmarkStackThroughput(b *testing.B) {
