@@ -278,9 +278,19 @@ expect:
 	if len(rec.Faults) != 1 || rec.Faults[0].Error != "" || len(rec.Shops) != 3 {
 		t.Fatalf("faults %+v, shops %+v", rec.Faults, rec.Shops)
 	}
+	// Each shop sold from its own 300 units: at least a unit for every
+	// shopper confirmed, and at most one more for every shopper who ended
+	// "unavailable". A shopper paid whose claim's reply the pod's
+	// inventory outage cut is told its purchase is pending (202,
+	// retry_later: paid, order unconfirmed); with no retry left it ends
+	// unavailable, and its order may stand (seen once in CI: west sold 58,
+	// 57 confirmed). The verdict's books check each order against its own
+	// shopper (orders_told_failed and confirmed_without_order held); this
+	// is the per-shop count.
 	for _, sh := range rec.Shops {
-		if sh.Ledger.Initial != 300 || sh.Ledger.Sold != int64(sh.Outcomes["confirmed"]) || sh.Ledger.Sold == 0 {
-			t.Errorf("shop %s on %s: ledger %+v, outcomes %v: want its own 300 units, sold as confirmed", sh.Name, sh.Pod, sh.Ledger, sh.Outcomes)
+		confirmed, unavailable := int64(sh.Outcomes["confirmed"]), int64(sh.Outcomes["unavailable"])
+		if sh.Ledger.Initial != 300 || sh.Ledger.Sold < confirmed || sh.Ledger.Sold > confirmed+unavailable || sh.Ledger.Sold == 0 {
+			t.Errorf("shop %s on %s: ledger %+v, outcomes %v: want its own 300 units, sold to the shoppers confirmed and at most those left pending", sh.Name, sh.Pod, sh.Ledger, sh.Outcomes)
 		}
 	}
 
