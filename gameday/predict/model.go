@@ -33,7 +33,11 @@ import (
 //
 // The simulation models, rather than runs:
 //   - the network: an answer reaches the shopper the instant the checkout
-//     gives it, and a request reaches the checkout the instant it is sent;
+//     gives it, and a request reaches the checkout the instant it is sent,
+//     except that a shopper told to come back comes back a round trip
+//     later than the wait it drew (the answer's way back and the load
+//     generator's timer, which a paced room's door, asked every few
+//     milliseconds, feels): one per run, in [RoundTrip, RoundTripMax];
 //   - the checkout's own work: Overhead per admitted request, all of it
 //     before the charge (session, stock read or reservation); the stock is
 //     read or reserved at admission;
@@ -105,6 +109,14 @@ type Model struct {
 	// Overhead is the checkout's own time per admitted request (its Redis
 	// round trips), a model parameter: measure it, or guess it.
 	Overhead time.Duration
+	// RoundTrip is what an answer to come back costs the shopper beyond
+	// the wait it draws: the answer's way to it and its timer's lateness
+	// in sending again. A model parameter like Overhead; 0: none. It is
+	// the machine's more than the checkout's, and differs from drill to
+	// drill more than from answer to answer: with RoundTripMax above it,
+	// each run draws its own, uniformly in [RoundTrip, RoundTripMax], from
+	// its seed (RoundTripMax 0: RoundTrip in every run).
+	RoundTrip, RoundTripMax time.Duration
 
 	// RetryAfter is the wait the checkout's own refusals (503 timeout,
 	// bulkhead_full, breaker_open) ask for; 0 means 1s, the checkout's
@@ -190,6 +202,12 @@ func (m Model) Validate() error {
 	}
 	if m.Overhead < 0 {
 		bad("Overhead", m.Overhead, "must not be negative")
+	}
+	if m.RoundTrip < 0 {
+		bad("RoundTrip", m.RoundTrip, "must not be negative")
+	}
+	if m.RoundTripMax != 0 && m.RoundTripMax < m.RoundTrip {
+		bad("RoundTripMax", m.RoundTripMax, "must be 0 or at least RoundTrip")
 	}
 	if m.RetryAfter < 0 {
 		bad("RetryAfter", m.RetryAfter, "must not be negative (0 means 1s)")

@@ -276,6 +276,8 @@ func TestValidate(t *testing.T) {
 		{"slots", func(m *predict.Model) { m.Slots = -1 }, "Slots"},
 		{"timeout", func(m *predict.Model) { m.PaymentTimeout = -1 }, "PaymentTimeout"},
 		{"overhead", func(m *predict.Model) { m.Overhead = -1 }, "Overhead"},
+		{"round trip", func(m *predict.Model) { m.RoundTrip = -1 }, "RoundTrip"},
+		{"round trip range", func(m *predict.Model) { m.RoundTrip, m.RoundTripMax = 2, 1 }, "RoundTripMax"},
 		{"breaker", func(m *predict.Model) { m.Breaker.Failures = 3 }, "Breaker.OpenFor"},
 		{"admission", func(m *predict.Model) { m.Admission.InProgress = 0 }, "admission.in_progress"},
 		{"mode", func(m *predict.Model) { m.Admission.Mode = "fifo" }, "admission.mode"},

@@ -28,6 +28,21 @@ const DefaultPredictRuns = 400
 // rather than being absorbed by the model.
 const CheckoutOverhead = 3 * time.Millisecond
 
+// RefusalRoundTrip and RefusalRoundTripMax bound what an answer to come
+// back costs a shopper of the local environment beyond the wait it draws
+// (Model.RoundTrip): the answer's way over loopback and the load
+// generator's lateness in sending again. Measured in eleven peak-paced
+// drills on one machine (docs/flash-sale.md): 0.98 to 2.08 ms a drill on
+// average, about half each, steady within a drill and not from one to the
+// next. Each simulated run draws one in this range, so that the model's
+// range of a count spans the machine's days. It matters where shoppers are
+// asked back every few milliseconds: the paced room's door, whose count of
+// answers it lowers by 5 to 10 %.
+const (
+	RefusalRoundTrip    = time.Millisecond
+	RefusalRoundTripMax = 2500 * time.Microsecond
+)
+
 // ErrNotPredictable is returned by FromScenario for a scenario the predictor
 // cannot simulate.
 var ErrNotPredictable = errors.New("the predictor cannot simulate this scenario")
@@ -61,8 +76,8 @@ func FromScenario(sc *scenarios.Scenario) (Model, error) {
 		MinPaymentTime: sc.Checkout.MinPaymentTime.D(),
 		PaymentMin:     sc.Payment.MinLatency.D(), PaymentMax: sc.Payment.MaxLatency.D(),
 		DeclineRate: sc.Payment.DeclineRate, Slots: sc.Payment.Slots,
-		LineSlots:  sc.Checkout.Payment.Slots,
-		Overhead:   CheckoutOverhead,
+		LineSlots: sc.Checkout.Payment.Slots,
+		Overhead:  CheckoutOverhead, RoundTrip: RefusalRoundTrip, RoundTripMax: RefusalRoundTripMax,
 		RetryAfter: sc.Checkout.RetryAfter.D(),
 	}
 	if l.RetryJitter != nil {
@@ -104,7 +119,9 @@ func ForRecord(ctx context.Context, sc *scenarios.Scenario, seed int64, runs int
 	if err != nil {
 		return nil, err
 	}
-	out := &runrecord.Prediction{Runs: p.Runs, Seed: p.Seed, OverheadMS: math.Round(float64(m.Overhead)/1e4) / 100, Figures: map[string]runrecord.FigureRange{}}
+	ms := func(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
+	out := &runrecord.Prediction{Runs: p.Runs, Seed: p.Seed, OverheadMS: ms(m.Overhead),
+		RoundTripMS: [2]float64{ms(m.RoundTrip), ms(max(m.RoundTrip, m.RoundTripMax))}, Figures: map[string]runrecord.FigureRange{}}
 	for k, r := range p.Figures {
 		out.Figures[k] = runrecord.FigureRange{Mean: r.Mean, P5: r.P5, P95: r.P95, Min: r.Min, Max: r.Max}
 	}

@@ -145,6 +145,7 @@ type sim struct {
 
 	// derived settings
 	retryAfter     time.Duration // the checkout's own refusals
+	roundTrip      time.Duration // this run's, in [m.RoundTrip, m.RoundTripMax]
 	roomRetryAfter time.Duration // the waiting room's
 	tick           time.Duration
 	probeTimeout   time.Duration
@@ -217,6 +218,13 @@ func (s *sim) reset(room *admission.Room, seed int64) {
 	// The payment draws have their own stream, apart from the shoppers'
 	// (which load.Shoppers seeds with (seed, index)).
 	s.pay.Seed(uint64(seed), 0x7061796d656e74) // "payment"
+	// So has the run's round trip, drawn only when it may differ: a model
+	// without a range draws nothing and is as it was.
+	s.roundTrip = m.RoundTrip
+	if m.RoundTripMax > m.RoundTrip {
+		rt := rand.New(rand.NewPCG(uint64(seed), 0x726f756e64)) // "round"
+		s.roundTrip += time.Duration(rt.Int64N(int64(m.RoundTripMax - m.RoundTrip + 1)))
+	}
 	s.available, s.sold, s.active = m.Stock, 0, 0
 	if n > 0 {
 		s.push(s.tick, evTick, 0)
@@ -633,7 +641,7 @@ func (s *sim) deliverWait(i int32, a answer, asked time.Duration) {
 	}
 	// The shopper's draws are taken in turn, one per retry, as the load
 	// generator takes them.
-	wait := time.Duration(float64(retryAfter) * s.choices[i].NextJitter())
+	wait := s.roundTrip + time.Duration(float64(retryAfter)*s.choices[i].NextJitter())
 	if s.now+wait >= sh.deadline {
 		s.finish(i, load.OutcomeGaveUp) // it would come back too late
 		return

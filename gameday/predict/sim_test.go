@@ -522,3 +522,60 @@ func TestRetryAfter(t *testing.T) {
 		t.Errorf("waiting room's retry after %v, want its own %v", got, m.Admission.RetryAfter)
 	}
 }
+
+// TestRoundTrip: a shopper told to come back sends again the run's round
+// trip after the wait it drew; a round trip on every answer to come back
+// asks the room less often; with a range, each run draws one of its own,
+// the same for every answer of the run.
+func TestRoundTrip(t *testing.T) {
+	m := overload(admission.ModeFair)
+	m.RetryJitter, m.Admission.RetryAfter = 0, 200*time.Millisecond
+	// roundTrip is the one round trip of the run with seed, read from its
+	// shoppers' come-back gaps, and the run's waiting-room answers.
+	roundTrip := func(seed int64) (time.Duration, int) {
+		s, f := simulate(t, m, seed)
+		rt := time.Duration(-1)
+		for i, r := range s.recs {
+			for k := 1; k < len(r.Attempts); k++ {
+				a := r.Attempts[k-1]
+				if a.Reason != admission.RefusalWaitingRoom {
+					continue
+				}
+				got := r.Attempts[k].At - (a.At + a.Took) - m.Admission.RetryAfter
+				if rt >= 0 && got != rt {
+					t.Fatalf("seed %d: shopper %d came back %v after its wait, others %v", seed, i, got, rt)
+				}
+				rt = got
+			}
+		}
+		if rt < 0 {
+			t.Fatalf("seed %d: no shopper was told to come back", seed)
+		}
+		return rt, f.WaitingRoomAnswers
+	}
+	m.RoundTrip = 0
+	zero, none := roundTrip(1)
+	m.RoundTrip = 50 * time.Millisecond
+	fifty, some := roundTrip(1)
+	if zero != 0 || fifty != m.RoundTrip {
+		t.Errorf("round trips %v and %v, want 0 and %v", zero, fifty, m.RoundTrip)
+	}
+	if some >= none {
+		t.Errorf("waiting-room answers %d with a 50 ms round trip, %d without: want fewer", some, none)
+	}
+	m.RoundTrip, m.RoundTripMax = 10*time.Millisecond, 60*time.Millisecond
+	seen := map[time.Duration]bool{}
+	for seed := range int64(5) {
+		rt, _ := roundTrip(seed)
+		if rt < m.RoundTrip || rt > m.RoundTripMax {
+			t.Errorf("seed %d: round trip %v, outside [%v, %v]", seed, rt, m.RoundTrip, m.RoundTripMax)
+		}
+		if again, _ := roundTrip(seed); again != rt {
+			t.Errorf("seed %d: round trip %v, then %v", seed, rt, again)
+		}
+		seen[rt] = true
+	}
+	if len(seen) < 3 {
+		t.Errorf("five seeds drew round trips %v: want them to differ", seen)
+	}
+}

@@ -235,8 +235,12 @@ type Prediction struct {
 	Runs int   `json:"runs"`
 	Seed int64 `json:"seed"`
 	// OverheadMS is the checkout's own time per request the model assumed.
-	OverheadMS float64                `json:"overhead_ms"`
-	Figures    map[string]FigureRange `json:"figures"`
+	OverheadMS float64 `json:"overhead_ms"`
+	// RoundTripMS is the least and most the model assumed an answer to
+	// come back costs the shopper beyond the wait it draws, one drawn per
+	// simulated run (predict.Model.RoundTrip).
+	RoundTripMS [2]float64             `json:"round_trip_ms"`
+	Figures     map[string]FigureRange `json:"figures"`
 }
 
 // FigureRange is one figure over the simulated runs.
