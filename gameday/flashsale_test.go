@@ -1,6 +1,7 @@
 package gameday_test
 
 import (
+	"fmt"
 	"math"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,18 @@ func agrees(unit string, v float64, r runrecord.FigureRange) (bool, float64) {
 // drills send about a thousand requests a second, and a load generator
 // built with the race detector (this test binary) would spend a 2-core
 // machine's CPU on itself and measure that, not the checkout.
+//
+// A drill with a figure outside is drilled once more, and fails only if
+// the second drill has one outside too. A figure of a right model lands
+// beyond the least or greatest of 400 simulated runs about one drill in
+// 200, and the eight drills check some sixty figures that vary (about
+// seven a drill): about one CI run in four would fail on chance alone but
+// for the widening, and the widening is thin where the machine's speed
+// moves a figure (a drill's success p95 under a loaded CPU). A change in
+// the checkout, the load generator or the model moves its figure in every
+// drill, and fails the second as it failed the first; chance fails both
+// about one time in thirty of the first's. The first drill's figures
+// outside are logged either way.
 func TestFlashSaleFiguresWithinPrediction(t *testing.T) {
 	names := []string{"drop-naive", "drop-reserve"}
 	for _, n := range scenarios.CatalogueNames() {
@@ -55,34 +68,50 @@ func TestFlashSaleFiguresWithinPrediction(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			runs := t.TempDir()
-			out, err := exec.Command(binary, "run", "-quiet", "-time-scale", "0.3", "-runs-dir", runs,
-				"-journal", filepath.Join(t.TempDir(), "j.json"), name).CombinedOutput()
-			dirs, _ := filepath.Glob(filepath.Join(runs, "*", "run.json"))
-			if len(dirs) != 1 {
-				t.Fatalf("no run.json (%v):\n%s", err, out)
+			outside, out := drillAgainstPrediction(t, name)
+			if len(outside) == 0 {
+				return
 			}
-			testenv.KeepRun(t, filepath.Dir(dirs[0]))
-			rec, rerr := gameday.ReadRecord(dirs[0])
-			if rerr != nil {
-				t.Fatal(rerr)
-			}
-			if rec.Verdict != gameday.VerdictPass {
-				t.Fatalf("verdict %s (exit %v): %s\n%s", rec.Verdict, err, rec.Reason, out)
-			}
-			if rec.Flash == nil || rec.Flash.Predicted == nil {
-				t.Fatalf("no prediction in run.json: %+v (notes %v)", rec.Flash, rec.Notes)
-			}
-			for _, n := range flash.Names() {
-				v := rec.Flash.Observed.Value(n.Key)
-				r := rec.Flash.Predicted.Figures[n.Key]
-				if ok, tol := agrees(n.Unit, v, r); !ok {
-					t.Errorf("%s = %.3f %s, outside the model's [%.3f, %.3f] ± %.3f (p5 %.3f, p95 %.3f)", n.Key, v, n.Unit, r.Min, r.Max, tol, r.P5, r.P95)
-				}
-			}
-			if t.Failed() {
-				t.Logf("the drill said:\n%s", out)
+			t.Logf("first drill: %s; drilling again", strings.Join(outside, "; "))
+			again, out2 := drillAgainstPrediction(t, name)
+			if len(again) > 0 {
+				t.Errorf("two drills with figures outside the model's range:\nfirst: %s\nsecond: %s", strings.Join(outside, "; "), strings.Join(again, "; "))
+				t.Logf("the first drill said:\n%s\nthe second:\n%s", out, out2)
 			}
 		})
 	}
+}
+
+// drillAgainstPrediction drills the catalogue scenario name time-scaled
+// with the gameday command, and says which of its figures fell outside
+// what the model allows (agrees), and what the command printed. A drill
+// that does not pass, or has no prediction, fails the test at once.
+func drillAgainstPrediction(t *testing.T, name string) (outside []string, out []byte) {
+	t.Helper()
+	runs := t.TempDir()
+	out, err := exec.Command(binary, "run", "-quiet", "-time-scale", "0.3", "-runs-dir", runs,
+		"-journal", filepath.Join(t.TempDir(), "j.json"), name).CombinedOutput()
+	dirs, _ := filepath.Glob(filepath.Join(runs, "*", "run.json"))
+	if len(dirs) != 1 {
+		t.Fatalf("no run.json (%v):\n%s", err, out)
+	}
+	testenv.KeepRun(t, filepath.Dir(dirs[0]))
+	rec, rerr := gameday.ReadRecord(dirs[0])
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if rec.Verdict != gameday.VerdictPass {
+		t.Fatalf("verdict %s (exit %v): %s\n%s", rec.Verdict, err, rec.Reason, out)
+	}
+	if rec.Flash == nil || rec.Flash.Predicted == nil {
+		t.Fatalf("no prediction in run.json: %+v (notes %v)", rec.Flash, rec.Notes)
+	}
+	for _, n := range flash.Names() {
+		v := rec.Flash.Observed.Value(n.Key)
+		r := rec.Flash.Predicted.Figures[n.Key]
+		if ok, tol := agrees(n.Unit, v, r); !ok {
+			outside = append(outside, fmt.Sprintf("%s = %.3f %s, outside the model's [%.3f, %.3f] ± %.3f (p5 %.3f, p95 %.3f)", n.Key, v, n.Unit, r.Min, r.Max, tol, r.P5, r.P95))
+		}
+	}
+	return outside, out
 }
