@@ -108,7 +108,7 @@ func startBenchServer(b *testing.B) string {
 
 // startBenchServers starts the target in a child process and returns its
 // two URLs (the same server on two ports).
-func startBenchServers(b *testing.B) []string {
+func startBenchServers(b testing.TB) []string {
 	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -365,19 +365,25 @@ func benchVegeta(b *testing.B, url string, rate int, f *loadFigures) {
 // buffers. Half of them go to each of the server's two ports (see
 // serveBench). 30,000 connections need the open-file limit of both
 // processes raised to 40,000 (root with CAP_SYS_RESOURCE, or a hard limit
-// that high); where it cannot be, 15,000 are held (under a 20,000 limit),
-// and the 30,000 figure is the per-shopper cost times 30,000 (rss-MiB-30k).
-// rss-MiB is the generator process's resident memory while they all wait.
+// that high); where it cannot be, 15,000 are held in one process (under a
+// 20,000 limit), rss-MiB-30k reckons 30,000 from their cost, and
+// processes=2 holds all 30,000 at once in two generator processes of
+// 15,000 (each against a server of its own), as a run sharded two ways
+// would, and reports the two generators' resident memory summed.
+// rss-MiB is the generator's resident memory while they all wait.
 // Side by side: the generator's own transport and net/http's, then the
 // generator at half the count (below). The generator alone, without connections: gameday/load's.
 func BenchmarkMemoryPerWaitingShopper(b *testing.B) {
 	n := 30_000
 	if err := testenv.RaiseOpenFiles(openFiles); err != nil {
 		n = 15_000
-		b.Logf("%d open files cannot be had (%v): %d shoppers", openFiles, err, n)
+		b.Logf("%d open files cannot be had (%v): %d shoppers a process", openFiles, err, n)
 	}
 	urls := startBenchServers(b)
 	b.Run(fmt.Sprintf("client=gameday/shoppers=%d", n), func(b *testing.B) { benchWaiting(b, n, urls, load.NewClient) })
+	if n < 30_000 {
+		b.Run("client=gameday/shoppers=30000/processes=2", func(b *testing.B) { benchWaitingSplit(b, 30_000) })
+	}
 	b.Run(fmt.Sprintf("client=net-http/shoppers=%d", n), func(b *testing.B) { benchWaiting(b, n, urls, netHTTPClient) })
 	// The generator at half the count, last: heap and stack a shopper the
 	// same at both counts is a cost that 30,000 can be reckoned from. Its
@@ -388,34 +394,250 @@ func BenchmarkMemoryPerWaitingShopper(b *testing.B) {
 }
 
 func benchWaiting(b *testing.B, n int, urls []string, client func() *http.Client) {
-	ctl := &http.Client{Timeout: 5 * time.Second}
 	for range b.N {
 		a := benchSystem(b, urls[0]+"/hold").Flow(client(), "mem")
 		c := benchSystem(b, urls[1]+"/hold").Flow(client(), "mem")
 		t := halves{a, c}
 		testenv.MeasureWaiting(b, n, t, func() {
-			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				resp, err := ctl.Get(urls[0] + "/held")
-				if err != nil {
-					b.Fatalf("ask the server: %v", err)
-				}
-				got, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if k, _ := strconv.Atoi(string(got)); k >= n {
-					return
-				}
+			if err := awaitHeld(urls[0], n); err != nil {
+				b.Fatal(err)
 			}
-			b.Fatal("the server never held every shopper")
 		}, func() {
-			resp, err := ctl.Post(urls[0]+"/release", "", nil)
-			if err != nil {
-				b.Fatalf("release: %v", err)
+			if err := releaseHeld(urls[0]); err != nil {
+				b.Fatal(err)
 			}
-			resp.Body.Close()
 		})
 		a.CloseIdleConnections()
 		c.CloseIdleConnections()
 	}
+}
+
+// benchWaitingSplit holds n shoppers waiting at once in two generator
+// processes of n/2 each (this test binary, started with benchWaitingEnv),
+// each against a server process of its own, and reports the two
+// generators' resident memory summed while all n wait: where no process
+// may hold n connections, n are still held, and the generator's memory
+// for them is the sum (each process's own base counted too, so the figure
+// is if anything high).
+func benchWaitingSplit(b *testing.B, n int) {
+	servers := [][]string{startBenchServers(b), startBenchServers(b)}
+	for range b.N {
+		w, err := holdSplit(servers[0][0], servers[1][0], n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		testenv.ReportWaiting(b, w)
+		b.ReportMetric(2, "processes")
+	}
+}
+
+// holdSplit holds n shoppers at once, half from each of two generator
+// processes, the first half at url0 and the second at url1, and returns
+// the two processes' figures summed while all n waited. Both processes
+// have ended when it returns.
+func holdSplit(url0, url1 string, n int) (testenv.Waiting, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return testenv.Waiting{}, err
+	}
+	gens := make([]*waitingGenerator, 0, 2)
+	defer func() {
+		for _, g := range gens {
+			g.stop()
+		}
+	}()
+	for _, url := range []string{url0, url1} {
+		g, err := startWaitingGenerator(exe, url, n/2)
+		if err != nil {
+			return testenv.Waiting{}, err
+		}
+		gens = append(gens, g)
+	}
+	// Every shopper of both waits once both have said so: each holds its
+	// own until it is told to let them go.
+	sum := testenv.Waiting{}
+	for _, g := range gens {
+		w, err := g.held()
+		if err != nil {
+			return sum, err
+		}
+		sum.Shoppers += w.Shoppers
+		sum.Heap += w.Heap
+		sum.Stack += w.Stack
+	}
+	for _, url := range []string{url0, url1} {
+		if k, err := heldCount(url); err != nil || k < n/2 {
+			return sum, fmt.Errorf("the server at %s holds %d of %d shoppers (%v)", url, k, n/2, err)
+		}
+	}
+	for _, g := range gens {
+		sum.RSS += testenv.ResidentBytes(strconv.Itoa(g.cmd.Process.Pid))
+	}
+	for _, g := range gens {
+		if err := g.release(); err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
+
+// benchWaitingEnv, set to "URL N", makes the test binary a generator that
+// holds N shoppers waiting at URL's /hold (see waitBench).
+const benchWaitingEnv = "GAMEDAY_LOAD_BENCH_WAITING"
+
+// waitBench is the generator process of holdSplit: it runs its shoppers
+// through the reference system's flow at the server given in
+// benchWaitingEnv, and once they all wait prints "held SHOPPERS HEAP
+// STACK" and waits for a line on stdin; then it lets them go, checks the
+// run and prints "ok" (or "error: …" and exits 1).
+func waitBench() int {
+	url, count, _ := strings.Cut(os.Getenv(benchWaitingEnv), " ")
+	n, err := strconv.Atoi(count)
+	if err != nil {
+		fmt.Printf("error: %s=%q: want \"URL N\"\n", benchWaitingEnv, os.Getenv(benchWaitingEnv))
+		return 1
+	}
+	s, err := system.Reference(map[string]string{"CHECKOUT_URL": url + "/hold", "TOXIPROXY": "127.0.0.1:1"})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	flow := s.Flow(load.NewClient(), "mem")
+	stdin := bufio.NewReader(os.Stdin)
+	_, err = testenv.HoldWaiting(n, flow, func() error { return awaitHeld(url, n) }, func(w testenv.Waiting) {
+		fmt.Printf("held %d %.0f %.0f\n", w.Shoppers, w.Heap, w.Stack)
+		_, _ = stdin.ReadString('\n')
+	}, func() error { return releaseHeld(url) })
+	flow.CloseIdleConnections()
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	fmt.Println("ok")
+	return 0
+}
+
+// waitingGenerator is one generator process of holdSplit.
+type waitingGenerator struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+	done  chan struct{}
+	err   error // cmd.Wait's, once done is closed
+}
+
+func startWaitingGenerator(exe, url string, n int) (*waitingGenerator, error) {
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %d", benchWaitingEnv, url, n))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start a waiting generator: %w", err)
+	}
+	return &waitingGenerator{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), done: make(chan struct{})}, nil
+}
+
+// line is the generator's next line of output, or why there is none.
+func (g *waitingGenerator) line() (string, error) {
+	line, err := g.out.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("generator %d ended without a word (%v)", g.cmd.Process.Pid, err)
+	}
+	if rest, ok := strings.CutPrefix(line, "error: "); ok {
+		return "", fmt.Errorf("generator %d: %s", g.cmd.Process.Pid, strings.TrimSpace(rest))
+	}
+	return strings.TrimSpace(line), nil
+}
+
+// held waits until the generator's shoppers all wait and returns its
+// figures (not its resident memory, which the caller reads).
+func (g *waitingGenerator) held() (testenv.Waiting, error) {
+	line, err := g.line()
+	if err != nil {
+		return testenv.Waiting{}, err
+	}
+	var w testenv.Waiting
+	if _, err := fmt.Sscanf(line, "held %d %g %g", &w.Shoppers, &w.Heap, &w.Stack); err != nil {
+		return w, fmt.Errorf("generator %d said %q: %v", g.cmd.Process.Pid, line, err)
+	}
+	return w, nil
+}
+
+// release lets the generator's shoppers go and waits for its verdict on
+// its run.
+func (g *waitingGenerator) release() error {
+	if _, err := io.WriteString(g.stdin, "release\n"); err != nil {
+		return fmt.Errorf("generator %d: %w", g.cmd.Process.Pid, err)
+	}
+	line, err := g.line()
+	if err != nil {
+		return err
+	}
+	if line != "ok" {
+		return fmt.Errorf("generator %d said %q", g.cmd.Process.Pid, line)
+	}
+	return nil
+}
+
+// stop ends the generator: a closed stdin lets its shoppers go if they
+// still wait; one that has not ended 10 s later is killed.
+func (g *waitingGenerator) stop() {
+	_ = g.stdin.Close()
+	go func() { g.err = g.cmd.Wait(); close(g.done) }()
+	select {
+	case <-g.done:
+	case <-time.After(10 * time.Second):
+		_ = g.cmd.Process.Kill()
+		<-g.done
+	}
+}
+
+// awaitHeld waits (two minutes at most) until the server at url holds n
+// requests.
+func awaitHeld(url string, n int) error {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		k, err := heldCount(url)
+		if err != nil {
+			return err
+		}
+		if k >= n {
+			return nil
+		}
+	}
+	return fmt.Errorf("the server at %s never held %d shoppers", url, n)
+}
+
+// heldCount is how many requests the server at url holds.
+func heldCount(url string) (int, error) {
+	ctl := &http.Client{Timeout: 5 * time.Second}
+	resp, err := ctl.Get(url + "/held")
+	if err != nil {
+		return 0, fmt.Errorf("ask the server: %w", err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("ask the server: %w", err)
+	}
+	return strconv.Atoi(string(got))
+}
+
+// releaseHeld tells the server at url to answer every request it holds.
+func releaseHeld(url string) error {
+	ctl := &http.Client{Timeout: 5 * time.Second}
+	resp, err := ctl.Post(url+"/release", "", nil)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
 }
 
 // netHTTPClient is load.NewClient as it was before the generator had a
