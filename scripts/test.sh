@@ -5,16 +5,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # On a fresh machine compiling costs about a third of the run: vet's build,
-# the race build of every package, and the two static release builds (the
-# amd64 image's, the arm64 drill's) are each a whole build of their own, and
-# `go test -p 1` below would compile one package at a time. They go into
-# Go's build cache here, with both cores, while Debian's packages download;
-# the steps below then find them built. A build that fails here fails again
+# the race build of every package, and the static release builds (the
+# image's, for this machine, and the arm64 drill's; one build on a Pi) are
+# each a whole build of their own, and `go test -p 1` below would compile
+# one package at a time. They go into Go's build cache here, with both
+# cores, while Debian's packages download; the steps below find them built. A build that fails here fails again
 # below, where it is reported.
 warm() {
 	go vet ./... && go build ./... &&
 		go test -race -count=1 -run '^$' -exec true ./... &&
-		CGO_ENABLED=0 GOARCH=amd64 go build -trimpath -o /dev/null ./cmd/gameday &&
+		CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/gameday &&
 		CGO_ENABLED=0 GOARCH=arm64 go build -trimpath -o /dev/null ./cmd/gameday
 }
 warm >/dev/null 2>&1 &
