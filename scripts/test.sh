@@ -6,16 +6,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # On a fresh machine compiling costs about a third of the run: vet's build,
 # the race build of every package, and the static release builds (the
-# image's, for this machine, and the arm64 drill's; one build on a Pi) are
-# each a whole build of their own, and `go test -p 1` below would compile
-# one package at a time. They go into Go's build cache here, with both
-# cores, while Debian's packages download; the steps below find them built. A build that fails here fails again
-# below, where it is reported.
+# image's, for this machine, and the arm64 drill's; one on a Pi) are each a
+# whole build of their own, and `go test -p 1` below would compile one
+# package at a time. They go into Go's build cache here, with both cores,
+# while Debian's packages download; the steps below find them built. A build
+# that fails here fails again below, where it is reported.
 warm() {
+	local archs=("$(go env GOARCH)") dist
+	[ "${archs[0]}" = arm64 ] || archs+=(arm64)
+	dist=$(mktemp -d)
 	go vet ./... && go build ./... &&
 		go test -race -count=1 -run '^$' -exec true ./... &&
-		CGO_ENABLED=0 go build -trimpath -o /dev/null ./cmd/gameday &&
-		CGO_ENABLED=0 GOARCH=arm64 go build -trimpath -o /dev/null ./cmd/gameday
+		DIST="$dist" bash scripts/release.sh "${archs[@]}"
+	rm -rf "$dist"
 }
 warm >/dev/null 2>&1 &
 warming=$!
