@@ -131,6 +131,13 @@ func (r *runFlags) options(name string, stderr io.Writer) (gameday.Options, erro
 		default:
 			return o, usagef("%s: -system drills a system as it runs; -env %s starts the reference checkout instead", name, *r.envKind)
 		}
+		// The addresses of a system file are its own: flags that name a
+		// reference checkout's would be dropped without a word.
+		for _, f := range []struct{ flag, val string }{{"-toxiproxy", r.ext.Toxiproxy}, {"-checkout-url", r.ext.CheckoutURL}, {"-payment-url", r.ext.PaymentURL}} {
+			if f.val != "" {
+				return o, usagef("%s: -system %s and %s %s: a system file drills the system it describes, at its own addresses; %s names a reference checkout you run (-env external without -system): give one or the other", name, *r.system, f.flag, f.val, f.flag)
+			}
+		}
 		sys, err := system.LoadFile(*r.system, nil)
 		if err != nil {
 			return o, usageError{err}
