@@ -366,3 +366,68 @@ books:
 		t.Errorf("%d requests went without the store's header", n)
 	}
 }
+
+// An answer longer than a query may give is an error, never a list cut
+// short: a charges list cut short hides the charges past the cut, and a
+// double charge among them.
+func TestAnswerTooLongIsAnError(t *testing.T) {
+	const limit = 16 << 20
+	var size atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A list of charges of the given size, as a whole JSON document.
+		item := `{"checkout_id":"r1-1","status":"approved"},`
+		n := int(size.Load()) / len(item)
+		w.Write([]byte("["))
+		for i := 0; i < n; i++ {
+			w.Write([]byte(item))
+		}
+		w.Write([]byte(`{"checkout_id":"r1-2","status":"approved"}]`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "orders.sh"), []byte("#!/bin/sh\nyes r1-1 | head -n $(($1 / 5))\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "gameday.yaml")
+	if err := os.WriteFile(file, []byte(`name: x
+base_url: http://127.0.0.1:1
+sku: s
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+stores: {pay: {http: "`+srv.URL+`"}}
+books:
+  orders: {command: [./orders.sh, "{{.SKU}}"]}
+  charges: {store: pay, http: {path: /charges}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := system.LoadFile(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		bytes int
+		ok    bool
+	}{{1 << 10, true}, {limit - 1<<10, true}, {limit + 1<<10, false}} {
+		size.Store(int64(c.bytes))
+		r, err := books.Open(ctx, sys, system.Values{SKU: fmt.Sprint(c.bytes)}, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := r.Rows(ctx, &sys.Books.Charges.Query, []string{"checkout_id", "status"})
+		if c.ok && (err != nil || len(rows) < c.bytes/50 || rows[len(rows)-1]["checkout_id"] != "r1-2") {
+			t.Errorf("charges of %d bytes: %d rows, %v; want them all", c.bytes, len(rows), err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "/charges answered more than 16 MiB")) {
+			t.Errorf("charges of %d bytes: %d rows, %v; want an error saying the answer is too long", c.bytes, len(rows), err)
+		}
+		rows, err = r.Rows(ctx, sys.Books.Orders, []string{"checkout_id"})
+		if c.ok && (err != nil || len(rows) != c.bytes/len("r1-1\n")) {
+			t.Errorf("orders of %d bytes: %d rows, %v; want %d", c.bytes, len(rows), err, c.bytes/len("r1-1\n"))
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "./orders.sh: wrote more than 16 MiB")) {
+			t.Errorf("orders of %d bytes: %d rows, %v; want an error saying the output is too long", c.bytes, len(rows), err)
+		}
+		r.Close()
+	}
+}

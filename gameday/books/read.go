@@ -361,7 +361,12 @@ func (r *Reader) get(ctx context.Context, rq system.Rendered) (int, []byte, erro
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOutput))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOutput+1))
+	if err == nil && len(b) > maxOutput {
+		// A list cut short would read as fewer orders or charges: a
+		// missing charge can hide a double charge.
+		return 0, nil, fmt.Errorf("%s %s answered more than %d MiB: keep this run's only (its checkout ids begin {{.Run}}-)", rq.Method, rq.URL, maxOutput>>20)
+	}
 	return resp.StatusCode, b, err
 }
 
@@ -379,17 +384,25 @@ func run(ctx context.Context, dir string, argv []string) ([]byte, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("%s: %w: %s", argv[0], err, clip(errOut.b.Bytes()))
 	}
+	if out.cut {
+		return nil, fmt.Errorf("%s: wrote more than %d MiB: keep this run's only (its checkout ids begin {{.Run}}-)", argv[0], maxOutput>>20)
+	}
 	return out.b.Bytes(), nil
 }
 
-// limited keeps at most max bytes written to it.
+// limited keeps at most max bytes written to it, and whether more came.
 type limited struct {
 	b   bytes.Buffer
 	max int
+	cut bool
 }
 
 func (l *limited) Write(p []byte) (int, error) {
-	if room := l.max - l.b.Len(); room > 0 {
+	room := l.max - l.b.Len()
+	if len(p) > room {
+		l.cut = true
+	}
+	if room > 0 {
 		l.b.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil

@@ -27,7 +27,7 @@ type Order struct {
 type Charge struct {
 	CheckoutID string
 	ID         string
-	Status     string // approved, declined, voided, or "" for another word
+	Status     string // approved, declined or voided (a charge in another status stops the run before it is judged)
 	At         time.Time
 }
 

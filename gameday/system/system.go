@@ -335,8 +335,8 @@ type Books struct {
 	// charge it was paid with, as charges' id) and units (default 1).
 	Orders *Query `yaml:"orders"`
 	// Charges lists the charges the provider holds: one row each, with
-	// checkout_id, status, and optionally id, created_at (RFC 3339, or Unix
-	// seconds or milliseconds) and amount.
+	// checkout_id, status, and optionally id and created_at (RFC 3339, or
+	// Unix seconds or milliseconds).
 	Charges *Charges `yaml:"charges"`
 	// Settled reads whether the books are final: true, or the number 0
 	// (nothing left to settle: holds, voids, refunds). The runner asks
@@ -371,7 +371,8 @@ type Charges struct {
 	Query
 	// Statuses maps each of approved, declined and voided to the words the
 	// provider uses for it; default each to itself. An approved charge
-	// moved money; a status not listed is counted as neither.
+	// moved money; a charge of this run whose status is not listed stops
+	// the run (error): it cannot be judged.
 	Statuses map[string][]string `yaml:"statuses"`
 }
 
