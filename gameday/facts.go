@@ -146,6 +146,48 @@ func statusWords(m map[string][]string) string {
 	return strings.Join(out, "; ")
 }
 
+// Coverage is what a drill of sys can judge from its books, as its file
+// describes them: the invariants it checks, and those it cannot, each with
+// the facts it needs. gameday validate prints it, so a user sees what the
+// description leaves unjudged before a drill does.
+func Coverage(sys *system.System) (checked []string, notChecked map[string]string) {
+	var known int64
+	f := &judge.Facts{OrdersKnown: sys.Books.Orders != nil, ChargesKnown: sys.Books.Charges != nil}
+	if st := sys.Books.Stock; st != nil {
+		for _, x := range []struct {
+			q   *system.Query
+			dst **int64
+		}{{st.Available, &f.Available}, {st.Available, &f.AvailableBefore}, {st.Initial, &f.Initial}, {st.Reserved, &f.Reserved}, {st.Sold, &f.Sold}} {
+			if x.q != nil {
+				*x.dst = &known
+			}
+		}
+	}
+	return judge.Judgeable(f)
+}
+
+// SettleRule says when a drill of sys reads its books after the load; ""
+// for a system without books.
+func SettleRule(sys *system.System) string {
+	b := sys.Books
+	switch {
+	case !hasBooks(b):
+		return ""
+	case b.Settled != nil:
+		return fmt.Sprintf("once books.settled says they are final, asked every 200ms for at most %s (settle_within)", b.SettleWithin.D())
+	case b.SettleAfter.D() > 0:
+		return fmt.Sprintf("%s after the load ends (settle_after)", b.SettleAfter.D())
+	}
+	return "the moment the load ends: " + unsettledWarning
+}
+
+// hasBooks reports whether b describes books a drill reads after the load.
+func hasBooks(b system.Books) bool { return b.Stock != nil || b.Orders != nil || b.Charges != nil }
+
+// unsettledWarning is what reading the books the moment the load ends
+// risks, for a system that gives neither settled nor settle_after.
+const unsettledWarning = "neither books.settled nor books.settle_after is given, so a purchase still finishing then (a hold, a charge, a void) is read half done: it can count as a lost unit, and a charge made after is not seen"
+
 // settleBooks waits until the system says its books are final (its
 // settled fact), asking every 200ms for at most its settle_within, or for
 // a system without one waits its settle_after. It returns a note when the
@@ -155,8 +197,12 @@ func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit
 	if b.Settled == nil {
 		if w := b.SettleAfter.D(); w > 0 {
 			wait.For(ctx, w)
+			return "", nil
 		}
-		return "", nil
+		if !hasBooks(b) {
+			return "", nil
+		}
+		return "the books were read the moment the load ended: " + unsettledWarning, nil
 	}
 	if limit <= 0 {
 		limit = b.SettleWithin.D()

@@ -116,3 +116,30 @@ func TestReadFactsNotesUntimedCharges(t *testing.T) {
 		t.Errorf("charges %+v, notes %q", f.Charges, f.Notes)
 	}
 }
+
+// A system that says neither when its books are final (settled) nor how
+// long to wait (settle_after) has them read the moment the load ends, and
+// its run says what that risks; one that says either, or has no books,
+// gets no such note.
+func TestSettleBooksNotesBooksReadAtOnce(t *testing.T) {
+	for _, c := range []struct {
+		books string
+		note  bool
+	}{
+		{"books:\n  orders: {store: api, http: {path: /orders}}\n", true},
+		{"books:\n  orders: {store: api, http: {path: /orders}}\n  settle_after: 10ms\n", false},
+		{"", false},
+	} {
+		sys, err := system.Parse("shop.yaml", []byte("name: shop\nbase_url: http://127.0.0.1:1\nsku: s\npurchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}\nstores:\n  api: {http: \"http://127.0.0.1:1\"}\n"+c.books), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		note, err := settleBooks(context.Background(), nil, sys, 0)
+		if err != nil || (note != "") != c.note || (c.note && !strings.Contains(note, "neither books.settled nor books.settle_after is given")) {
+			t.Errorf("%q: note %q, error %v; want a note: %v", c.books, note, err, c.note)
+		}
+		if rule := SettleRule(sys); c.note != strings.HasPrefix(rule, "the moment the load ends") {
+			t.Errorf("%q: rule %q", c.books, rule)
+		}
+	}
+}

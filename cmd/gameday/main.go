@@ -39,7 +39,7 @@ Usage:
   gameday matrix due [FILE]        the rows gameday drill would run now, and roughly how long; runs nothing
   gameday predict SCENARIO [-runs N]  simulate a flash-sale drill: each figure's mean, p5 and p95
   gameday list                     list the built-in scenarios
-  gameday validate FILE...         check scenario files
+  gameday validate [--system F] FILE...  check scenario and system files (and what a system's books let a drill judge)
   gameday report RUN_DIR...        re-render report.html, junit.xml and summary.md from run.json; -format markdown prints the summary
   gameday cleanup                  remove faults and containers left by a runner that was killed
   gameday serve checkout [flags]   run the reference checkout

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/gameday-dev/gameday/gameday"
@@ -51,7 +54,12 @@ its own system: file). Exit 2 if any is invalid. Nothing is contacted.`)
 		if len(systems) == 1 {
 			only = sys
 		}
-		fmt.Fprintf(stdout, "ok  %s (%s): %d steps, %d dependencies, %d stores\n", sys.Name, sys.File, len(sys.Purchase.Steps), len(sys.Dependencies), len(sys.Stores))
+		deps := plural(len(sys.Dependencies), "dependency")
+		if len(sys.Dependencies) != 1 {
+			deps = fmt.Sprintf("%d dependencies", len(sys.Dependencies))
+		}
+		fmt.Fprintf(stdout, "ok  %s (%s): %s, %s, %s\n", sys.Name, sys.File, plural(len(sys.Purchase.Steps), "step"), deps, plural(len(sys.Stores), "store"))
+		printCoverage(stdout, sys)
 	}
 	for _, arg := range fs.Args() {
 		s, err := scenarios.Lookup(arg)
@@ -110,4 +118,22 @@ checks: run one with gameday run NAME.`)
 		return fmt.Errorf("list: %w", err)
 	}
 	return nil
+}
+
+// printCoverage says what a drill of sys can judge from its books, what it
+// cannot and why, and when it reads them: what the description leaves
+// unjudged is seen before a drill, not in its report.
+func printCoverage(w io.Writer, sys *system.System) {
+	checked, notChecked := gameday.Coverage(sys)
+	if len(checked) == 0 {
+		fmt.Fprintln(w, "    judges: no invariant of the books")
+	} else {
+		fmt.Fprintf(w, "    judges: %s\n", strings.Join(checked, ", "))
+	}
+	for _, name := range slices.Sorted(maps.Keys(notChecked)) {
+		fmt.Fprintf(w, "    not judged: %s (needs %s)\n", name, notChecked[name])
+	}
+	if rule := gameday.SettleRule(sys); rule != "" {
+		fmt.Fprintf(w, "    books read: %s\n", rule)
+	}
 }

@@ -234,6 +234,21 @@ func (f *Facts) ordersByCheckout() map[string]Order {
 	return m
 }
 
+// Judgeable names the invariants facts like f can judge, in the order a
+// report lists them, and those they cannot, each with the facts it needs.
+// Only which facts are known matters, not their values.
+func Judgeable(f *Facts) (checked []string, notChecked map[string]string) {
+	notChecked = map[string]string{}
+	for _, o := range oracles {
+		if o.ok(f) {
+			checked = append(checked, o.name)
+		} else {
+			notChecked[o.name] = o.needs
+		}
+	}
+	return checked, notChecked
+}
+
 // Reconcile counts every way the books disagree, and names the invariants
 // whose facts the system could not give.
 func Reconcile(f *Facts, shoppers []Shopper, dropped int) (Invariants, map[string]string) {
