@@ -2,6 +2,7 @@ package system
 
 import (
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -66,5 +67,30 @@ func TestBadPodsNameTheirLine(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.to, err, c.want)
 		}
+	}
+}
+
+// The system of pods docs/pods.md shows is one this parser takes as
+// written, with the dependencies the text says it has.
+func TestPodsExampleInTheDocs(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/pods.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n## Pods of your own checkout\n")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/pods.md has no yaml block under \"Pods of your own checkout\"")
+	}
+	s, err := Parse("docs/pods.md", []byte(block), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(s.Dependencies)); !slices.Equal(got, []string{"payment", "pod-1/inventory", "pod-2/inventory"}) {
+		t.Errorf("dependencies %v", got)
+	}
+	if p2, _ := s.Pod("pod-2"); p2 == nil || p2.Stores["db"].Postgres != "postgres://drill@10.0.2.6/shop" || p2.Admin != "http://10.0.2.7:8080" {
+		t.Errorf("pod-2's copy %+v: want its own store and admin", p2)
 	}
 }
