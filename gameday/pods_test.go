@@ -96,8 +96,8 @@ func TestBrokenPodsFail(t *testing.T) {
 	})
 }
 
-// A fault on the pod a shop moves to, during the move. Down for the rest
-// of the sale: the move cannot put the stock in there, so it rolls back,
+// A fault on the pod a shop moves to, during the move (pod-move, 8 s
+// shorter). Down for the rest of the sale: the move cannot put the stock in there, so it rolls back,
 // the stock and the shop go home, the sale goes on there. Slow (1.5 s a
 // round trip): the move waits for each answer and completes, read-only
 // longer. Either way the books balance.
@@ -107,14 +107,21 @@ func TestPodMoveUnderAFault(t *testing.T) {
 		fault   scenarios.Fault
 		outcome string
 	}{
-		{"down", scenarios.Fault{Name: "pod-2-inventory-gone", Target: "pod-2/inventory", At: scenarios.Duration(11 * time.Second), For: scenarios.Duration(17 * time.Second), Down: true}, "rolled_back"},
-		{"slow", scenarios.Fault{Name: "pod-2-inventory-slow", Target: "pod-2/inventory", At: scenarios.Duration(11 * time.Second), For: scenarios.Duration(6 * time.Second),
+		{"down", scenarios.Fault{Name: "pod-2-inventory-gone", Target: "pod-2/inventory", At: scenarios.Duration(3 * time.Second), For: scenarios.Duration(17 * time.Second), Down: true}, "rolled_back"},
+		{"slow", scenarios.Fault{Name: "pod-2-inventory-slow", Target: "pod-2/inventory", At: scenarios.Duration(3 * time.Second), For: scenarios.Duration(6 * time.Second),
 			Toxic: &scenarios.Toxic{Type: "latency", Attributes: map[string]any{"latency": "1500ms"}}}, "completed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sc := lookup(t, "pod-move")
 			o := options(t)
 			o.TimeScale = 1 // the mover's bounds are real seconds
+			// The hot shop's sale starts 8 s sooner than the catalogue's
+			// (2 s of calm trade before it, not 10), and the move 2 s into
+			// it as there; the fault comes 1 s before the move.
+			early := scenarios.Duration(8 * time.Second)
+			sc.Shops[0].Stages[0].Duration -= early
+			sc.Moves[0].At -= early
+			sc.Load.Stages[1].Duration -= early
 			sc.Faults = []scenarios.Fault{c.fault}
 			if err := sc.Validate(); err != nil {
 				t.Fatal(err)
