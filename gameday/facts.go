@@ -41,7 +41,7 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		}
 	}
 	if b.Orders != nil {
-		rows, err := r.Rows(ctx, b.Orders, []string{"checkout_id", "charge", "units"})
+		rows, err := r.Rows(ctx, b.Orders, system.OrderColumns)
 		if err != nil {
 			return nil, fmt.Errorf("read books.orders: %w", err)
 		}
@@ -66,7 +66,7 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		}
 	}
 	if c := b.Charges; c != nil {
-		rows, err := r.Rows(ctx, &c.Query, []string{"checkout_id", "status", "id", "created_at"})
+		rows, err := r.Rows(ctx, &c.Query, system.ChargeColumns)
 		if err != nil {
 			return nil, fmt.Errorf("read books.charges: %w", err)
 		}

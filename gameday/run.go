@@ -12,6 +12,7 @@ import (
 	"github.com/gameday-dev/gameday/internal/stats"
 	"io"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -394,6 +395,9 @@ func (d *drill) setup(ctx context.Context) error {
 		d.progress("gameday: note: %s", n)
 	}
 	d.prefix = d.idPrefix()
+	if err := reachCheckout(ctx, d.sys); err != nil {
+		return err
+	}
 	if d.ledgers == nil {
 		if d.ledgers, err = d.shopLedgers(nil); err != nil {
 			return err
@@ -869,6 +873,25 @@ func rebase(r *load.Report, start time.Time) {
 		}
 	}
 	r.Start = start
+}
+
+// reachCheckout asks the checkout's base_url once (any HTTP answer will
+// do) before anything is set up or sent: a checkout that is not there
+// would otherwise take the whole load as errors and fail the drill, as if
+// it had broken a promise, when the drill could not be carried out.
+func reachCheckout(ctx context.Context, sys *system.System) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, sys.BaseURL, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", sys.Where("base_url"), err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the checkout does not answer at %s (%s): %w; nothing was set up or sent", sys.BaseURL, sys.Where("base_url"), err)
+	}
+	resp.Body.Close()
+	return nil
 }
 
 // idPrefix starts every checkout id. In the local environment, which

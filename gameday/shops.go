@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -116,7 +115,10 @@ func (d *drill) shopLedgers(vars map[string]string) ([]*ledger, error) {
 }
 
 // open reaches the ledger's stores, runs its setup (for a shop, with the
-// shop's SKU and stock) and reads the stock available before the load.
+// shop's SKU and stock) and reads its books once before the load: the
+// stock available then, and every other fact, so that a query that cannot
+// be read (an SQL error, a wrong path, a list not where items says) stops
+// the drill before the sale rather than after it.
 func (lg *ledger) open(ctx context.Context, prefix string) error {
 	vals := system.Values{SKU: system.ShopSKU(lg.shop, lg.sys.SKU), Shop: lg.shop, Stock: lg.stock, Run: prefix}
 	r, err := books.Open(ctx, lg.sys, vals, 10*time.Second)
@@ -127,14 +129,11 @@ func (lg *ledger) open(ctx context.Context, prefix string) error {
 	if err := r.Setup(ctx); err != nil {
 		return fmt.Errorf("set up %s: %w", lg.name(), err)
 	}
-	if st := lg.sys.Books.Stock; st != nil && st.Available != nil {
-		v, err := r.Value(ctx, st.Available)
-		if err != nil {
-			return fmt.Errorf("read books.stock.available of %s before the load: %w", lg.name(), err)
-		}
-		n := int64(math.Round(v))
-		lg.before = &n
+	f, err := readFacts(ctx, r, lg.sys, prefix)
+	if err != nil {
+		return fmt.Errorf("the books of %s, read before the load: %w", lg.name(), err)
 	}
+	lg.before = f.Available
 	return nil
 }
 

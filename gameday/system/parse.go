@@ -577,6 +577,24 @@ func storeNames(m map[string]*Store) string {
 	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
 }
 
+// The columns the books read of each order and each charge; a field
+// named otherwise would be read by nothing.
+var (
+	OrderColumns  = []string{"checkout_id", "charge", "units"}
+	ChargeColumns = []string{"checkout_id", "status", "id", "created_at"}
+)
+
+// columns refuses a field that is none of the columns read from q's rows:
+// a misspelt checkout_id would otherwise be found only after the load,
+// when no row has one.
+func (v *validator) columns(p string, q *Query, cols []string) {
+	for _, col := range slices.Sorted(maps.Keys(q.Fields)) {
+		if !slices.Contains(cols, col) {
+			v.add(p+".fields."+col, "no such column: the books read %s", strings.Join(cols, ", "))
+		}
+	}
+}
+
 func (v *validator) books() {
 	b := &v.s.Books
 	if st := b.Stock; st != nil {
@@ -594,9 +612,11 @@ func (v *validator) books() {
 	}
 	if b.Orders != nil {
 		v.query("books.orders", b.Orders, queryRows)
+		v.columns("books.orders", b.Orders, OrderColumns)
 	}
 	if c := b.Charges; c != nil {
 		v.query("books.charges", &c.Query, queryRows)
+		v.columns("books.charges", &c.Query, ChargeColumns)
 		seen := map[string]string{}
 		for _, st := range slices.Sorted(maps.Keys(c.Statuses)) {
 			p := "books.charges.statuses." + st

@@ -62,6 +62,8 @@ func TestBadSystemFiles(t *testing.T) {
 		// A status with no words: no charge would count as approved.
 		{"empty status words", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], statuses: {approved: []}}\n", 18, "books.charges.statuses.approved", "empty: list the words"},
 		// One word under two statuses.
+		{"misnamed column", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], fields: {checkout: ref, status: st}}\n", 18, "books.charges.fields.checkout", "no such column: the books read checkout_id, status, id, created_at"},
+		{"misnamed order column", "books:\n", "books:\n  orders: {store: kv, redis: [SMEMBERS, o], fields: {amount: a}}\n", 18, "books.orders.fields.amount", "no such column: the books read checkout_id, charge, units"},
 		{"status word twice", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], statuses: {approved: [ok], voided: [ok]}}\n", 18, "books.charges.statuses.voided", `"ok" is also under approved`},
 		// null would match nothing, silently.
 		{"json null", "{status: 201, outcome: confirmed}", "{status: 201, json: {error: null}, outcome: confirmed}", 9, "purchase.steps[0].answers[0]", "json.error: want a string, a number or a boolean"},
