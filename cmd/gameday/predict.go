@@ -48,16 +48,9 @@ scenario.`)
 		observed = append(observed, v)
 		return nil
 	})
-	// Flags may come before or after the scenario.
-	var pos []string
-	for {
-		if err := parseFlags2(fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(pos) == 0:

@@ -241,15 +241,16 @@ Runs each SCENARIO as a drill, one after another: a catalogue name (see
 gameday list) or a scenario file. A drill brings up its environment (-env),
 sends the sale's load, injects the scenario's faults, reconciles the books
 and prints its verdict; it writes run.json and its reports to a directory
-of its own under -runs-dir (docs/runner.md). Flags come before the
-scenarios. The exit code is the worst of the drills: 2 (could not be
+of its own under -runs-dir (docs/runner.md). Flags may come before or
+after the scenarios. The exit code is the worst of the drills: 2 (could not be
 carried out) over 1 (a promise did not hold) over 3 (inconclusive) over 0.`)
 	rf := addRunFlags(fs)
 	matrixFile := fs.String("matrix", "", "update the rows of these scenarios in this resiliency matrix (see gameday matrix)")
-	if err := parseFlags2(fs, args); err != nil {
+	names, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(names) == 0 {
 		return usagef("run: which scenario? give a catalogue name (see gameday list) or a file")
 	}
 	o, err := rf.options("run", stderr)
@@ -258,7 +259,7 @@ carried out) over 1 (a promise did not hold) over 3 (inconclusive) over 0.`)
 	}
 	var scs []*scenarios.Scenario
 	refs := map[*scenarios.Scenario]string{}
-	for _, name := range fs.Args() {
+	for _, name := range names {
 		sc, err := scenarios.Lookup(name)
 		if err != nil {
 			return usageError{err}
@@ -444,6 +445,24 @@ func parseFlags2(fs *flag.FlagSet, args []string) error {
 		return usageError{fmt.Errorf("%s: %w", fs.Name(), err)}
 	}
 	return nil
+}
+
+// parseInterleaved parses flags that may come before, between or after
+// the arguments (gameday run baseline -time-scale 0.2), and returns the
+// arguments. Go's flag package stops at the first argument, and a flag
+// after it was taken for a scenario's name.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for range len(args) + 1 { // each round takes at least one argument
+		if err := parseFlags2(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
+	return pos, nil
 }
 
 func sortStrings(s []string) { slices.Sort(s) }

@@ -48,6 +48,9 @@ func TestRunSystemErrors(t *testing.T) {
 		{[]string{"run", "--system", bad, "baseline"}, bad + ":7: purchase.steps[0].body: template: .Cart: no such value"},
 		{[]string{"run", "--system", "../../examples/pyshop/gameday.yaml", "--env", "containers", "baseline"}, "-system drills a system as it runs"},
 		{[]string{"run", "--env", "external", "baseline"}, "needs a system file (-system FILE)"},
+		// Flags after the scenarios are flags, not scenarios' names.
+		{[]string{"run", "baseline", "-time-scale", "0"}, "-rate-scale and -time-scale must be above 0"},
+		{[]string{"run", "baseline", "-env", "external", "payment-latency"}, "needs a system file (-system FILE)"},
 		{[]string{"run", "--system", "../../examples/pyshop/gameday.yaml", "--env", "external", "--checkout-url", "http://127.0.0.1:9", "--toxiproxy", "127.0.0.1:8", "baseline"}, "-system ../../examples/pyshop/gameday.yaml and -toxiproxy 127.0.0.1:8: a system file drills the system it describes"},
 		{[]string{"drill", "--system", "../../examples/pyshop/gameday.yaml", "--payment-url", "http://127.0.0.1:9"}, "and -payment-url http://127.0.0.1:9"},
 	} {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -33,13 +31,11 @@ a scenario is checked against the system it drills (the one --system, or
 its own system: file). Exit 2 if any is invalid. Nothing is contacted.`)
 	var systems listFlag
 	fs.Var(&systems, "system", "a system file to check (repeatable); its ${NAME}s must be set")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{fmt.Errorf("validate: %w", err)}
+	files, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() == 0 && len(systems) == 0 {
+	if len(files) == 0 && len(systems) == 0 {
 		return usagef("validate: name a scenario file or catalogue name (see gameday list), or a system file with --system")
 	}
 	bad := 0
@@ -61,7 +57,7 @@ its own system: file). Exit 2 if any is invalid. Nothing is contacted.`)
 		fmt.Fprintf(stdout, "ok  %s (%s): %s, %s, %s\n", sys.Name, sys.File, plural(len(sys.Purchase.Steps), "step"), deps, plural(len(sys.Stores), "store"))
 		printCoverage(stdout, sys)
 	}
-	for _, arg := range fs.Args() {
+	for _, arg := range files {
 		s, err := scenarios.Lookup(arg)
 		if err == nil {
 			err = checkAgainstSystem(s, only)
@@ -74,7 +70,7 @@ its own system: file). Exit 2 if any is invalid. Nothing is contacted.`)
 		fmt.Fprintf(stdout, "ok  %s (%s)\n", s.Name, s.File)
 	}
 	if bad > 0 {
-		return usagef("validate: %d of %d files invalid", bad, fs.NArg()+len(systems))
+		return usagef("validate: %d of %d files invalid", bad, len(files)+len(systems))
 	}
 	return nil
 }

@@ -91,6 +91,13 @@ func TestValidateCmd(t *testing.T) {
 			"    not judged: units_created (needs books.stock (available, and initial or available before the load) and the units sold)",
 			"    books read: the moment the load ends: neither books.settled nor books.settle_after is given, so a purchase still finishing then (a hold, a charge, a void) is read half done: it can count as a lost unit, and a charge made after is not seen",
 		}},
+		// Flags may come after the files.
+		{name: "flags after", args: []string{good, "--system", "../../examples/ticketshop/gameday.yaml"}, stdout: []string{
+			"ok  ticketshop (../../examples/ticketshop/gameday.yaml): 2 steps, 2 dependencies, 2 stores",
+			"    judges: " + all,
+			"    books read: 3s after the load ends (settle_after)",
+			"ok  mine (" + good + ")",
+		}},
 		// A name not in the catalogue lists the names that are.
 		{name: "unknown name", args: []string{"payment-slow"}, usage: true,
 			stderrHas: []string{`"payment-slow"`, "payment-latency, payment-timeouts"}, errHas: "1 of 1"},
