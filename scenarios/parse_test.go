@@ -152,6 +152,8 @@ func TestParseErrors(t *testing.T) {
 		{"huge plan", head + "load:\n  stages: [{duration: 1h, target: 2000}]\n", []wantErr{{5, "load.stages", "the plan has 3.6e+06 arrivals, more than 3000000"}}},
 		{"retries", head + "load:\n  stages: [{duration: 1s, target: 1}]\n  max_retries: 101\n", []wantErr{{6, "load.max_retries", "101 is not between 0 and 100"}}},
 		{"days long", head + "load:\n  stages: [{duration: 2562047h, target: 1}, {duration: 2562047h, target: 1}]\n", []wantErr{{5, "load.stages", "the load lasts more than 24h0m0s"}}},
+		// A drill without a matrix row is told how to say it has none.
+		{"no matrix", "name: x\nstock: 1\nload:\n  stages: [{duration: 1s, target: 1}]\n", []wantErr{{1, "matrix.dependency", "or none for a drill without a fault (matrix: {dependency: none, failure: baseline})"}, {1, "matrix.failure", "(baseline for a drill without a fault)"}}},
 		// A mapping where a list is wanted.
 		{"stages not a list", "load:\n  stages: {duration: 1s}\n", []wantErr{{2, "load.stages", "want a list, got a mapping"}}},
 		// Numbers must be finite.

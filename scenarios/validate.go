@@ -145,9 +145,13 @@ func (v *validator) top() {
 	case len(s.Name) > 64 || !nameRE.MatchString(s.Name):
 		v.add("name", "%s: want lower-case words joined by '-' (at most 64 characters), such as payment-latency", clip(s.Name))
 	}
-	v.dependency("matrix.dependency", s.Matrix.Dependency)
+	if s.Matrix.Dependency == "" {
+		v.add("matrix.dependency", "required: the dependency the drill is about, as its system names it, or none for a drill without a fault (matrix: {dependency: none, failure: baseline})")
+	} else {
+		v.dependency("matrix.dependency", s.Matrix.Dependency)
+	}
 	if s.Matrix.Failure == "" {
-		v.add("matrix.failure", "required: the failure mode this scenario proves, such as latency or down")
+		v.add("matrix.failure", "required: the failure mode this scenario proves, such as latency or down (baseline for a drill without a fault)")
 	} else if !tokenRE.MatchString(s.Matrix.Failure) {
 		v.add("matrix.failure", "%s: want lower-case words joined by '-' or '_'", clip(s.Matrix.Failure))
 	}

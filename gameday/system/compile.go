@@ -164,7 +164,7 @@ func (v *validator) compile() *compiled {
 		}
 		for j, e := range st.RetryAfter {
 			if e == nil {
-				v.add(fmt.Sprintf("%s.retry_after[%d]", p, j), "want header or json")
+				v.add(fmt.Sprintf("%s.retry_after[%d]", p, j), "want header, json or after")
 				continue
 			}
 			x, err := compileExtract(e, true)

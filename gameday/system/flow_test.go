@@ -252,3 +252,38 @@ func TestRunOverHTTP(t *testing.T) {
 		t.Errorf("ids %q..., started %d", rep.Shoppers[0].ID, rep.Started)
 	}
 }
+
+// An API that asks shoppers to come back without saying when is given a
+// wait by retry_after's fixed after, used only when no source before it in
+// the list gives one.
+func TestRetryAfterFixedWait(t *testing.T) {
+	header := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if header != "" {
+			w.Header().Set("Retry-After", header)
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	f := parse(t, `
+name: shop
+base_url: `+srv.URL+`
+sku: s
+purchase:
+  steps:
+    - url: /buy
+      answers: [{status: 5xx, outcome: unavailable}]
+      retry_after: [{header: Retry-After}, {after: 1500ms}]
+`, nil).Flow(nil, "t")
+	for _, c := range []struct {
+		header string
+		want   time.Duration
+	}{{"", 1500 * time.Millisecond}, {"2", 2 * time.Second}} {
+		header = c.header
+		call := &load.Call{CheckoutID: "t-1", Shopper: "s-1", Attempt: 1, Deadline: time.Now().Add(time.Minute), Kept: make([]string, f.Keeps())}
+		a, err := f.Do(context.Background(), call)
+		if err != nil || a.Means != load.MeansUnavailable || a.RetryAfter != c.want {
+			t.Errorf("Retry-After %q: %+v %v, want a wait of %v", c.header, a, err, c.want)
+		}
+	}
+}

@@ -192,14 +192,32 @@ type extractor struct {
 	header string
 	json   string
 	unit   time.Duration // for a duration: what a bare number counts
+	after  time.Duration // a fixed wait
 }
 
 func compileExtract(e *Extract, duration bool) (*extractor, error) {
+	given := 0
+	for _, ok := range []bool{e.Header != "", e.JSON != "", e.After != 0} {
+		if ok {
+			given++
+		}
+	}
 	switch {
-	case (e.Header == "") == (e.JSON == ""):
+	case e.After != 0 && !duration:
+		return nil, fmt.Errorf("after: only for retry_after")
+	case given != 1 && duration:
+		return nil, fmt.Errorf("want exactly one of header, json, after (a fixed wait)")
+	case given != 1:
 		return nil, fmt.Errorf("want exactly one of header, json")
 	case e.Unit != "" && !duration:
 		return nil, fmt.Errorf("unit: only for retry_after")
+	case e.After < 0 || e.After.D() > 24*time.Hour:
+		return nil, fmt.Errorf("after: %s: want a wait above 0, at most 24h", e.After.D())
+	case e.After != 0 && e.Unit != "":
+		return nil, fmt.Errorf("unit: only for header and json (after is a duration: \"1s\")")
+	}
+	if e.After != 0 {
+		return &extractor{after: e.After.D()}, nil
 	}
 	x := &extractor{header: http.CanonicalHeaderKey(e.Header), json: e.JSON}
 	if duration {
@@ -243,6 +261,9 @@ func (x *extractor) text(h http.Header, body []byte) (string, bool) {
 // HTTP date. At most a day; 0 when absent or unreadable.
 func (x *extractor) wait(h http.Header, body []byte, now func() time.Time) time.Duration {
 	const most = 24 * time.Hour
+	if x.after > 0 {
+		return x.after
+	}
 	s, ok := x.text(h, body)
 	if !ok {
 		return 0

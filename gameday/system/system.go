@@ -126,7 +126,10 @@ type Step struct {
 	// sample of it. Required.
 	Answers []*Rule `yaml:"answers"`
 	// RetryAfter is where the wait before coming back is read, first found
-	// first; default the Retry-After header (seconds or an HTTP date).
+	// first; default the Retry-After header (seconds or an HTTP date). An
+	// unavailable or retry_later answer with no wait ends the shopper's
+	// purchase unavailable: list {after: 1s} last for an API that asks
+	// shoppers to come back without saying when.
 	RetryAfter []*Extract `yaml:"retry_after"`
 	// Reason, when set, reads a short word saying why an answer refused
 	// (the reference checkout's "reason" field), for the attempts file and
@@ -139,10 +142,14 @@ type Step struct {
 
 // Extract reads one value from an answer: a header, or a field of a JSON
 // body (a GJSON path: "order.id", "errors.0.code"; see
-// https://github.com/tidwall/gjson/blob/master/SYNTAX.md). Exactly one.
+// https://github.com/tidwall/gjson/blob/master/SYNTAX.md), or in
+// retry_after a fixed wait (after). Exactly one.
 type Extract struct {
 	Header string `yaml:"header"`
 	JSON   string `yaml:"json"`
+	// After is a fixed wait, in retry_after only: the wait when no source
+	// before it in the list gives one.
+	After Duration `yaml:"after"`
 	// Unit is how a number read for retry_after counts: "ms" (default for
 	// json) or "s" (default for a header).
 	Unit string `yaml:"unit"`
