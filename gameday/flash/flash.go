@@ -46,7 +46,8 @@ type Attempt struct {
 // room (the admission modes lottery, fair and fair-deadline).
 const ReasonWaitingRoom = "waiting_room"
 
-// statusConfirmed is the status field of a 200 that sold.
+// statusConfirmed is the status of an answer that sold, whatever its HTTP
+// code (a described system may confirm with a 201).
 const statusConfirmed = "confirmed"
 
 // Figures are the flash-sale figures of one run (measured or simulated).
@@ -102,7 +103,7 @@ func Compute(shoppers []Shopper, maxInProgress int, oversold int) Figures {
 			if a.Code == 503 && a.Reason == ReasonWaitingRoom {
 				f.WaitingRoomAnswers++
 			}
-			if a.Code == 200 && a.Status == statusConfirmed {
+			if a.Status == statusConfirmed {
 				success = append(success, a.Took)
 			}
 		}
