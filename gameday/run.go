@@ -642,8 +642,8 @@ func (d *drill) drive(ctx context.Context) {
 	}
 	var checks []ExpectationResult
 	if settleErr == nil {
-		notChecked := d.reconcile(facts, shoppers, report)
-		checks = judge.InvariantResults(d.rec.Invariants, d.sc.Invariants.Allow, notChecked)
+		notChecked, examples := d.reconcile(facts, shoppers, report)
+		checks = judge.InvariantResults(d.rec.Invariants, d.sc.Invariants.Allow, notChecked, examples)
 		d.rec.InvariantChecks = checks
 		if len(notChecked) > 0 {
 			var names []string

@@ -216,8 +216,8 @@ func (lg *ledger) settle(interrupted bool, prefix string) (*judge.Facts, []strin
 // figures; it returns the invariants that could not be checked, each with
 // the facts it lacked. A shop's books are its pod's, but its charges are
 // at a provider all shops share: only those of its own shoppers are its.
-func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report interface{ Outcomes() map[string]int }) map[string]string {
-	notChecked := map[string]string{}
+func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report interface{ Outcomes() map[string]int }) (notChecked map[string]string, examples map[string][]string) {
+	notChecked, examples = map[string]string{}, map[string][]string{}
 	// An invariant is not checked only where no shop could check it; one
 	// that some shops could not check is noted with their names.
 	missing := map[string][]string{}
@@ -247,8 +247,14 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 				dropped++
 			}
 		}
-		iv, nc := judge.Reconcile(f, mine, dropped)
+		r := judge.ReconcileAll(f, mine, dropped)
+		iv, nc := r.Invariants, r.NotChecked
 		maps.Copy(notChecked, nc)
+		for n, ids := range r.Examples {
+			all := slices.Concat(examples[n], ids)
+			slices.Sort(all)
+			examples[n] = all[:min(len(all), judge.MaxExamples)]
+		}
 		shops++
 		for n := range nc {
 			missing[n] = append(missing[n], lg.shop)
@@ -256,7 +262,7 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 		ledger, charges := judge.Summarise(f)
 		if lg.shop == "" {
 			d.rec.Invariants, d.rec.Ledger, d.rec.Charges = iv, ledger, charges
-			return notChecked
+			return notChecked, examples
 		}
 		total = addInvariants(total, iv)
 		d.rec.Ledger = addLedger(d.rec.Ledger, ledger)
@@ -278,7 +284,7 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("%s not checked for shops %s, for want of the facts: checked for the others", n, strings.Join(who, ", ")))
 		}
 	}
-	return notChecked
+	return notChecked, examples
 }
 
 // onlyTheirs is f with the charges and orders of shoppers other than

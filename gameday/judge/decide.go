@@ -116,7 +116,7 @@ func broken(es []ExpectationResult, window string) string {
 	var out []string
 	for _, e := range es {
 		if !e.Held && !e.NotChecked && (window == "" || e.Window == window) {
-			out = append(out, e.Promise+" (observed: "+e.Observed+")")
+			out = append(out, e.Promise+" (observed: "+e.Observed+e.ExamplesText()+")")
 		}
 	}
 	return strings.Join(out, "; ")

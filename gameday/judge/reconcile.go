@@ -1,6 +1,8 @@
 package judge
 
 import (
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -36,7 +38,9 @@ type oracle struct {
 	name  string
 	needs string // the facts, as the report says them
 	ok    func(f *Facts) bool
-	count func(f *Facts, s []Shopper) int64
+	// count counts the cases; one of a checkout is also told to seen,
+	// with its checkout id.
+	count func(f *Facts, s []Shopper, seen func(id string)) int64
 }
 
 // toldFailed are the answers that tell a shopper the purchase failed
@@ -46,10 +50,10 @@ var toldFailed = map[string]bool{"unavailable": true, "error": true, "declined":
 var oracles = []oracle{
 	{"oversold", "books.stock (initial or available before the load) and the units sold (books.stock.sold or books.orders)",
 		func(f *Facts) bool { return f.Start() != nil && f.SoldUnits() != nil },
-		func(f *Facts, _ []Shopper) int64 { return max(0, *f.SoldUnits()-*f.Start()) }},
+		func(f *Facts, _ []Shopper, _ func(string)) int64 { return max(0, *f.SoldUnits()-*f.Start()) }},
 	{"lost_units", "books.stock (available, and initial or available before the load) and the units sold",
 		func(f *Facts) bool { return f.Start() != nil && f.Available != nil && f.SoldUnits() != nil },
-		func(f *Facts, _ []Shopper) int64 {
+		func(f *Facts, _ []Shopper, _ func(string)) int64 {
 			// A unit that is neither available, held nor sold is lost. (A
 			// system that oversells drives available below zero; that is
 			// counted as oversold, not lost.)
@@ -61,7 +65,7 @@ var oracles = []oracle{
 		}},
 	{"units_created", "books.stock (available, and initial or available before the load) and the units sold",
 		func(f *Facts) bool { return f.Start() != nil && f.Available != nil && f.SoldUnits() != nil },
-		func(f *Facts, _ []Shopper) int64 {
+		func(f *Facts, _ []Shopper, _ func(string)) int64 {
 			// More units available, held and sold than the sale started
 			// with: stock made from nothing, such as a shop's stock copied
 			// to a second pod while the first still sold it. (A system
@@ -75,16 +79,19 @@ var oracles = []oracle{
 		}},
 	{"double_charges", "books.charges",
 		func(f *Facts) bool { return f.ChargesKnown },
-		func(f *Facts, _ []Shopper) int64 {
+		func(f *Facts, _ []Shopper, seen func(string)) int64 {
 			var n int64
-			for _, cs := range f.approvedByCheckout() {
-				n += int64(max(0, len(cs)-1))
+			for id, cs := range f.approvedByCheckout() {
+				if len(cs) > 1 {
+					n += int64(len(cs) - 1)
+					seen(id)
+				}
 			}
 			return n
 		}},
 	{"charges_without_order", "books.charges and books.orders",
 		func(f *Facts) bool { return f.ChargesKnown && f.OrdersKnown },
-		func(f *Facts, _ []Shopper) int64 {
+		func(f *Facts, _ []Shopper, seen func(string)) int64 {
 			orders := f.ordersByCheckout()
 			var n int64
 			for _, c := range f.Charges {
@@ -96,13 +103,14 @@ var oracles = []oracle{
 				// order was made with.
 				if !ok || !paidWith(o, c) {
 					n++
+					seen(c.CheckoutID)
 				}
 			}
 			return n
 		}},
 	{"orders_without_charge", "books.orders and books.charges",
 		func(f *Facts) bool { return f.ChargesKnown && f.OrdersKnown },
-		func(f *Facts, _ []Shopper) int64 {
+		func(f *Facts, _ []Shopper, seen func(string)) int64 {
 			approved := f.approvedByCheckout()
 			var n int64
 			for _, o := range f.Orders {
@@ -112,13 +120,14 @@ var oracles = []oracle{
 				}
 				if !ok {
 					n++
+					seen(o.CheckoutID)
 				}
 			}
 			return n
 		}},
 	{"charged_after_leaving", "books.charges",
 		func(f *Facts) bool { return f.ChargesKnown },
-		func(f *Facts, s []Shopper) int64 {
+		func(f *Facts, s []Shopper, seen func(string)) int64 {
 			approved := f.approvedByCheckout()
 			var orders map[string]Order
 			if f.OrdersKnown {
@@ -147,6 +156,7 @@ var oracles = []oracle{
 					}
 					if late || left {
 						n++
+						seen(v.ID)
 					}
 				}
 			}
@@ -154,7 +164,7 @@ var oracles = []oracle{
 		}},
 	{"orders_told_failed", "books.orders",
 		func(f *Facts) bool { return f.OrdersKnown },
-		func(f *Facts, s []Shopper) int64 {
+		func(f *Facts, s []Shopper, seen func(string)) int64 {
 			orders := f.ordersByCheckout()
 			var n int64
 			for _, v := range s {
@@ -162,18 +172,20 @@ var oracles = []oracle{
 				// purchase failed: a real shopper would buy again.
 				if _, ok := orders[v.ID]; ok && v.Outcome != Confirmed && toldFailed[v.Told] {
 					n++
+					seen(v.ID)
 				}
 			}
 			return n
 		}},
 	{"confirmed_without_order", "books.orders",
 		func(f *Facts) bool { return f.OrdersKnown },
-		func(f *Facts, s []Shopper) int64 {
+		func(f *Facts, s []Shopper, seen func(string)) int64 {
 			orders := f.ordersByCheckout()
 			var n int64
 			for _, v := range s {
 				if _, ok := orders[v.ID]; !ok && v.Outcome == Confirmed {
 					n++
+					seen(v.ID)
 				}
 			}
 			return n
@@ -252,8 +264,31 @@ func Judgeable(f *Facts) (checked []string, notChecked map[string]string) {
 // Reconcile counts every way the books disagree, and names the invariants
 // whose facts the system could not give.
 func Reconcile(f *Facts, shoppers []Shopper, dropped int) (Invariants, map[string]string) {
+	r := ReconcileAll(f, shoppers, dropped)
+	return r.Invariants, r.NotChecked
+}
+
+// MaxExamples is how many checkout ids a broken invariant names.
+const MaxExamples = 5
+
+// Reconciliation is what the books say against the shoppers.
+type Reconciliation struct {
+	Invariants Invariants
+	// NotChecked are the invariants whose facts the system could not
+	// give, each with the facts it needs.
+	NotChecked map[string]string
+	// Examples are, for each invariant broken by particular checkouts,
+	// the ids of the first MaxExamples of them, sorted: where to start
+	// looking in the system's own logs and books.
+	Examples map[string][]string
+}
+
+// ReconcileAll is Reconcile with the checkout ids of each broken
+// invariant's first cases.
+func ReconcileAll(f *Facts, shoppers []Shopper, dropped int) Reconciliation {
 	iv := Invariants{Dropped: int64(dropped)}
 	notChecked := map[string]string{}
+	examples := map[string][]string{}
 	counts := map[string]*int64{
 		"oversold": &iv.Oversold, "lost_units": &iv.LostUnits, "double_charges": &iv.DoubleCharges,
 		"charges_without_order": &iv.ChargesWithoutOrder, "orders_without_charge": &iv.OrdersWithoutCharge,
@@ -273,9 +308,16 @@ func Reconcile(f *Facts, shoppers []Shopper, dropped int) (Invariants, map[strin
 			notChecked[o.name] = o.needs
 			continue
 		}
-		*counts[o.name] = o.count(f, went)
+		ids := map[string]bool{}
+		*counts[o.name] = o.count(f, went, func(id string) { ids[id] = true })
+		if len(ids) > 0 {
+			// The smallest ids, not the first seen: the same books name
+			// the same checkouts whatever order maps are walked in.
+			all := slices.Sorted(maps.Keys(ids))
+			examples[o.name] = all[:min(len(all), MaxExamples)]
+		}
 	}
-	return iv, notChecked
+	return Reconciliation{Invariants: iv, NotChecked: notChecked, Examples: examples}
 }
 
 // Summarise is the books in short, for the run record.

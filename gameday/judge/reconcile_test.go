@@ -1,6 +1,8 @@
 package judge
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -108,7 +110,7 @@ func TestOraclesWithoutTheirFactsAreNotChecked(t *testing.T) {
 			t.Errorf("%s: not checked, though its facts are there", name)
 		}
 	}
-	rs := InvariantResults(iv, nil, nc)
+	rs := InvariantResults(iv, nil, nc, nil)
 	for _, r := range rs {
 		if r.Invariant == "double_charges" && (!r.NotChecked || r.Held || r.Needs == "") {
 			t.Errorf("double charges result: %+v", r)
@@ -125,7 +127,7 @@ func TestOraclesWithoutTheirFactsAreNotChecked(t *testing.T) {
 
 func TestInvariantResultsHonourAllowances(t *testing.T) {
 	iv := Invariants{Dropped: 3, Oversold: 1}
-	rs := InvariantResults(iv, map[string]int64{"dropped": 5}, nil)
+	rs := InvariantResults(iv, map[string]int64{"dropped": 5}, nil, nil)
 	held := map[string]bool{}
 	for _, r := range rs {
 		held[r.Promise] = r.Held
@@ -150,5 +152,47 @@ func TestCutShoppersAreNotChargedAfterLeaving(t *testing.T) {
 	left[0].Cut = true
 	if iv, _ := Reconcile(f, left, 0); iv.ChargedAfterLeaving != 0 {
 		t.Errorf("a shopper the runner cut: charged after leaving %d, want 0", iv.ChargedAfterLeaving)
+	}
+}
+
+// A broken invariant names the checkouts that broke it, the smallest ids
+// first and at most MaxExamples of them, and the verdict's reason names
+// them too: where an SRE starts looking in the system's own logs.
+func TestBrokenInvariantsNameTheirCheckouts(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	f := &Facts{OrdersKnown: true, ChargesKnown: true}
+	var s []Shopper
+	for i := range 8 {
+		id := string(rune('a' + i))
+		s = append(s, Shopper{ID: id, Outcome: "confirmed", LeftAt: t0.Add(time.Minute), Told: "confirmed"})
+		f.Orders = append(f.Orders, Order{CheckoutID: id, Units: 1})
+		f.Charges = append(f.Charges, Charge{CheckoutID: id, ID: "ch_" + id, Status: "approved", At: t0})
+	}
+	// h, g, f, e, d, c charged twice; b's order missing.
+	for _, id := range []string{"h", "g", "f", "e", "d", "c"} {
+		f.Charges = append(f.Charges, Charge{CheckoutID: id, ID: "ch2_" + id, Status: "approved", At: t0})
+	}
+	f.Orders = append(f.Orders[:1], f.Orders[2:]...)
+	r := ReconcileAll(f, s, 0)
+	if r.Invariants.DoubleCharges != 6 || r.Invariants.ConfirmedWithoutOrder != 1 {
+		t.Fatalf("invariants %+v", r.Invariants)
+	}
+	for name, want := range map[string][]string{"double_charges": {"c", "d", "e", "f", "g"}, "confirmed_without_order": {"b"}, "charges_without_order": {"b"}} {
+		if got := r.Examples[name]; !slices.Equal(got, want) {
+			t.Errorf("%s: examples %v, want %v", name, got, want)
+		}
+	}
+	if len(r.Examples["oversold"]) != 0 || len(r.Examples["orders_told_failed"]) != 0 {
+		t.Errorf("examples of invariants that held: %v", r.Examples)
+	}
+	rs := InvariantResults(r.Invariants, map[string]int64{"charges_without_order": 1}, nil, r.Examples)
+	b := broken(rs, "")
+	if !strings.Contains(b, "double charges is at most 0 (observed: 6; checkout ids: c, d, e, f, g)") || !strings.Contains(b, "confirmed without order is at most 0 (observed: 1; checkout ids: b)") {
+		t.Errorf("broken: %s", b)
+	}
+	for _, x := range rs {
+		if x.Held && len(x.Examples) > 0 {
+			t.Errorf("%s held (allowed) yet names checkouts %v", x.Promise, x.Examples)
+		}
 	}
 }

@@ -101,7 +101,7 @@ func checks(rs []runrecord.ExpectationResult) ([]checkView, string) {
 		if e.NotChecked {
 			notChecked++
 		}
-		out = append(out, checkView{Promise: e.Promise, Window: e.Window, Observed: e.Observed, Held: e.Held, NotChecked: e.NotChecked, Needs: e.Needs})
+		out = append(out, checkView{Promise: e.Promise, Window: e.Window, Observed: e.Observed + e.ExamplesText(), Held: e.Held, NotChecked: e.NotChecked, Needs: e.Needs})
 	}
 	if notChecked > 0 {
 		return out, fmt.Sprintf("%d of %d held, %d not checked", held, len(rs)-notChecked, notChecked)

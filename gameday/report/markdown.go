@@ -180,7 +180,7 @@ func writeBroken(b *strings.Builder, r *runrecord.Record) {
 		}
 		b.WriteString("| Promise | Window | Observed |\n| --- | --- | --- |\n")
 		for _, e := range broken {
-			fmt.Fprintf(b, "| %s | %s | %s |\n", orDash(md(e.Promise)), orDash(md(e.Window)), orDash(md(e.Observed)))
+			fmt.Fprintf(b, "| %s | %s | %s |\n", orDash(md(e.Promise)), orDash(md(e.Window)), orDash(md(e.Observed+e.ExamplesText())))
 		}
 		b.WriteString("\n")
 	}
@@ -226,7 +226,7 @@ func writeBooks(b *strings.Builder, r *runrecord.Record) {
 		case e.Held:
 			rows = append(rows, row{md(e.Promise), md(e.Observed), "✓ held"})
 		default:
-			rows = append(rows, row{md(e.Promise), md(e.Observed), "✗ **broken**"})
+			rows = append(rows, row{md(e.Promise), md(e.Observed + e.ExamplesText()), "✗ **broken**"})
 		}
 	}
 	var extra []string

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/flash"
@@ -380,6 +381,18 @@ type ExpectationResult struct {
 	// held nor failed, and never counts as passed.
 	NotChecked bool   `json:"not_checked,omitempty"`
 	Needs      string `json:"needs,omitempty"`
+	// Examples are, for a broken invariant, the checkout ids of some of
+	// its cases (at most five): where to start looking.
+	Examples []string `json:"examples,omitempty"`
+}
+
+// ExamplesText is "; checkout ids: A, B" for a result with examples, ""
+// for one without, to follow what was observed.
+func (r ExpectationResult) ExamplesText() string {
+	if len(r.Examples) == 0 {
+		return ""
+	}
+	return "; checkout ids: " + strings.Join(r.Examples, ", ")
 }
 
 // LedgerSummary is the checkout's books after the run.
