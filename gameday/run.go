@@ -606,6 +606,7 @@ func (d *drill) drive(ctx context.Context) {
 		return
 	}
 	rebase(report, start)
+	d.rec.TransportErrors = transportErrors(report)
 	if err := writeAttempts(d.dir, report); err != nil {
 		d.rec.Notes = append(d.rec.Notes, err.Error())
 	}

@@ -322,6 +322,9 @@ func printSummary(w io.Writer, r *gameday.Record) {
 	for _, u := range r.Unmatched {
 		fmt.Fprintf(w, "  unmatched: %d answers of step %s with status %d, e.g. %q\n", u.Count, u.Step, u.Code, clipSample(u.Sample))
 	}
+	for _, e := range r.TransportErrors {
+		fmt.Fprintf(w, "  no answer: %d requests, %s, e.g. %q\n", e.Count, e.Kind, clipSample(e.Sample))
+	}
 	if h := r.Host; h != nil {
 		fmt.Fprintf(w, "  host: runner stalls up to %.0fms (p99 %.0fms)", h.StallMaxMS, h.StallP99MS)
 		if h.CPUPressurePct != nil {

@@ -314,6 +314,16 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 {{range .Unmatched}}<tr class="broken-row"><td>{{.Step}}</td><td class="num">{{.Code}}</td><td class="num">{{.Count}}</td><td>{{.ContentType}}</td><td><code>{{.Sample}}</code></td></tr>
 {{end}}</tbody>
 </table>
+</section>{{end}}{{if .R.TransportErrors}}
+
+<section aria-labelledby="h-noanswer">
+<h2 id="h-noanswer">Requests that got no answer</h2>
+<table>
+<thead><tr><th scope="col">Kind</th><th scope="col" class="num">Count</th><th scope="col">The first one's error</th></tr></thead>
+<tbody>
+{{range .R.TransportErrors}}<tr><td>{{.Kind}}</td><td class="num">{{.Count}}</td><td><code>{{.Sample}}</code></td></tr>
+{{end}}</tbody>
+</table>
 </section>{{end}}
 
 {{if .Flash}}<section aria-labelledby="h-flash">

@@ -371,6 +371,9 @@ func writeNotes(b *strings.Builder, r *runrecord.Record) {
 	for _, u := range r.Unmatched {
 		notes = append(notes, fmt.Sprintf("%d answers no rule understood (counted as errors): %s status %d", u.Count, md(u.Step), u.Code))
 	}
+	for _, e := range r.TransportErrors {
+		notes = append(notes, fmt.Sprintf("%d requests got no answer: %s (e.g. %s)", e.Count, md(e.Kind), md(e.Sample)))
+	}
 	if len(notes) == 0 {
 		return
 	}

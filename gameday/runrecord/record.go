@@ -89,6 +89,10 @@ type Record struct {
 	// Unmatched are the kinds of answers no rule of the system's
 	// description understood (each counted as an error): a sample of each.
 	Unmatched []Unmatched `json:"unmatched,omitempty"`
+	// TransportErrors are the kinds of requests that got no answer at all
+	// (refused, reset, timed out), most frequent first: why shoppers ended
+	// in error when no answer was there to be matched.
+	TransportErrors []TransportError `json:"transport_errors,omitempty"`
 	// Shops, in a sale across shops, are each shop's outcomes and books,
 	// reconciled on their own; Invariants, Ledger and Charges above are
 	// their sums.
@@ -146,6 +150,15 @@ type Unmatched struct {
 	Count       int    `json:"count"`
 	ContentType string `json:"content_type,omitempty"`
 	Sample      string `json:"sample"`
+}
+
+// TransportError is one kind of request that got no answer: its kind
+// ("connection refused", "connection reset", "timeout", "EOF", or
+// "other"), how many, and the first one's error.
+type TransportError struct {
+	Kind   string `json:"kind"`
+	Count  int    `json:"count"`
+	Sample string `json:"sample"`
 }
 
 // JoinUnmatched joins lists of unmatched answers (a load sent by several
