@@ -75,7 +75,7 @@ func TestBrokenPodsFail(t *testing.T) {
 	t.Run("a routing table that sends a shop of pod-2 to pod-1", func(t *testing.T) {
 		defer gameday.SetMisroute(func(routes map[string]string) { routes["west"] = "pod-1" })()
 		rec := run(t, context.Background(), lookup(t, "pod-inventory-down"), options(t))
-		if rec.Verdict != gameday.VerdictFail || !strings.Contains(rec.Reason, "end error") {
+		if rec.Verdict != gameday.VerdictFail || !strings.Contains(rec.Reason, ": outcome error") {
 			t.Fatalf("verdict %s (%s)", rec.Verdict, rec.Reason)
 		}
 	})

@@ -270,7 +270,7 @@ func ratioExpectation(rb *scenarios.RatioBound, shoppers []Shopper, w Windows, o
 	if rb.AtMost != nil {
 		bounds = append(bounds, fmt.Sprintf("at most %g%%", *rb.AtMost*100))
 	}
-	r := ExpectationResult{Window: string(rb.Window), Promise: fmt.Sprintf("%s of shoppers%s arriving %s end %s", strings.Join(bounds, " and "), of, WindowWords(rb.Window), strings.Join(rb.Outcomes, " or "))}
+	r := ExpectationResult{Window: string(rb.Window), Promise: fmt.Sprintf("%s of shoppers%s arriving %s: outcome %s", strings.Join(bounds, " and "), of, WindowWords(rb.Window), strings.Join(rb.Outcomes, " or "))}
 	in := outcomeSet(rb.Outcomes)
 	n, hit := 0, 0
 	for _, s := range shoppers {

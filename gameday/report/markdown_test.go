@@ -69,9 +69,9 @@ func TestMarkdownContent(t *testing.T) {
 		// checked, a fault not applied, notes.
 		{fixture: "fail", has: []string{
 			"## ✗ FAIL: payment-timeouts",
-			"**Why:** broken: at least 80% of shoppers arriving after the fault end confirmed; charged after leaving is at most 0",
+			"**Why:** broken: at least 80% of shoppers arriving after the fault: outcome confirmed; charged after leaving is at most 0",
 			"### Broken promises (2)",
-			"| at least 80% of shoppers arriving after the fault end confirmed | after | 74.2% (167 of 225) |",
+			"| at least 80% of shoppers arriving after the fault: outcome confirmed | after | 74.2% (167 of 225) |",
 			"| charged after leaving is at most 0 | – | 1 |",
 			"| charged after leaving is at most 0 | 1 | ✗ **broken** |",
 			"| double charges is at most 0 | – | – not checked: needs books.charges |",
