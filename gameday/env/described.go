@@ -35,7 +35,7 @@ var _ Environment = (*Described)(nil)
 // refuses such a system before anything is created.
 func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]string, engine Engine) (_ *Described, err error) {
 	d := &Described{sys: sys, proxies: map[string]string{}, procs: map[string]*handle{},
-		info: Info{Kind: "external", Redis: "the system's own", Checkout: sys.Name + " " + sys.BaseURL}}
+		info: Info{Kind: "external", Checkout: sys.Name + " " + sys.BaseURL}}
 	defer func() {
 		if err != nil {
 			_ = d.Close()

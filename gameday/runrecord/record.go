@@ -269,7 +269,7 @@ type FigureRange struct {
 // Environment is what the drill ran against.
 type Environment struct {
 	Kind      string `json:"kind"`
-	Redis     string `json:"redis"`
+	Redis     string `json:"redis,omitempty"` // the reference checkout's Redis; "" for a described system
 	Toxiproxy string `json:"toxiproxy"`
 	Checkout  string `json:"checkout"`
 	// Notes are things the operator must know, such as a fallback used.
