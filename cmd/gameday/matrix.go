@@ -221,7 +221,7 @@ runs them.`)
 			return usageError{fmt.Errorf("init: %w", err)}
 		}
 		fmt.Fprintf(stdout, "wrote %s: a starter system file\n", *sysFile)
-		fmt.Fprintf(stdout, "next: describe your checkout in it (docs/systems.md), check it with gameday validate --system %s,\nthen drill it: gameday run --system %s SCENARIO\n", *sysFile, *sysFile)
+		fmt.Fprintf(stdout, "next: describe your checkout in it (docs/systems.md), check it with gameday validate --system %s,\nthen write a drill (the file's last comment shows one) and run it: gameday run --system %s DRILL.yaml\n", *sysFile, *sysFile)
 		return nil
 	}
 	scs, err := scenarios.Catalogue()

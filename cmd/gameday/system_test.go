@@ -24,6 +24,28 @@ func TestInitWritesStarterSystem(t *testing.T) {
 	if _, err := system.LoadFile(file, nil); err != nil {
 		t.Fatalf("the starter does not validate: %v", err)
 	}
+	// The drill its last comment shows validates against it, as written.
+	starter, _ := os.ReadFile(file)
+	_, example, ok := strings.Cut(string(starter), "#   name: postgres-down\n")
+	if !ok {
+		t.Fatal("the starter shows no drill")
+	}
+	var drill strings.Builder
+	drill.WriteString("name: postgres-down\n")
+	for _, line := range strings.Split(example, "\n") {
+		if rest, ok := strings.CutPrefix(line, "#   "); ok {
+			drill.WriteString(rest + "\n")
+		}
+	}
+	drillFile := filepath.Join(filepath.Dir(file), "drills", "postgres-down.yaml")
+	if err := os.Mkdir(filepath.Dir(drillFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, drillFile, drill.String())
+	stdout.Reset()
+	if err := validateCmd([]string{drillFile}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "ok  postgres-down") {
+		t.Fatalf("the starter's drill: %v\n%s%s\n%s", err, stdout.String(), stderr.String(), drill.String())
+	}
 	if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
