@@ -19,7 +19,10 @@ const AttemptsFile = "attempts.csv"
 // attemptsHeader names the columns of AttemptsFile. Times are milliseconds
 // from the start of the load (the zero of the fault timeline); took_ms is
 // the request's own time, not counting the generator's lateness.
-var attemptsHeader = []string{"shopper", "checkout_id", "attempt", "sent_ms", "took_ms", "code", "status", "reason", "retry_after_ms", "degraded", "outcome", "error"}
+// attempt numbers the shopper's requests from 1 across the purchase's
+// steps; step is the request's step, from 1 (a template's .Attempt counts
+// within a step).
+var attemptsHeader = []string{"shopper", "checkout_id", "attempt", "sent_ms", "took_ms", "code", "status", "reason", "retry_after_ms", "degraded", "outcome", "error", "step"}
 
 // writeAttempts writes every attempt of r to dir/AttemptsFile, through a
 // temporary file renamed into place, so a reader never sees half of it.
@@ -56,6 +59,7 @@ func writeAttempts(dir string, r *load.Report) (err error) {
 			row[9] = strconv.FormatBool(a.Degraded)
 			row[10] = s.Outcome
 			row[11] = a.Err
+			row[12] = strconv.Itoa(a.Step + 1)
 			if err := w.Write(row); err != nil {
 				return err
 			}

@@ -158,7 +158,12 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 		ans.Means, ans.Unmatched = load.MeansError, true
 		f.sample(st.name, resp, b)
 	}
+	// A wait is read only where the shopper would heed it: a fixed
+	// after would otherwise be put on every answer.
 	for _, x := range st.retry {
+		if ans.Means != load.MeansUnavailable && ans.Means != load.MeansRetryLater {
+			break
+		}
 		if w := x.wait(resp.Header, b, f.now); w > 0 {
 			ans.RetryAfter = w
 			break

@@ -257,12 +257,12 @@ func TestRunOverHTTP(t *testing.T) {
 // wait by retry_after's fixed after, used only when no source before it in
 // the list gives one.
 func TestRetryAfterFixedWait(t *testing.T) {
-	header := ""
+	header, code := "", http.StatusServiceUnavailable
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if header != "" {
 			w.Header().Set("Retry-After", header)
 		}
-		w.WriteHeader(http.StatusServiceUnavailable)
+		w.WriteHeader(code)
 	}))
 	defer srv.Close()
 	f := parse(t, `
@@ -272,17 +272,25 @@ sku: s
 purchase:
   steps:
     - url: /buy
-      answers: [{status: 5xx, outcome: unavailable}]
+      answers: [{status: 5xx, outcome: unavailable}, {status: 200, outcome: confirmed}]
       retry_after: [{header: Retry-After}, {after: 1500ms}]
 `, nil).Flow(nil, "t")
 	for _, c := range []struct {
 		header string
+		code   int
+		means  load.Meaning
 		want   time.Duration
-	}{{"", 1500 * time.Millisecond}, {"2", 2 * time.Second}} {
-		header = c.header
+	}{
+		{"", 503, load.MeansUnavailable, 1500 * time.Millisecond},
+		{"2", 503, load.MeansUnavailable, 2 * time.Second},
+		// No wait is read from an answer the shopper does not come back
+		// from: it would stand in attempts.csv as if asked for.
+		{"", 200, load.MeansConfirmed, 0},
+	} {
+		header, code = c.header, c.code
 		call := &load.Call{CheckoutID: "t-1", Shopper: "s-1", Attempt: 1, Deadline: time.Now().Add(time.Minute), Kept: make([]string, f.Keeps())}
 		a, err := f.Do(context.Background(), call)
-		if err != nil || a.Means != load.MeansUnavailable || a.RetryAfter != c.want {
+		if err != nil || a.Means != c.means || a.RetryAfter != c.want {
 			t.Errorf("Retry-After %q: %+v %v, want a wait of %v", c.header, a, err, c.want)
 		}
 	}
