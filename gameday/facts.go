@@ -45,7 +45,7 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		if err != nil {
 			return nil, fmt.Errorf("read books.orders: %w", err)
 		}
-		if err := someHaveIDs(rows); err != nil {
+		if err := someHaveIDs(rows, b.Orders); err != nil {
 			return nil, fmt.Errorf("read books.orders: %w", err)
 		}
 		f.OrdersKnown = true
@@ -70,7 +70,7 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		if err != nil {
 			return nil, fmt.Errorf("read books.charges: %w", err)
 		}
-		if err := someHaveIDs(rows); err != nil {
+		if err := someHaveIDs(rows, &c.Query); err != nil {
 			return nil, fmt.Errorf("read books.charges: %w", err)
 		}
 		words := map[string]string{}
@@ -113,16 +113,27 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 // someHaveIDs refuses rows none of which carries a checkout id: the
 // query's columns or fields do not name it, and every oracle would pass
 // on nothing. (Rows without one beside rows with one are other traffic.)
-func someHaveIDs(rows []books.Row) error {
+func someHaveIDs(rows []books.Row, q *system.Query) error {
 	for _, row := range rows {
 		if row["checkout_id"] != "" {
 			return nil
 		}
 	}
-	if len(rows) > 0 {
-		return fmt.Errorf("%d rows, none with a checkout_id: name the column checkout_id (SELECT cart AS checkout_id) or map it in fields", len(rows))
+	if len(rows) == 0 {
+		return nil
 	}
-	return nil
+	const what = "%d rows (of every run, not only this one), none with a checkout_id: "
+	switch q.Kind() {
+	case "sql":
+		return fmt.Errorf(what+"name the column checkout_id (SELECT cart AS checkout_id)", len(rows))
+	case "http", "command":
+		path := "checkout_id"
+		if f := q.Fields["checkout_id"]; f != nil && f.JSON != "" {
+			path = f.JSON
+		}
+		return fmt.Errorf(what+"each item has nothing at %q: map the field your checkout id is in (fields: {checkout_id: cart.id})", len(rows), path)
+	}
+	return fmt.Errorf(what+"map it in fields", len(rows))
 }
 
 // wholeNumber reads a count such as units: "2", or "2.00" from a decimal

@@ -87,8 +87,8 @@ func TestReadFactsRefusesWhatItCannotJudge(t *testing.T) {
 		// default words: that charge would be invisible.
 		{"unlisted status", "", ok, `[{"cart": "r1-0", "status": "captured"}]`, `status "captured", which books.charges.statuses does not list (approved: approved; declined: declined; voided: voided)`},
 		// checkout_id is misnamed: every row would be dropped.
-		{"no checkout ids", "", `[{"order": "r1-0"}, {"order": "r1-1"}]`, `[]`, "read books.orders: 2 rows, none with a checkout_id"},
-		{"no checkout ids in charges", "", ok, `[{"key": "r1-0", "status": "approved"}]`, "read books.charges: 1 rows, none with a checkout_id"},
+		{"no checkout ids", "", `[{"order": "r1-0"}, {"order": "r1-1"}]`, `[]`, `read books.orders: 2 rows (of every run, not only this one), none with a checkout_id: each item has nothing at "cart"`},
+		{"no checkout ids in charges", "", ok, `[{"key": "r1-0", "status": "approved"}]`, `read books.charges: 1 rows (of every run, not only this one), none with a checkout_id: each item has nothing at "cart"`},
 		// Units that are not a whole number would count as 1.
 		{"fractional units", "", `[{"cart": "r1-0", "units": "2.5"}]`, `[]`, `units "2.5" is not a whole number`},
 		{"zero units", "", `[{"cart": "r1-0", "units": 0}]`, `[]`, `units "0" is not a whole number of at least 1`},
