@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,49 @@ func TestSettleBooksNotesBooksReadAtOnce(t *testing.T) {
 		}
 		if rule := SettleRule(sys); c.note != strings.HasPrefix(rule, "the moment the load ends") {
 			t.Errorf("%q: rule %q", c.books, rule)
+		}
+	}
+}
+
+// Units still held when the books are read are noted: not lost (held is
+// counted), but neither sold nor for sale; none held, no note.
+func TestUnitsStillHeldAreNoted(t *testing.T) {
+	for _, held := range []int{3, 0} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `{"available": 5, "held": %d}`, held)
+		}))
+		sys, err := system.Parse("shop.yaml", []byte(fmt.Sprintf(`
+name: shop
+base_url: %[1]s
+sku: s
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
+stores:
+  api: {http: "%[1]s"}
+books:
+  stock:
+    available: {store: api, http: {path: /stock}, json: available}
+    reserved: {store: api, http: {path: /stock}, json: held}
+  settle_after: 1ms
+`, srv.URL)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := books.Open(context.Background(), sys, system.Values{SKU: "s", Run: "r1"}, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg := &ledger{sys: sys, books: r}
+		f, notes, err := lg.settle(false, "r1")
+		r.Close()
+		srv.Close()
+		if err != nil || f.Reserved == nil || *f.Reserved != int64(held) {
+			t.Fatalf("held %d: facts %+v, %v", held, f, err)
+		}
+		noted := slices.ContainsFunc(notes, func(n string) bool {
+			return strings.Contains(n, fmt.Sprintf("%d units of shop were still held (books.stock.reserved) when the books were read", held)) && strings.Contains(n, "books.settled can wait for them")
+		})
+		if noted != (held > 0) {
+			t.Errorf("held %d: notes %q", held, notes)
 		}
 	}
 }

@@ -207,8 +207,22 @@ func (lg *ledger) settle(interrupted bool, prefix string) (*judge.Facts, []strin
 		return nil, notes, err
 	}
 	notes = append(notes, f.Notes...)
+	if f.Reserved != nil && *f.Reserved > 0 {
+		notes = append(notes, strandedNote(lg.name(), *f.Reserved, lg.sys.Books.Settled != nil))
+	}
 	f.AvailableBefore = lg.before
 	return f, notes, nil
+}
+
+// strandedNote says that units were still held when the books were read:
+// not lost (held is counted), but neither sold nor for sale, which a
+// shopper told sold out would mind.
+func strandedNote(name string, held int64, settledAsked bool) string {
+	n := fmt.Sprintf("%d units of %s were still held (books.stock.reserved) when the books were read: neither sold nor for sale", held, name)
+	if settledAsked {
+		return n + "; if holds are never released, that stock is stranded"
+	}
+	return n + "; if holds are released later, books.settled can wait for them (settle_after is a fixed wait), and if never, that stock is stranded"
 }
 
 // reconcile checks every ledger's books against its shoppers and records
