@@ -320,7 +320,11 @@ func printSummary(w io.Writer, r *gameday.Record) {
 	}
 	fmt.Fprintf(w, "  books: %s\n", booksLine(r))
 	for _, u := range r.Unmatched {
-		fmt.Fprintf(w, "  unmatched: %d answers of step %s with status %d, e.g. %q\n", u.Count, u.Step, u.Code, clipSample(u.Sample))
+		req := ""
+		if u.Request != "" {
+			req = " (" + u.Request + ")"
+		}
+		fmt.Fprintf(w, "  unmatched: %d answers of step %s%s with status %d, e.g. %q\n", u.Count, u.Step, req, u.Code, clipSample(u.Sample))
 	}
 	for _, e := range r.TransportErrors {
 		fmt.Fprintf(w, "  no answer: %d requests, %s, e.g. %q\n", e.Count, e.Kind, clipSample(e.Sample))

@@ -156,7 +156,11 @@ func newPage(r *runrecord.Record) page {
 	p.Invariants, p.InvHeld = checks(r.InvariantChecks)
 	p.System = r.System
 	for _, u := range r.Unmatched {
-		p.Unmatched = append(p.Unmatched, unmatchedView{Step: u.Step, Code: fmt.Sprint(u.Code), Count: fmt.Sprint(u.Count), ContentType: u.ContentType, Sample: u.Sample})
+		step := u.Step
+		if u.Request != "" {
+			step += " (" + u.Request + ")"
+		}
+		p.Unmatched = append(p.Unmatched, unmatchedView{Step: step, Code: fmt.Sprint(u.Code), Count: fmt.Sprint(u.Count), ContentType: u.ContentType, Sample: u.Sample})
 	}
 
 	deps := make([]string, 0, len(r.Breakers))

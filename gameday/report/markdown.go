@@ -369,7 +369,11 @@ func writeNotes(b *strings.Builder, r *runrecord.Record) {
 		notes = append(notes, md(n))
 	}
 	for _, u := range r.Unmatched {
-		notes = append(notes, fmt.Sprintf("%d answers no rule understood (counted as errors): %s status %d", u.Count, md(u.Step), u.Code))
+		step := md(u.Step)
+		if u.Request != "" {
+			step += " (" + md(u.Request) + ")"
+		}
+		notes = append(notes, fmt.Sprintf("%d answers no rule understood (counted as errors): %s status %d", u.Count, step, u.Code))
 	}
 	for _, e := range r.TransportErrors {
 		notes = append(notes, fmt.Sprintf("%d requests got no answer: %s (e.g. %s)", e.Count, md(e.Kind), md(e.Sample)))

@@ -145,7 +145,9 @@ type Shop struct {
 // Unmatched is one kind of answer no rule understood: its step and status,
 // how many came, and the first one's content type and body (its start).
 type Unmatched struct {
-	Step        string `json:"step"`
+	Step string `json:"step"`
+	// Request is the first one's method and path, as rendered.
+	Request     string `json:"request,omitempty"`
 	Code        int    `json:"code"`
 	Count       int    `json:"count"`
 	ContentType string `json:"content_type,omitempty"`

@@ -190,8 +190,15 @@ func (f *Flow) sample(step string, resp *http.Response, body []byte) {
 		return
 	}
 	s := body[:min(len(body), 512)]
-	f.unmatched[k] = &Unmatched{Step: step, Code: resp.StatusCode, Count: 1,
+	u := &Unmatched{Step: step, Code: resp.StatusCode, Count: 1,
 		ContentType: resp.Header.Get("Content-Type"), Sample: string(bytes.ToValidUTF8(s, []byte(string(utf8.RuneError))))}
+	if rq := resp.Request; rq != nil && rq.URL != nil {
+		// The method and path as rendered (a kept value that was never
+		// found renders empty: /cart//pay); not the host, nor the query,
+		// which may carry a key.
+		u.Request = rq.Method + " " + rq.URL.EscapedPath()
+	}
+	f.unmatched[k] = u
 }
 
 // Unmatched lists the kinds of answers no rule understood, most frequent

@@ -174,7 +174,7 @@ purchase:
 		}
 	}
 	u := f.Unmatched()
-	if len(u) != 1 || u[0].Step != "pay" || u[0].Code != 418 || u[0].Count != 3 || !strings.Contains(u[0].Sample, "teapot") {
+	if len(u) != 1 || u[0].Step != "pay" || u[0].Request != "POST /holds/gone/pay" || u[0].Code != 418 || u[0].Count != 3 || !strings.Contains(u[0].Sample, "teapot") {
 		t.Errorf("unmatched %+v", u)
 	}
 }
