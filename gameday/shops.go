@@ -265,8 +265,7 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 		iv, nc := r.Invariants, r.NotChecked
 		maps.Copy(notChecked, nc)
 		for n, ids := range r.Examples {
-			all := slices.Concat(examples[n], ids)
-			slices.Sort(all)
+			all := judge.SortIDs(slices.Concat(examples[n], ids))
 			examples[n] = all[:min(len(all), judge.MaxExamples)]
 		}
 		shops++

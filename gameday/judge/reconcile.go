@@ -1,8 +1,11 @@
 package judge
 
 import (
+	"cmp"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -311,13 +314,42 @@ func ReconcileAll(f *Facts, shoppers []Shopper, dropped int) Reconciliation {
 		ids := map[string]bool{}
 		*counts[o.name] = o.count(f, went, func(id string) { ids[id] = true })
 		if len(ids) > 0 {
-			// The smallest ids, not the first seen: the same books name
-			// the same checkouts whatever order maps are walked in.
-			all := slices.Sorted(maps.Keys(ids))
+			// The first ids in the plan's order, not the first seen: the
+			// same books name the same checkouts whatever order maps are
+			// walked in.
+			all := SortIDs(slices.Collect(maps.Keys(ids)))
 			examples[o.name] = all[:min(len(all), MaxExamples)]
 		}
 	}
 	return Reconciliation{Invariants: iv, NotChecked: notChecked, Examples: examples}
+}
+
+// SortIDs sorts checkout ids as the plan numbers them: by the run's prefix,
+// then by the number after the last '-' (s1-9 before s1-10), and returns
+// ids.
+func SortIDs(ids []string) []string {
+	split := func(id string) (string, int, bool) {
+		i := strings.LastIndexByte(id, '-')
+		n, err := strconv.Atoi(id[i+1:])
+		return id[:i+1], n, i >= 0 && err == nil
+	}
+	slices.SortFunc(ids, func(a, b string) int {
+		pa, na, oka := split(a)
+		pb, nb, okb := split(b)
+		switch {
+		case pa != pb:
+			return strings.Compare(pa, pb)
+		case oka && okb:
+			return cmp.Compare(na, nb)
+		case oka != okb: // numbered ones first
+			if oka {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return ids
 }
 
 // Summarise is the books in short, for the run record.

@@ -196,3 +196,13 @@ func TestBrokenInvariantsNameTheirCheckouts(t *testing.T) {
 		}
 	}
 }
+
+// Checkout ids sort as the plan numbers them, not as strings: an
+// example list starts with the sale's first shoppers.
+func TestSortIDs(t *testing.T) {
+	got := SortIDs([]string{"s1t2-10", "s1t2-9", "s1t2-103", "s1t2-0", "s1t2-hot", "a-1"})
+	want := []string{"a-1", "s1t2-0", "s1t2-9", "s1t2-10", "s1t2-103", "s1t2-hot"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
