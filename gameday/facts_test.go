@@ -29,7 +29,7 @@ func readFactsFrom(t *testing.T, statuses, orders, charges string) (*judge.Facts
 		}
 	}))
 	t.Cleanup(srv.Close)
-	sys, err := system.Parse("shop.yaml", []byte(fmt.Sprintf(`
+	sys, r := openBooks(t, fmt.Sprintf(`
 name: shop
 base_url: %[1]s
 sku: s
@@ -43,7 +43,15 @@ books:
     http: {path: /charges}
     fields: {checkout_id: cart}
     %[2]s
-`, srv.URL, statuses)), nil)
+`, srv.URL, statuses))
+	return readFacts(context.Background(), r, sys, "r1")
+}
+
+// openBooks parses a system file and opens its books for run r1; they
+// are closed when the test ends.
+func openBooks(t *testing.T, src string) (*system.System, *books.Reader) {
+	t.Helper()
+	sys, err := system.Parse("shop.yaml", []byte(src), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +60,7 @@ books:
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	return readFacts(context.Background(), r, sys, "r1")
+	return sys, r
 }
 
 // What the books say is read, other runs' rows left out; a decimal count
@@ -152,7 +160,8 @@ func TestUnitsStillHeldAreNoted(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"available": 5, "held": %d}`, held)
 		}))
-		sys, err := system.Parse("shop.yaml", []byte(fmt.Sprintf(`
+		defer srv.Close()
+		sys, r := openBooks(t, fmt.Sprintf(`
 name: shop
 base_url: %[1]s
 sku: s
@@ -164,18 +173,9 @@ books:
     available: {store: api, http: {path: /stock}, json: available}
     reserved: {store: api, http: {path: /stock}, json: held}
   settle_after: 1ms
-`, srv.URL)), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := books.Open(context.Background(), sys, system.Values{SKU: "s", Run: "r1"}, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
+`, srv.URL))
 		lg := &ledger{sys: sys, books: r}
 		f, notes, err := lg.settle(false, "r1")
-		r.Close()
-		srv.Close()
 		if err != nil || f.Reserved == nil || *f.Reserved != int64(held) {
 			t.Fatalf("held %d: facts %+v, %v", held, f, err)
 		}

@@ -42,15 +42,7 @@ books:
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenarios.Parse("drill.yaml", []byte("name: d\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 2s, target: 5}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, _, err := gameday.Run(context.Background(), sc, gameday.Options{System: sys, RunsDir: t.TempDir(),
-		Journal: faults.OpenJournal(filepath.Join(t.TempDir(), "j.json"))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := runDescribed(t, sys)
 	if rec.Verdict != gameday.VerdictError || !strings.Contains(rec.Reason, "store db (postgres)") || rec.Load.Started != 0 {
 		t.Fatalf("verdict %s: %s (started %d)", rec.Verdict, rec.Reason, rec.Load.Started)
 	}
