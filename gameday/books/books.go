@@ -179,7 +179,7 @@ func (r *Reader) act(ctx context.Context, a *system.Action) error {
 		return r.redis[q.Store].Do(ctx, rq.Redis...).Err()
 	case "http":
 		code, body, err := r.get(ctx, rq)
-		if err != nil {
+		if err != nil && !errors.As(err, new(*tooLong)) {
 			return err
 		}
 		if (a.Expect != 0 && code != a.Expect) || (a.Expect == 0 && code/100 != 2) {
@@ -187,8 +187,10 @@ func (r *Reader) act(ctx context.Context, a *system.Action) error {
 		}
 		return nil
 	case "command":
-		_, err := run(ctx, r.sys.Dir(), rq.Command)
-		return err
+		if _, err := run(ctx, r.sys.Dir(), rq.Command); err != nil && !errors.As(err, new(*tooLong)) {
+			return err
+		}
+		return nil
 	}
 	return errors.New("unknown kind of action")
 }

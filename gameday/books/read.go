@@ -363,11 +363,19 @@ func (r *Reader) get(ctx context.Context, rq system.Rendered) (int, []byte, erro
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOutput+1))
 	if err == nil && len(b) > maxOutput {
-		// A list cut short would read as fewer orders or charges: a
-		// missing charge can hide a double charge.
-		return 0, nil, fmt.Errorf("%s %s answered more than %d MiB: keep this run's only (its checkout ids begin {{.Run}}-)", rq.Method, rq.URL, maxOutput>>20)
+		return resp.StatusCode, b[:maxOutput], &tooLong{rq.Method + " " + rq.URL + " answered"}
 	}
 	return resp.StatusCode, b, err
+}
+
+// tooLong is an answer past maxOutput, cut there. Books never read one:
+// a list cut short would read as fewer orders or charges, and a missing
+// charge can hide a double charge. A setup action, which reads nothing,
+// does not mind.
+type tooLong struct{ what string }
+
+func (e *tooLong) Error() string {
+	return fmt.Sprintf("%s more than %d MiB: keep this run's only (its checkout ids begin {{.Run}}-)", e.what, maxOutput>>20)
 }
 
 // run runs a command (no shell) in dir within ctx and returns its output.
@@ -385,7 +393,7 @@ func run(ctx context.Context, dir string, argv []string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w: %s", argv[0], err, clip(errOut.b.Bytes()))
 	}
 	if out.cut {
-		return nil, fmt.Errorf("%s: wrote more than %d MiB: keep this run's only (its checkout ids begin {{.Run}}-)", argv[0], maxOutput>>20)
+		return out.b.Bytes(), &tooLong{argv[0] + ": wrote"}
 	}
 	return out.b.Bytes(), nil
 }
