@@ -127,6 +127,12 @@ func TestCleanupRemovesKilledRunnersContainers(t *testing.T) {
 // compose runs Docker Compose v2 when the docker CLI has it, else v1.
 func compose(t *testing.T, dir string, envv []string, args ...string) {
 	t.Helper()
+	if out, err := composeCmd(dir, envv, args...).CombinedOutput(); err != nil {
+		t.Fatalf("docker compose %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+func composeCmd(dir string, envv []string, args ...string) *exec.Cmd {
 	var cmd *exec.Cmd
 	if exec.Command("docker", "compose", "version").Run() == nil {
 		cmd = exec.Command("docker", append([]string{"compose"}, args...)...)
@@ -135,19 +141,57 @@ func compose(t *testing.T, dir string, envv []string, args ...string) {
 	}
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), envv...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	return cmd
+}
+
+// composeUp brings a project up on loopback ports chosen here, one per
+// name in portVars, and returns the environment that names them. A port
+// free when chosen may be taken before the engine publishes it (a CI run
+// failed so: "Bind for 127.0.0.1:36319 failed: port is already allocated");
+// the project is then taken down and brought up on new ports, three tries
+// in all. The cleanup takes the project down and checks that nothing of it
+// is left, whatever happened.
+func composeUp(t *testing.T, dir, project string, fixed, portVars []string, args ...string) (envv []string, ports map[string]string) {
+	t.Helper()
+	base := append([]string{"COMPOSE_PROJECT_NAME=" + project}, fixed...)
+	t.Cleanup(func() {
+		compose(t, dir, base, append(args, "down", "-v", "--remove-orphans")...)
+		noLeftovers(t, "com.docker.compose.project="+project)
+	})
+	for try := 1; ; try++ {
+		ports = map[string]string{}
+		envv = append([]string(nil), base...)
+		for i, p := range freePorts(t, len(portVars)) {
+			ports[portVars[i]] = p
+			envv = append(envv, portVars[i]+"="+p)
+		}
+		out, err := composeCmd(dir, envv, append(args, "up", "-d")...).CombinedOutput()
+		if err == nil {
+			return envv, ports
+		}
+		taken := strings.Contains(string(out), "port is already allocated") || strings.Contains(string(out), "address already in use")
+		if !taken || try == 3 {
+			t.Fatalf("docker compose up -d (try %d): %v\n%s", try, err, out)
+		}
+		t.Logf("docker compose up -d: a chosen port was taken; again on new ports:\n%s", out)
+		compose(t, dir, envv, append(args, "down", "-v", "--remove-orphans")...)
 	}
 }
 
-func freePort(t *testing.T) string {
+// freePorts is n distinct loopback ports, free when chosen: each is held
+// until all are chosen, so no two are the same.
+func freePorts(t *testing.T, n int) []string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports := make([]string, n)
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports[i] = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	return ports
 }
 
 // The pods project (docker-compose.pods.yml), drilled with --env compose:
@@ -160,15 +204,10 @@ func TestComposePodsDrills(t *testing.T) {
 		t.Fatal(err)
 	}
 	project := fmt.Sprintf("gameday-pods-test-%d", os.Getpid())
-	envv := []string{"COMPOSE_PROJECT_NAME=" + project, "GAMEDAY_TOXIPROXY_PORT=" + freePort(t), "GAMEDAY_PAYMENT_PORT=" + freePort(t),
-		"GAMEDAY_ROUTER_PORT=" + freePort(t), "GAMEDAY_ROUTES_PORT=" + freePort(t),
-		"GAMEDAY_POD1_PORT=" + freePort(t), "GAMEDAY_POD2_PORT=" + freePort(t), "GAMEDAY_POD3_PORT=" + freePort(t),
-		env.AdminTokenVar + "=" + rand.Text(), env.RedisPasswordVar + "=" + rand.Text()}
-	t.Cleanup(func() {
-		compose(t, root, envv, "-f", "docker-compose.pods.yml", "down", "-v", "--remove-orphans")
-		noLeftovers(t, "com.docker.compose.project="+project)
-	})
-	compose(t, root, envv, "-f", "docker-compose.pods.yml", "up", "-d")
+	envv, _ := composeUp(t, root, project, []string{env.AdminTokenVar + "=" + rand.Text(), env.RedisPasswordVar + "=" + rand.Text()},
+		[]string{"GAMEDAY_TOXIPROXY_PORT", "GAMEDAY_PAYMENT_PORT", "GAMEDAY_ROUTER_PORT", "GAMEDAY_ROUTES_PORT",
+			"GAMEDAY_POD1_PORT", "GAMEDAY_POD2_PORT", "GAMEDAY_POD3_PORT"},
+		"-f", "docker-compose.pods.yml")
 	for _, sc := range []string{"pod-inventory-down", "pod-move"} {
 		t.Run(sc, func(t *testing.T) {
 			cmd := exec.Command(binary, "run", "-env", "compose", "-quiet", "-time-scale", "0.5", "-runs-dir", t.TempDir(),
@@ -194,15 +233,10 @@ func TestComposeDrills(t *testing.T) {
 		t.Fatal(err)
 	}
 	project := fmt.Sprintf("gameday-test-%d", os.Getpid())
-	tp, co, pay := freePort(t), freePort(t), freePort(t)
 	token, password := rand.Text(), rand.Text()
-	envv := []string{"COMPOSE_PROJECT_NAME=" + project, "GAMEDAY_TOXIPROXY_PORT=" + tp, "GAMEDAY_CHECKOUT_PORT=" + co, "GAMEDAY_PAYMENT_PORT=" + pay,
-		env.AdminTokenVar + "=" + token, env.RedisPasswordVar + "=" + password}
-	t.Cleanup(func() {
-		compose(t, root, envv, "down", "-v", "--remove-orphans")
-		noLeftovers(t, "com.docker.compose.project="+project)
-	})
-	compose(t, root, envv, "up", "-d")
+	envv, ports := composeUp(t, root, project, []string{env.AdminTokenVar + "=" + token, env.RedisPasswordVar + "=" + password},
+		[]string{"GAMEDAY_TOXIPROXY_PORT", "GAMEDAY_CHECKOUT_PORT", "GAMEDAY_PAYMENT_PORT"})
+	tp, co := ports["GAMEDAY_TOXIPROXY_PORT"], ports["GAMEDAY_CHECKOUT_PORT"]
 	waitHealthy(t, "http://127.0.0.1:"+co+"/healthz", 2*time.Minute)
 
 	drill := func(t *testing.T, scenario string) *exec.Cmd {
