@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,8 +105,8 @@ func (o ContainersOptions) Start(ctx context.Context, s env.Spec) (env.Environme
 // Containers runs every part of the drill as a container on a private
 // network, with testcontainers-go: inventory and session Redis, Toxiproxy,
 // the payment stand-in and the reference checkout. Only Toxiproxy's API, the
-// checkout and the stand-in are published, on loopback ports the engine
-// picks. Close removes every container and the network; so does
+// checkout and the stand-in are published, on loopback ports chosen at the
+// start (see run). Close removes every container and the network; so does
 // CleanupContainers ("gameday cleanup") for a runner killed outright.
 type Containers struct {
 	info    env.Info
@@ -131,6 +132,8 @@ type Containers struct {
 	// routing store's published address. Empty without pods.
 	pods   map[string]string
 	routes string
+	// choosePort, when set, replaces freePort (a test's taken port).
+	choosePort func() (string, error)
 }
 
 // ctrDep is one dependency of a containers environment.
@@ -506,14 +509,46 @@ func (c *Containers) setReach() {
 // check: one every half second for five containers cost a drill a third of
 // a core on a small machine, and after a restart it said healthy before
 // the other containers could reach the alias again (see reach).
+//
+// The loopback port is chosen here: one the engine picks changes when a
+// killed container starts again, and one chosen here stays, so the
+// runner's URLs stay right. Another process may take it between the
+// choice and the start; the container is then removed and started again
+// on another port, three tries in all, rather than the drill ending in an
+// error over a port.
 func (c *Containers) run(ctx context.Context, alias, image string, cmd []string, vars map[string]string, port string, ready []string) (*testcontainers.DockerContainer, error) {
-	p := mobynet.MustParsePort(port)
-	// A port the engine picks changes when a killed container starts
-	// again; one chosen here stays, so the runner's URLs stay right.
-	hostPort, err := freePort()
-	if err != nil {
-		return nil, err
+	for try := 1; ; try++ {
+		hostPort, err := c.pickPort()
+		if err != nil {
+			return nil, err
+		}
+		ctr, err := c.runOn(ctx, alias, image, cmd, vars, port, hostPort, ready)
+		if err == nil || !portTaken(err) || try == 3 || ctx.Err() != nil {
+			return ctr, err
+		}
+		c.mu.Lock()
+		c.started = slices.DeleteFunc(c.started, func(s startedCtr) bool { return s.ctr == ctr })
+		c.mu.Unlock()
+		if ctr != nil {
+			if terr := testcontainers.TerminateContainer(ctr); terr != nil {
+				return nil, errors.Join(err, terr)
+			}
+		}
+		c.logger.Printf("%s: loopback port %s was taken before the container started; again on another", alias, hostPort)
 	}
+}
+
+// portTaken says whether a container's start failed because its loopback
+// port was taken: by another container ("port is already allocated") or
+// by another process ("address already in use").
+func portTaken(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "port is already allocated") || strings.Contains(s, "address already in use")
+}
+
+// runOn is one try of run, publishing port on hostPort.
+func (c *Containers) runOn(ctx context.Context, alias, image string, cmd []string, vars map[string]string, port, hostPort string, ready []string) (*testcontainers.DockerContainer, error) {
+	p := mobynet.MustParsePort(port)
 	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithLogger(c.logger),
 		testcontainers.WithCmd(cmd...),
@@ -537,7 +572,7 @@ func (c *Containers) run(ctx context.Context, alias, image string, cmd []string,
 		c.mu.Unlock()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("start %s (%s): %w", alias, image, err)
+		return ctr, fmt.Errorf("start %s (%s): %w", alias, image, err)
 	}
 	if dep := c.aliasDep[alias]; dep != "" {
 		c.procs[dep] = &containerProc{cli: c.cli, id: ctr.GetContainerID(), name: alias}
@@ -545,9 +580,17 @@ func (c *Containers) run(ctx context.Context, alias, image string, cmd []string,
 	return ctr, nil
 }
 
-// freePort is a loopback port free at the moment. Between this and the
-// container's start another process may take it; the start then fails with
-// a clear error rather than a drill measuring the wrong thing.
+// pickPort is the loopback port the next container is published on:
+// freePort, or what a test puts in its place.
+func (c *Containers) pickPort() (string, error) {
+	if c.choosePort != nil {
+		return c.choosePort()
+	}
+	return freePort()
+}
+
+// freePort is a loopback port free at the moment (see run for when it is
+// taken before it is used).
 func freePort() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
