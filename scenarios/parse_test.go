@@ -371,6 +371,9 @@ func TestDuration(t *testing.T) {
 		{`2`, 0, `2 is a bare number, not a duration (write "2s")`},
 		{`1.5`, 0, `1.5 is a bare number`},
 		{`"2"`, 0, `"2" is not a duration (write "2s")`},
+		// A number large enough to mean milliseconds is offered both.
+		{`300`, 0, `300 is a bare number, not a duration (write "300ms" or "300s")`},
+		{`"300"`, 0, `"300" is not a duration (write "300ms" or "300s")`},
 		{`soon`, 0, `"soon" is not a duration (write a number and a unit`},
 		{`-1s`, 0, `"-1s" is negative`},
 		{`[1s]`, 0, "want a duration string"},

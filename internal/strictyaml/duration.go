@@ -32,7 +32,7 @@ func ParseDuration(s string) (Duration, error) {
 	v, err := time.ParseDuration(s)
 	if err != nil {
 		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
-			return 0, fmt.Errorf("%s is not a duration (write %s)", Quote(s), Quote(s+"s"))
+			return 0, fmt.Errorf("%s is not a duration (write %s)", Quote(s), withUnit(s))
 		}
 		return 0, fmt.Errorf("%s is not a duration (write a number and a unit: \"250ms\", \"2s\", \"1m\")", Quote(s))
 	}
@@ -40,6 +40,16 @@ func ParseDuration(s string) (Duration, error) {
 		return 0, fmt.Errorf("%s is negative", Quote(s))
 	}
 	return Duration(v), nil
+}
+
+// withUnit is the hint for a number written without a unit: seconds, and
+// milliseconds too where the number is large enough to mean them ("300"
+// is more likely 300ms than five minutes).
+func withUnit(num string) string {
+	if f, err := strconv.ParseFloat(num, 64); err == nil && f >= 100 {
+		return Quote(num+"ms") + " or " + Quote(num+"s")
+	}
+	return Quote(num + "s")
 }
 
 // UnmarshalYAML accepts only a YAML string that time.ParseDuration reads
@@ -58,7 +68,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		*d = v
 		return nil
 	case "!!int", "!!float":
-		return fmt.Errorf("%s is a bare number, not a duration (write %s)", Clip(n.Value), Quote(n.Value+"s"))
+		return fmt.Errorf("%s is a bare number, not a duration (write %s)", Clip(n.Value), withUnit(n.Value))
 	case "!!null":
 		*d = 0
 		return nil
