@@ -575,6 +575,7 @@ func (d *drill) drive(ctx context.Context) {
 		})
 		flow.CloseIdleConnections()
 		d.rec.Unmatched = flow.Unmatched()
+		d.rec.Notes = append(d.rec.Notes, flow.EmptyKept()...)
 	}
 	stopProgress()
 	stopTimeline()

@@ -19,12 +19,15 @@ type compiled struct {
 }
 
 type cstep struct {
-	name     string
-	method   string
-	url      *tmpl // absolute
-	headers  []cheader
-	body     *tmpl // nil: no body
-	keep     []ckeep
+	name    string
+	method  string
+	url     *tmpl // absolute
+	headers []cheader
+	body    *tmpl // nil: no body
+	keep    []ckeep
+	// needs are the kept values this step's request sends that an
+	// earlier step keeps: each should be there by now (see Flow.EmptyKept).
+	needs    []int
 	rules    []crule
 	retry    []*extractor
 	reason   *extractor
@@ -38,6 +41,7 @@ type cheader struct {
 
 type ckeep struct {
 	index int
+	where string // "json: order.id", "header: X-Token"
 	x     *extractor
 }
 
@@ -85,6 +89,7 @@ func (v *validator) compile() *compiled {
 		names[st.Name] = i
 		// Kept names are known from the step that keeps them on, this one
 		// included: a later attempt of the same step may send them back.
+		earlier := len(c.keepNames)
 		for _, name := range slices.Sorted(maps.Keys(st.Keep)) {
 			if _, ok := kept[name]; !ok {
 				kept[name] = len(c.keepNames)
@@ -115,6 +120,17 @@ func (v *validator) compile() *compiled {
 		if st.Body != "" {
 			cs.body = v.template(p+".body", st.Body, sc)
 		}
+		used := []*tmpl{cs.url, cs.body}
+		for _, h := range cs.headers {
+			used = append(used, h.val)
+		}
+		for _, t := range used {
+			for _, part := range t.partsOrNone() {
+				if part.f == fKept && part.kept < earlier && !slices.Contains(cs.needs, part.kept) {
+					cs.needs = append(cs.needs, part.kept)
+				}
+			}
+		}
 		for _, name := range slices.Sorted(maps.Keys(st.Keep)) {
 			e := st.Keep[name]
 			if e == nil {
@@ -126,7 +142,11 @@ func (v *validator) compile() *compiled {
 				v.add(p+".keep."+name, "%v", err)
 				continue
 			}
-			cs.keep = append(cs.keep, ckeep{index: kept[name], x: x})
+			where := "json: " + e.JSON
+			if e.Header != "" {
+				where = "header: " + e.Header
+			}
+			cs.keep = append(cs.keep, ckeep{index: kept[name], where: where, x: x})
 		}
 		if len(st.Answers) == 0 {
 			v.add(p+".answers", "required: rules that read an answer into an outcome (%s)", strings.Join(load.MeaningNames(), ", "))

@@ -2,10 +2,14 @@ package system
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -34,7 +38,12 @@ type Flow struct {
 
 	mu        sync.Mutex
 	unmatched map[unmatchedKey]*Unmatched
+	// empty counts, by step and kept value, the requests sent with a
+	// value an earlier step keeps still empty.
+	empty map[emptyKey]int
 }
+
+type emptyKey struct{ step, kept int }
 
 var (
 	_ load.Target = (*Flow)(nil)
@@ -60,7 +69,7 @@ func (s *System) Flow(hc *http.Client, run string) *Flow {
 	if hc == nil {
 		hc = load.NewClient()
 	}
-	return &Flow{c: s.compiled, sku: s.SKU, run: run, hc: hc, now: time.Now, unmatched: map[unmatchedKey]*Unmatched{}}
+	return &Flow{c: s.compiled, sku: s.SKU, run: run, hc: hc, now: time.Now, unmatched: map[unmatchedKey]*Unmatched{}, empty: map[emptyKey]int{}}
 }
 
 // ShopSKU is the SKU a shop sells in a sale across shops (a scenario's
@@ -110,6 +119,13 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 		Step: st.name, Attempt: call.Attempt, Deadline: call.Deadline, Kept: call.Kept, SKU: f.sku, Shop: call.Shop, Run: f.run}
 	if call.Shop != "" {
 		v.SKU = ShopSKU(call.Shop, f.sku)
+	}
+	for _, k := range st.needs {
+		if k < len(call.Kept) && call.Kept[k] == "" {
+			f.mu.Lock()
+			f.empty[emptyKey{call.Step, k}]++
+			f.mu.Unlock()
+		}
 	}
 	var scratch [256]byte
 	u := string(st.url.render(scratch[:0], &v))
@@ -211,6 +227,40 @@ func (f *Flow) Unmatched() []Unmatched {
 	}
 	f.mu.Unlock()
 	return runrecord.JoinUnmatched(out)
+}
+
+// EmptyKept says, for each step that sent a value an earlier step keeps
+// while it was still empty, how many requests did, in the order of the
+// steps: a keep whose path the answers never had (a typo, a field the
+// service names otherwise) sends every later step an empty value, and
+// the service's answers to that can look like the money's fault.
+func (f *Flow) EmptyKept() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	keys := slices.SortedFunc(maps.Keys(f.empty), func(a, b emptyKey) int {
+		return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.kept, b.kept))
+	})
+	var out []string
+	for _, k := range keys {
+		st := f.c.steps[k.step]
+		name := f.c.keepNames[k.kept]
+		out = append(out, fmt.Sprintf("step %s sent %d requests with {{.Kept.%s}} empty: no answer of an earlier step had it where %s says",
+			st.name, f.empty[k], name, f.keptBy(k.kept)))
+	}
+	return out
+}
+
+// keptBy names the steps that keep kept value k.
+func (f *Flow) keptBy(k int) string {
+	var names []string
+	for _, st := range f.c.steps {
+		for _, kp := range st.keep {
+			if kp.index == k {
+				names = append(names, fmt.Sprintf("step %s's keep.%s (%s)", st.name, f.c.keepNames[k], kp.where))
+			}
+		}
+	}
+	return strings.Join(names, " and ")
 }
 
 // CloseIdleConnections closes the client's idle keep-alive connections.

@@ -179,6 +179,55 @@ purchase:
 	}
 }
 
+// A step that sends a value an earlier step keeps while it is still empty
+// (the keep's path is not where the service puts it) is counted, and the
+// run notes it with the keep's path; a value kept by the same step, empty
+// on its first attempt by design (a token handed out by the first answer),
+// is not.
+func TestEmptyKeptValuesAreNoted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/orders" {
+			w.Header().Set("X-Token", "tk")
+			w.WriteHeader(202)
+			io.WriteString(w, `{"order_id":"o-1"}`)
+			return
+		}
+		w.WriteHeader(503)
+	}))
+	defer srv.Close()
+	s := parse(t, `
+name: async
+base_url: `+srv.URL+`
+sku: gala
+purchase:
+  steps:
+    - name: create
+      url: /orders
+      headers: {X-Token: "{{.Kept.token}}"}
+      keep: {order: {json: orderId}, token: {header: X-Token}}
+      answers: [{status: 202, outcome: next}]
+    - name: poll
+      method: GET
+      url: '/orders/{{urlquery .Kept.order}}'
+      headers: {X-Token: "{{.Kept.token}}"}
+      answers: [{status: 200, outcome: confirmed}, {status: 503, outcome: unavailable}]
+`, nil)
+	f := s.Flow(nil, "t")
+	for i := range 3 {
+		call := &load.Call{CheckoutID: fmt.Sprint("co-", i), Shopper: "s", Attempt: 1, Deadline: time.Now().Add(time.Minute), Kept: make([]string, f.Keeps())}
+		for step := range 2 {
+			call.Step = step
+			if _, err := f.Do(context.Background(), call); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := []string{"step poll sent 3 requests with {{.Kept.order}} empty: no answer of an earlier step had it where step create's keep.order (json: orderId) says"}
+	if got := f.EmptyKept(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("notes:\n%q\nwant\n%q", got, want)
+	}
+}
+
 // No answer is an error, and the request's context bounds the wait.
 func TestFlowTransportErrors(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {

@@ -76,6 +76,15 @@ type tmpl struct {
 	parts []tpart
 }
 
+// partsOrNone is t's parts; none for a nil template (one that did not
+// compile, or a body not given).
+func (t *tmpl) partsOrNone() []tpart {
+	if t == nil {
+		return nil
+	}
+	return t.parts
+}
+
 type tpart struct {
 	text string
 	f    field
