@@ -1,6 +1,8 @@
 package gameday
 
 import (
+	"time"
+
 	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/load"
 )
@@ -21,8 +23,13 @@ func shoppers(r *load.Report) []judge.Shopper {
 				st = "error"
 			}
 			v.Attempts = append(v.Attempts, judge.Attempt{At: a.At, Latency: lat, Status: st, Degraded: a.Degraded})
-			if a.Code != 0 && a.Status == load.MeansRetryLater.String() {
-				v.ToldPending = r.Start.Add(a.At + a.Took)
+			// The last answer's time when it said pending; a later
+			// answer saying anything else (a refusal) unsays it.
+			if a.Code != 0 {
+				v.ToldPending = time.Time{}
+				if a.Status == load.MeansRetryLater.String() {
+					v.ToldPending = r.Start.Add(a.At + a.Took)
+				}
 			}
 		}
 		// What the shopper was told is its last attempt's answer: a "come

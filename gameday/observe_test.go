@@ -38,45 +38,59 @@ func TestToldIsTheLastAttemptsAnswer(t *testing.T) {
 	}
 }
 
-// A shopper told its purchase was pending (paid, the order not yet
-// confirmed: the store crashed between writing the order and answering)
-// who left before it could ask again, and holds the order made with its
-// charge, was charged while there and told the truth: not charged after
-// leaving. Every other way of leaving with that charge still counts.
+// A shopper whose last answer said its purchase was pending (paid, the
+// order not yet confirmed: the store crashed between writing the order
+// and answering; or queued, and polled) who left before it could ask
+// again, was charged before it left and holds the order made with that
+// charge, knew it might have bought and has what it paid for: not charged
+// after leaving, whether its last answer came before the charge or after.
+// Every other way of leaving with that charge still counts.
 func TestAShopperToldPendingWhoHoldsTheOrderIsNotChargedAfterLeaving(t *testing.T) {
 	t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-	// Charged at 100ms; told pending at 200ms (sent at 50ms, answered
-	// 150ms later); refused; then gone with a request in flight.
+	// Told pending at 200ms (sent at 50ms, answered 150ms later), then
+	// gone with a request in flight; charged at 100ms.
 	rep := &load.Report{Start: t0, Shoppers: []*load.Shopper{{ID: "a", Outcome: load.OutcomeGaveUp, Deadline: time.Second, Attempts: []load.Attempt{
 		{At: 50 * time.Millisecond, Took: 150 * time.Millisecond, Code: 202, Status: "retry_later", Reason: "order_unconfirmed", RetryAfter: time.Second},
-		{At: 400 * time.Millisecond, Took: time.Millisecond, Code: 503, Status: "unavailable", Reason: "breaker_open", RetryAfter: time.Second},
 		{At: 900 * time.Millisecond, Took: 120 * time.Millisecond, Err: context.DeadlineExceeded.Error()},
 	}}}}
 	vs := shoppers(rep)
 	if len(vs) != 1 || !vs[0].ToldPending.Equal(t0.Add(200*time.Millisecond)) || vs[0].Told != "" {
 		t.Fatalf("views: %+v", vs)
 	}
+	// A refusal after the pending answer unsays it.
+	refused := *rep.Shoppers[0]
+	refused.Attempts = slices.Insert(slices.Clone(refused.Attempts), 1,
+		load.Attempt{At: 400 * time.Millisecond, Took: time.Millisecond, Code: 503, Status: "unavailable", Reason: "breaker_open", RetryAfter: time.Second})
+	if v := shoppers(&load.Report{Start: t0, Shoppers: []*load.Shopper{&refused}}); !v[0].ToldPending.IsZero() {
+		t.Fatalf("told pending, then refused: ToldPending %v, want zero", v[0].ToldPending)
+	}
 	healthy := func() (*judge.Facts, []judge.Shopper) {
 		return &judge.Facts{Initial: p64(1), Sold: p64(1), OrdersKnown: true, ChargesKnown: true,
 			Orders:  []judge.Order{{CheckoutID: "a", Charge: "ch_a", Units: 1}},
 			Charges: []judge.Charge{{CheckoutID: "a", ID: "ch_a", Status: "approved", At: t0.Add(100 * time.Millisecond)}}}, []judge.Shopper{vs[0]}
 	}
-	if f, s := healthy(); func() int64 { iv, _ := judge.Reconcile(f, s, 0); return iv.ChargedAfterLeaving }() != 0 {
-		t.Fatal("told pending, holding the order made with its charge: counted as charged after leaving")
+	for name, ok := range map[string]func(f *judge.Facts, s []judge.Shopper){
+		"told so after the charge": func(*judge.Facts, []judge.Shopper) {},
+		// Its last poll came before the charge, and its patience ended
+		// before the next: it knew the same.
+		"told so before the charge": func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = t0.Add(300 * time.Millisecond) },
+	} {
+		f, s := healthy()
+		ok(f, s)
+		if iv, _ := judge.Reconcile(f, s, 0); iv.ChargedAfterLeaving != 0 {
+			t.Errorf("%s, holding the order made with its charge: counted as charged after leaving", name)
+		}
 	}
 	for name, brk := range map[string]func(f *judge.Facts, s []judge.Shopper){
-		"never told pending":            func(_ *judge.Facts, s []judge.Shopper) { s[0].ToldPending = time.Time{} },
-		"told so before it was charged": func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = t0.Add(300 * time.Millisecond) },
-		"no order":                      func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.Sold = nil, p64(0) },
-		"the order paid another way":    func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "ch_other" },
-		"the order's charge unknown":    func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "" },
-		"the charge's id unknown":       func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].ID = "" },
-		"the charge's time unknown":     func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = time.Time{} },
-		"charged after its deadline": func(f *judge.Facts, s []judge.Shopper) {
-			f.Charges[0].At = t0.Add(2 * time.Second)
-			s[0].ToldPending = t0.Add(3 * time.Second)
-		},
-		"orders unknown": func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.OrdersKnown, f.Sold = nil, false, p64(1) },
+		"never told pending":         func(_ *judge.Facts, s []judge.Shopper) { s[0].ToldPending = time.Time{} },
+		"told pending, then refused": func(_ *judge.Facts, s []judge.Shopper) { s[0].ToldPending, s[0].Told = time.Time{}, "unavailable" },
+		"no order":                   func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.Sold = nil, p64(0) },
+		"the order paid another way": func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "ch_other" },
+		"the order's charge unknown": func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "" },
+		"the charge's id unknown":    func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].ID = "" },
+		"the charge's time unknown":  func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = time.Time{} },
+		"charged after its deadline": func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = t0.Add(2 * time.Second) },
+		"orders unknown":             func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.OrdersKnown, f.Sold = nil, false, p64(1) },
 		"a second charge beside the order": func(f *judge.Facts, _ []judge.Shopper) {
 			f.Charges = append(f.Charges, judge.Charge{CheckoutID: "a", ID: "ch_a2", Status: "approved", At: t0.Add(150 * time.Millisecond)})
 		},

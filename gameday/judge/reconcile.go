@@ -145,16 +145,19 @@ var oracles = []oracle{
 					// Charged, and the shopper left without a confirmation.
 					late := !c.At.IsZero() && c.At.After(v.LeftAt)
 					left := v.Outcome == GaveUp || v.Outcome == TooLate
-					// Except a shopper told, after this charge, that its
-					// purchase was pending, who holds the order made with
-					// it: it was charged while there, told the truth (paid,
-					// not yet confirmed) and has what it paid for; the
-					// system could do no better when its store crashed
-					// between writing the order and answering. Only when
-					// the books say so: the charge's time, its id and the
-					// order's charge known (a fact missing is never a
-					// pass).
-					if o, ok := orders[v.ID]; ok && !late && toldAfter(v, c) && o.Charge != "" && o.Charge == c.ID {
+					// Except a shopper whose last answer said its purchase
+					// was pending or in progress, charged before it left,
+					// who holds the order made with that charge: it left
+					// knowing it might have bought, and has what it paid
+					// for (a store that crashed between writing the order
+					// and answering; a purchase processed in the background
+					// whose last poll came before the charge or just after).
+					// Whether its last poll fell before or after the charge
+					// does not matter: the shopper knew the same either
+					// way. Only when the books say so: the charge's time,
+					// its id and the order's charge known (a fact missing
+					// is never a pass). A charge after it left still counts.
+					if o, ok := orders[v.ID]; ok && !c.At.IsZero() && !late && !v.ToldPending.IsZero() && o.Charge != "" && o.Charge == c.ID {
 						continue
 					}
 					if late || left {
@@ -227,12 +230,6 @@ func (f *Facts) approvedByCheckout() map[string][]Charge {
 		}
 	}
 	return m
-}
-
-// toldAfter reports whether the shopper of v was told its purchase was
-// pending at or after charge c was made, both times known.
-func toldAfter(v Shopper, c Charge) bool {
-	return !v.ToldPending.IsZero() && !c.At.IsZero() && !c.At.After(v.ToldPending)
 }
 
 // paidWith reports whether order o was made with charge c, as far as the

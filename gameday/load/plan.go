@@ -47,8 +47,10 @@ type Plan struct {
 	// Scheduled + Patience. Must be positive.
 	Patience time.Duration
 	// MaxRetries is the number of attempts after the first, made only when
-	// an answer says to come back (unavailable or retry_later, with a
-	// Retry-After). 0 means no retry; at most RetryLimit.
+	// an answer refuses and says to come back (unavailable, with a
+	// Retry-After). 0 means no retry; at most RetryLimit. A retry_later
+	// answer (in progress, pending) is asked after again while patience
+	// lasts without spending one.
 	MaxRetries int
 	// RetryJitter spreads each Retry-After wait uniformly over
 	// [1-RetryJitter, 1+RetryJitter] times the asked wait, so that shoppers

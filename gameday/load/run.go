@@ -191,6 +191,10 @@ func (r *run) name(s *Shopper) {
 	s.ID, s.Name, s.Session = c.id, c.name, c.session
 }
 
+// maxPolls bounds the retry_later answers one shopper acts on without
+// spending a retry (see shop).
+const maxPolls = 1000
+
 // maxSteps bounds the steps of one purchase: a target that says "next"
 // for ever must not keep a shopper for ever.
 const maxSteps = 32
@@ -210,7 +214,7 @@ func (r *run) shop(s *Shopper) {
 	if r.keeps > 0 {
 		call.Kept = make([]string, r.keeps)
 	}
-	for retries := 0; ; {
+	for retries, polls := 0, 0; ; {
 		sent := r.clock()
 		// The deadline is on the run's clock (a worker's is the
 		// coordinator's), the context's on this machine's.
@@ -270,7 +274,14 @@ func (r *run) shop(s *Shopper) {
 			r.finish(s, finalOutcomes[ans.Means], got)
 			return
 		}
-		if retries >= r.plan.MaxRetries || ans.RetryAfter <= 0 {
+		// A purchase in progress or pending (retry_later) is asked after
+		// again while the shopper's patience lasts, as a storefront polls
+		// an order's status: those polls do not spend the retries, which
+		// are for coming back after a refusal (a shop whose purchase is
+		// asynchronous answers "pending" several times to every shopper).
+		// maxPolls bounds them where a wait is tiny.
+		poll := ans.Means == MeansRetryLater && polls < maxPolls
+		if (!poll && retries >= r.plan.MaxRetries) || ans.RetryAfter <= 0 {
 			r.finish(s, OutcomeUnavailable, got)
 			return
 		}
@@ -283,7 +294,11 @@ func (r *run) shop(s *Shopper) {
 			r.finish(s, OutcomeGaveUp, r.clock()) // aborted while waiting
 			return
 		}
-		retries++
+		if poll {
+			polls++
+		} else {
+			retries++
+		}
 		call.Attempt++
 	}
 }

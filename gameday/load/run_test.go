@@ -129,6 +129,22 @@ func collect() (func(*Shopper), func() map[int]int) {
 		}
 }
 
+// A purchase pending to the end is polled while the shopper's patience
+// lasts, beyond its retries, and the shopper gives up at its deadline.
+func TestAShopperPollsAPendingPurchaseUntilItsPatienceEnds(t *testing.T) {
+	plan := onePlan()
+	f := newFake(t, scripted(step{ans: comeBack(MeansRetryLater, 20*time.Millisecond)}))
+	rep, err := Run(context.Background(), plan, f, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Shoppers[0]
+	if s.Outcome != OutcomeGaveUp || len(s.Attempts) <= plan.MaxRetries+1 {
+		t.Fatalf("outcome %q after %d attempts, want gave_up after more than %d: %+v", s.Outcome, len(s.Attempts), plan.MaxRetries+1, s.Attempts)
+	}
+	checkShopper(t, rep, plan, s)
+}
+
 func TestShopperOutcomes(t *testing.T) {
 	const ra = 20 * time.Millisecond
 	c := MeansConfirmed
@@ -163,6 +179,14 @@ func TestShopperOutcomes(t *testing.T) {
 		{"unavailable then too late", []step{{ans: comeBack(MeansUnavailable, ra)}, {ans: answer(MeansTooLate)}}, OutcomeTooLate, 2, false},
 		// Out of retries (2 after the first): unavailable.
 		{"always unavailable", []step{{ans: comeBack(MeansUnavailable, ra)}}, OutcomeUnavailable, 3, false},
+		// A purchase in progress or pending is polled without spending
+		// a retry: five polls, beyond the two retries, then confirmed;
+		// and a poll before three refusals leaves the retries whole.
+		{"pending five times then confirmed", []step{{ans: comeBack(MeansRetryLater, ra)}, {ans: comeBack(MeansRetryLater, ra)},
+			{ans: comeBack(MeansRetryLater, ra)}, {ans: comeBack(MeansRetryLater, ra)}, {ans: comeBack(MeansRetryLater, ra)}, {ans: answer(c)}},
+			OutcomeConfirmed, 6, false},
+		{"pending then always unavailable", []step{{ans: comeBack(MeansRetryLater, ra)}, {ans: comeBack(MeansUnavailable, ra)}},
+			OutcomeUnavailable, 4, false},
 		// Not told when to come back: no retry.
 		{"unavailable without Retry-After", []step{{ans: answer(MeansUnavailable)}}, OutcomeUnavailable, 1, false},
 		// Told to come back after its deadline: it gives up at once.
@@ -229,8 +253,16 @@ func checkShopper(t *testing.T, rep *Report, plan Plan, s *Shopper) {
 	if s.Latency != s.Finished-s.Scheduled {
 		t.Errorf("shopper %d: latency %v, want finished-scheduled %v", s.Index, s.Latency, s.Finished-s.Scheduled)
 	}
-	if len(s.Attempts) == 0 || len(s.Attempts) > plan.MaxRetries+1 {
-		t.Errorf("shopper %d: %d attempts", s.Index, len(s.Attempts))
+	// Every attempt but a poll (one after a retry_later answer) is the
+	// first or spends a retry.
+	spent := 0
+	for i := range s.Attempts {
+		if i == 0 || s.Attempts[i-1].Status != MeansRetryLater.String() {
+			spent++
+		}
+	}
+	if len(s.Attempts) == 0 || spent > plan.MaxRetries+1 || len(s.Attempts)-spent > maxPolls {
+		t.Errorf("shopper %d: %d attempts, %d of them not polls", s.Index, len(s.Attempts), spent)
 	}
 	if len(s.Attempts) > 0 && s.Attempts[0].At < s.Started {
 		t.Errorf("shopper %d: first attempt at %v, before its start %v", s.Index, s.Attempts[0].At, s.Started)

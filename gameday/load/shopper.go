@@ -14,7 +14,7 @@ const (
 	OutcomeSoldOut     = "sold_out"    // nothing left
 	OutcomeTooLate     = "too_late"    // the system saw the shopper's deadline pass
 	OutcomeGaveUp      = "gave_up"     // the shopper left: its deadline passed, or would have before the next attempt, or the run was aborted
-	OutcomeUnavailable = "unavailable" // told to come back (unavailable, retry_later) with no retry left, or without a Retry-After
+	OutcomeUnavailable = "unavailable" // refused with no retry left, or told to come back without a Retry-After
 	OutcomeError       = "error"       // an answer meaning error or not understood, or a transport error before the deadline
 	OutcomeDropped     = "dropped"     // no shopper of the pool was free when it arrived: never started
 )
