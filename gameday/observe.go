@@ -12,7 +12,7 @@ import (
 func shoppers(r *load.Report) []judge.Shopper {
 	out := make([]judge.Shopper, 0, len(r.Shoppers))
 	for _, s := range r.Shoppers {
-		v := judge.Shopper{ID: s.ID, Shop: s.Shop, Scheduled: s.Scheduled, Outcome: judge.Outcome(s.Outcome), LeftAt: r.Start.Add(s.Deadline), Cut: s.Cut}
+		v := judge.Shopper{ID: s.ID, Shop: s.Shop, Scheduled: s.Scheduled, Outcome: judge.Outcome(s.Outcome), LeftAt: r.Start.Add(s.Deadline), Cut: s.Cut, Finished: s.Finished}
 		for i, a := range s.Attempts {
 			lat := a.Took
 			if i == 0 {

@@ -38,6 +38,17 @@ func TestToldIsTheLastAttemptsAnswer(t *testing.T) {
 	}
 }
 
+// A purchase promise reads when each shopper got its final answer or left.
+func TestShoppersCarryWhenTheyFinished(t *testing.T) {
+	rep := &load.Report{Start: time.Now(), Shoppers: []*load.Shopper{
+		{ID: "a", Outcome: load.OutcomeConfirmed, Scheduled: time.Second, Started: time.Second, Finished: 3 * time.Second, Deadline: 11 * time.Second,
+			Attempts: []load.Attempt{{At: time.Second, Took: 2 * time.Second, Code: 200, Status: "confirmed"}}},
+	}}
+	if vs := shoppers(rep); vs[0].Finished != 3*time.Second {
+		t.Errorf("finished %v, want 3s", vs[0].Finished)
+	}
+}
+
 // A shopper whose last answer said its purchase was pending (paid, the
 // order not yet confirmed: the store crashed between writing the order
 // and answering; or queued, and polled) who left before it could ask

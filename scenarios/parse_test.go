@@ -178,6 +178,11 @@ func TestParseErrors(t *testing.T) {
 		{"fault too long", strings.Replace(string(tiny), "for: 5s", "for: 2562047h", 1), []wantErr{{12, "faults[0].for", "from 2s ends after the load (10s)"}}},
 		// Validation: percentile 0 is not a percentile.
 		{"percentile", string(tiny) + "  - latency: {percentile: 0, below: 1s}\n", []wantErr{{18, "expect[1].latency.percentile", "want a percentile above 0"}}},
+		// Validation: a latency promise is of requests or purchases, and
+		// a purchase ends in a final outcome, never retry_later.
+		{"latency of", string(tiny) + "  - latency: {percentile: 95, below: 1s, of: carts}\n", []wantErr{{18, "expect[1].latency.of", `"carts" is not one of requests, purchases`}}},
+		{"purchase outcome", string(tiny) + "  - latency: {percentile: 95, below: 1s, of: purchases, outcomes: [retry_later]}\n",
+			[]wantErr{{18, "expect[1].latency.outcomes[0]", `"retry_later" is not one of confirmed,`}}},
 		// Validation: an expectation with two kinds.
 		{"two kinds", string(tiny) + "  - {degraded: {}, latency: {percentile: 95, below: 1s}}\n", []wantErr{{18, "expect[1]", "set exactly one of"}}},
 		// Validation: a breaker cannot close after a fault that never ends.

@@ -372,13 +372,26 @@ const (
 // start) in Window stays below Below. Outcomes restricts the requests
 // counted; empty means all. Percentile is in (0, 100] and required; Below >
 // 0.
+//
+// Of "purchases" measures whole purchases instead: for each shopper that
+// arrived in Window, from its scheduled arrival to its final answer (or
+// its leaving), every step, retry and poll included; Outcomes then names
+// final outcomes. An asynchronous checkout's polls answer fast, and only
+// this says how long its shoppers waited for the verdict.
 type LatencyBound struct {
 	Select     `yaml:",inline"`
 	Window     Window   `yaml:"window"`
 	Percentile float64  `yaml:"percentile"`
 	Below      Duration `yaml:"below"`
 	Outcomes   []string `yaml:"outcomes"`
+	Of         string   `yaml:"of"`
 }
+
+// What a LatencyBound measures.
+const (
+	LatencyOfRequests  = "requests" // the default
+	LatencyOfPurchases = "purchases"
+)
 
 // RatioBound: among shoppers who arrived in Window, the share whose final
 // outcome is one of Outcomes is at least AtLeast and at most AtMost.

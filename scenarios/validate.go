@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -542,8 +543,15 @@ func (v *validator) expectations() {
 			if l.Below <= 0 {
 				v.add(q+".below", "required: the latency bound, such as \"300ms\"")
 			}
+			v.oneOf(q+".of", cmp.Or(l.Of, LatencyOfRequests), []string{LatencyOfRequests, LatencyOfPurchases})
+			// A purchase ends in a final outcome; a request may also
+			// have meant "come back" or "go on".
+			valid := answerOutcomes
+			if l.Of == LatencyOfPurchases {
+				valid = outcomes
+			}
 			for j, o := range l.Outcomes {
-				v.oneOf(q+".outcomes["+strconv.Itoa(j)+"]", o, answerOutcomes)
+				v.oneOf(q+".outcomes["+strconv.Itoa(j)+"]", o, valid)
 			}
 		}
 		if r := e.Ratio; r != nil {

@@ -28,6 +28,9 @@ type Shopper struct {
 	Outcome   Outcome       // "" when it never started
 	Attempts  []Attempt
 	LeftAt    time.Time // when the shopper gave up waiting (its deadline)
+	// Finished is when it got its final answer or left, from the start
+	// of the load; zero when it never started.
+	Finished time.Duration
 	// Cut: the runner stopped the load while this shopper was in flight;
 	// it did not leave of its own accord, so a charge it did not see
 	// confirmed is the interruption's, not the system's.
@@ -238,6 +241,9 @@ func outcomeSet(os []string) func(string) bool {
 }
 
 func latencyExpectation(lb *scenarios.LatencyBound, shoppers []Shopper, w Windows, of string) ExpectationResult {
+	if lb.Of == scenarios.LatencyOfPurchases {
+		return purchaseLatency(lb, shoppers, w, of)
+	}
 	which := "checkout requests" + of
 	if len(lb.Outcomes) > 0 {
 		which = strings.Join(lb.Outcomes, "/") + " answers" + of
@@ -259,6 +265,34 @@ func latencyExpectation(lb *scenarios.LatencyBound, shoppers []Shopper, w Window
 	p := stats.PercentileOf(ls, lb.Percentile)
 	r.Held = p < lb.Below.D()
 	r.Observed = fmt.Sprintf("p%g %s over %d requests", lb.Percentile, p.Round(time.Millisecond), len(ls))
+	return r
+}
+
+// purchaseLatency is a latency promise over whole purchases: each
+// shopper that arrived in the window, from its scheduled arrival to its
+// final answer or its leaving.
+func purchaseLatency(lb *scenarios.LatencyBound, shoppers []Shopper, w Windows, of string) ExpectationResult {
+	which := "purchases" + of
+	if len(lb.Outcomes) > 0 {
+		which = strings.Join(lb.Outcomes, "/") + " purchases" + of
+	}
+	r := ExpectationResult{Window: string(lb.Window),
+		Promise: fmt.Sprintf("p%g of %s arriving %s, first request to final answer, stays under %s", lb.Percentile, which, WindowWords(lb.Window), lb.Below.D())}
+	in := outcomeSet(lb.Outcomes)
+	var ls []time.Duration
+	for _, s := range shoppers {
+		if s.Outcome == "" || s.Outcome == Dropped || !w.Contains(lb.Window, s.Scheduled) || !in(string(s.Outcome)) {
+			continue
+		}
+		ls = append(ls, s.Finished-s.Scheduled)
+	}
+	if len(ls) == 0 {
+		r.Observed = "no such purchases"
+		return r
+	}
+	p := stats.PercentileOf(ls, lb.Percentile)
+	r.Held = p < lb.Below.D()
+	r.Observed = fmt.Sprintf("p%g %s over %d purchases", lb.Percentile, p.Round(time.Millisecond), len(ls))
 	return r
 }
 

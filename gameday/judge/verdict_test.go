@@ -103,6 +103,48 @@ func TestLatencyAndRatioExpectations(t *testing.T) {
 	}
 }
 
+// A purchase's latency runs from its scheduled arrival to its final answer,
+// every poll included: an asynchronous checkout whose polls answer in 2 ms
+// and whose purchases take seconds fails a purchase promise that a request
+// promise passes.
+func TestPurchaseLatency(t *testing.T) {
+	w := Windows{Faults: []Span{{10 * sec, 20 * sec, 20 * sec}}, End: 30 * sec}
+	var shoppers []Shopper
+	for i := range 20 {
+		at := 10*sec + time.Duration(i)*500*time.Millisecond // all during the fault
+		s := Shopper{Scheduled: at, Outcome: Confirmed}
+		if i%5 == 4 {
+			s.Outcome = GaveUp
+		}
+		// Placed, then polled every 300 ms, each answer in 2 ms, the last
+		// one 1 s + i×100 ms after the arrival.
+		for k := time.Duration(0); k*300*time.Millisecond < sec+time.Duration(i)*100*time.Millisecond; k++ {
+			s.Attempts = append(s.Attempts, Attempt{At: at + k*300*time.Millisecond, Latency: 2 * time.Millisecond, Status: "retry_later"})
+		}
+		s.Finished = at + sec + time.Duration(i)*100*time.Millisecond
+		shoppers = append(shoppers, s)
+	}
+	bound := func(of string, below time.Duration, outcomes ...string) *scenarios.LatencyBound {
+		return &scenarios.LatencyBound{Window: "during", Percentile: 95, Below: scenarios.Duration(below), Outcomes: outcomes, Of: of}
+	}
+	if r := latencyExpectation(bound("", 100*time.Millisecond), shoppers, w, ""); !r.Held {
+		t.Errorf("the polls' latency: %+v", r)
+	}
+	// Confirmed: i = 0..18 but 4, 9, 14: 16 purchases of 1.0 s to 2.8 s;
+	// p95 is the 16th, i = 18, 2.8 s.
+	r := latencyExpectation(bound(scenarios.LatencyOfPurchases, 2*sec, "confirmed"), shoppers, w, "")
+	want := "p95 of confirmed purchases arriving during the fault, first request to final answer, stays under 2s"
+	if r.Held || r.Promise != want || r.Observed != "p95 2.8s over 16 purchases" {
+		t.Errorf("purchases:\n%+v\nwant promise %q", r, want)
+	}
+	if r := latencyExpectation(bound(scenarios.LatencyOfPurchases, 3*sec), shoppers, w, ""); !r.Held || r.Observed != "p95 2.8s over 20 purchases" {
+		t.Errorf("every purchase: %+v", r)
+	}
+	if r := latencyExpectation(&scenarios.LatencyBound{Window: "before", Percentile: 95, Below: scenarios.Duration(sec), Of: scenarios.LatencyOfPurchases}, shoppers, w, ""); r.Held || r.Observed != "no such purchases" {
+		t.Errorf("no purchases: %+v", r)
+	}
+}
+
 // A killed container is started at "lifted" and reachable again (by the
 // checkout, through the engine's network) at "to": the promise counts from
 // "to", when the checkout could have known, and a breaker whose probe got
