@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -65,6 +67,9 @@ its own system: file). Exit 2 if any is invalid. Nothing is contacted.`)
 		if err != nil {
 			bad++
 			fmt.Fprintln(stderr, err)
+			if looksLikeSystem(arg) {
+				fmt.Fprintf(stderr, "%s has a purchase: it looks like a system file: check it with gameday validate --system %s\n", arg, arg)
+			}
 			continue
 		}
 		fmt.Fprintf(stdout, "ok  %s (%s)\n", s.Name, s.File)
@@ -74,6 +79,21 @@ its own system: file). Exit 2 if any is invalid. Nothing is contacted.`)
 	}
 	return nil
 }
+
+// looksLikeSystem says whether file, given where a scenario was wanted,
+// has a system file's purchase: at the top level (its every key was
+// reported as unknown to a scenario).
+func looksLikeSystem(file string) bool {
+	f, err := os.Open(file)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	return systemTopLevel.Match(b)
+}
+
+var systemTopLevel = regexp.MustCompile(`(?m)^purchase:`)
 
 // checkAgainstSystem checks a scenario against the described system it
 // would drill: sys (given with --system), else its own system: file.

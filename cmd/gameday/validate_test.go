@@ -49,6 +49,12 @@ func TestValidateCmd(t *testing.T) {
 				bad + ":6: load.patince: unknown field",
 			},
 			errHas: "validate: 1 of 3 files invalid"},
+		// A system file given where a scenario is wanted: each key is
+		// unknown to a scenario, and validate says to use --system.
+		{name: "system as a scenario", args: []string{ordersOnly}, usage: true,
+			stderrHas: []string{ordersOnly + ":4: purchase: unknown field",
+				ordersOnly + " has a purchase: it looks like a system file: check it with gameday validate --system " + ordersOnly},
+			errHas: "validate: 1 of 1 files invalid"},
 		// System files: the shipped examples are good, a bad one names its
 		// file, line and field.
 		{name: "systems", args: []string{"--system", "../../examples/pyshop/gameday.yaml", "--system", badSys}, usage: true,
