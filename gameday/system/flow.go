@@ -244,8 +244,12 @@ func (f *Flow) EmptyKept() []string {
 	for _, k := range keys {
 		st := f.c.steps[k.step]
 		name := f.c.keepNames[k.kept]
-		out = append(out, fmt.Sprintf("step %s sent %d requests with {{.Kept.%s}} empty: no answer of an earlier step had it where %s says",
-			st.name, f.empty[k], name, f.keptBy(k.kept)))
+		n := fmt.Sprintf("%d requests", f.empty[k])
+		if f.empty[k] == 1 {
+			n = "1 request"
+		}
+		out = append(out, fmt.Sprintf("step %s sent %s with {{.Kept.%s}} empty: no answer of an earlier step had it where %s says",
+			st.name, n, name, f.keptBy(k.kept)))
 	}
 	return out
 }
