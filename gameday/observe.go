@@ -23,12 +23,16 @@ func shoppers(r *load.Report) []judge.Shopper {
 				st = "error"
 			}
 			v.Attempts = append(v.Attempts, judge.Attempt{At: a.At, Latency: lat, Status: st, Degraded: a.Degraded})
-			// The last answer's time when it said pending; a later
-			// answer saying anything else (a refusal) unsays it.
+			// The last pending answer's time. A refusal after it
+			// ("come back", a poll that found the store down) leaves the
+			// shopper knowing its purchase was accepted; only a final
+			// answer that it failed unsays it.
 			if a.Code != 0 {
-				v.ToldPending = time.Time{}
-				if a.Status == load.MeansRetryLater.String() {
+				switch {
+				case a.Status == load.MeansRetryLater.String():
 					v.ToldPending = r.Start.Add(a.At + a.Took)
+				case a.Status != load.MeansUnavailable.String() && a.Status != load.MeansNext.String():
+					v.ToldPending = time.Time{}
 				}
 			}
 		}

@@ -38,6 +38,28 @@ func TestToldIsTheLastAttemptsAnswer(t *testing.T) {
 	}
 }
 
+// A shopper told its purchase was pending, then refused (a poll that found
+// the store down) with no retry left, knew its purchase was accepted: its
+// order is not one it was told failed. One refused without a pending
+// answer before was told so.
+func TestARefusalAfterPendingIsNotToldFailed(t *testing.T) {
+	start := time.Now()
+	rep := &load.Report{Start: start, Shoppers: []*load.Shopper{
+		{ID: "pending-then-refused", Outcome: load.OutcomeUnavailable, Deadline: 10 * time.Second, Attempts: []load.Attempt{
+			{Code: 202, Status: "retry_later", RetryAfter: time.Second},
+			{At: time.Second, Code: 503, Status: "unavailable", Reason: "db_unavailable", RetryAfter: time.Second},
+		}},
+		{ID: "refused", Outcome: load.OutcomeUnavailable, Deadline: 10 * time.Second, Attempts: []load.Attempt{
+			{Code: 503, Status: "unavailable", RetryAfter: time.Second},
+		}},
+	}}
+	f := &judge.Facts{OrdersKnown: true, Orders: []judge.Order{{CheckoutID: "pending-then-refused", Units: 1}, {CheckoutID: "refused", Units: 1}}}
+	r := judge.ReconcileAll(f, shoppers(rep), 0)
+	if r.Invariants.OrdersToldFailed != 1 || !slices.Equal(r.Examples["orders_told_failed"], []string{"refused"}) {
+		t.Errorf("orders told failed %d %v, want 1 (refused)", r.Invariants.OrdersToldFailed, r.Examples["orders_told_failed"])
+	}
+}
+
 // A purchase promise reads when each shopper got its final answer or left.
 func TestShoppersCarryWhenTheyFinished(t *testing.T) {
 	rep := &load.Report{Start: time.Now(), Shoppers: []*load.Shopper{
@@ -68,12 +90,19 @@ func TestAShopperToldPendingWhoHoldsTheOrderIsNotChargedAfterLeaving(t *testing.
 	if len(vs) != 1 || !vs[0].ToldPending.Equal(t0.Add(200*time.Millisecond)) || vs[0].Told != "" {
 		t.Fatalf("views: %+v", vs)
 	}
-	// A refusal after the pending answer unsays it.
-	refused := *rep.Shoppers[0]
-	refused.Attempts = slices.Insert(slices.Clone(refused.Attempts), 1,
-		load.Attempt{At: 400 * time.Millisecond, Took: time.Millisecond, Code: 503, Status: "unavailable", Reason: "breaker_open", RetryAfter: time.Second})
-	if v := shoppers(&load.Report{Start: t0, Shoppers: []*load.Shopper{&refused}}); !v[0].ToldPending.IsZero() {
-		t.Fatalf("told pending, then refused: ToldPending %v, want zero", v[0].ToldPending)
+	// A refusal after the pending answer (come back: a poll that found
+	// the store down) leaves it; a final answer that the purchase failed
+	// unsays it.
+	then := func(a load.Attempt) []judge.Shopper {
+		s := *rep.Shoppers[0]
+		s.Attempts = append(slices.Clone(s.Attempts[:1]), a)
+		return shoppers(&load.Report{Start: t0, Shoppers: []*load.Shopper{&s}})
+	}
+	if v := then(load.Attempt{At: 400 * time.Millisecond, Took: time.Millisecond, Code: 503, Status: "unavailable", Reason: "breaker_open", RetryAfter: time.Second}); !v[0].ToldPending.Equal(t0.Add(200 * time.Millisecond)) {
+		t.Errorf("told pending, then refused: ToldPending %v, want the pending answer's", v[0].ToldPending)
+	}
+	if v := then(load.Attempt{At: 400 * time.Millisecond, Took: time.Millisecond, Code: 500, Status: "error"}); !v[0].ToldPending.IsZero() {
+		t.Errorf("told pending, then told it failed: ToldPending %v, want zero", v[0].ToldPending)
 	}
 	healthy := func() (*judge.Facts, []judge.Shopper) {
 		return &judge.Facts{Initial: p64(1), Sold: p64(1), OrdersKnown: true, ChargesKnown: true,
@@ -93,15 +122,15 @@ func TestAShopperToldPendingWhoHoldsTheOrderIsNotChargedAfterLeaving(t *testing.
 		}
 	}
 	for name, brk := range map[string]func(f *judge.Facts, s []judge.Shopper){
-		"never told pending":         func(_ *judge.Facts, s []judge.Shopper) { s[0].ToldPending = time.Time{} },
-		"told pending, then refused": func(_ *judge.Facts, s []judge.Shopper) { s[0].ToldPending, s[0].Told = time.Time{}, "unavailable" },
-		"no order":                   func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.Sold = nil, p64(0) },
-		"the order paid another way": func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "ch_other" },
-		"the order's charge unknown": func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "" },
-		"the charge's id unknown":    func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].ID = "" },
-		"the charge's time unknown":  func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = time.Time{} },
-		"charged after its deadline": func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = t0.Add(2 * time.Second) },
-		"orders unknown":             func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.OrdersKnown, f.Sold = nil, false, p64(1) },
+		"never told pending":                func(_ *judge.Facts, s []judge.Shopper) { s[0].ToldPending = time.Time{} },
+		"told pending, then told it failed": func(_ *judge.Facts, s []judge.Shopper) { s[0].ToldPending, s[0].Told = time.Time{}, "error" },
+		"no order":                          func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.Sold = nil, p64(0) },
+		"the order paid another way":        func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "ch_other" },
+		"the order's charge unknown":        func(f *judge.Facts, _ []judge.Shopper) { f.Orders[0].Charge = "" },
+		"the charge's id unknown":           func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].ID = "" },
+		"the charge's time unknown":         func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = time.Time{} },
+		"charged after its deadline":        func(f *judge.Facts, _ []judge.Shopper) { f.Charges[0].At = t0.Add(2 * time.Second) },
+		"orders unknown":                    func(f *judge.Facts, _ []judge.Shopper) { f.Orders, f.OrdersKnown, f.Sold = nil, false, p64(1) },
 		"a second charge beside the order": func(f *judge.Facts, _ []judge.Shopper) {
 			f.Charges = append(f.Charges, judge.Charge{CheckoutID: "a", ID: "ch_a2", Status: "approved", At: t0.Add(150 * time.Millisecond)})
 		},

@@ -84,6 +84,10 @@ its own system: file). Exit 2 if any is invalid. Nothing is contacted.`)
 // has a system file's purchase: at the top level (its every key was
 // reported as unknown to a scenario).
 func looksLikeSystem(file string) bool {
+	// Only a regular file: opening a FIFO would wait for a writer.
+	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return false

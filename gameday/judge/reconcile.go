@@ -176,7 +176,11 @@ var oracles = []oracle{
 			for _, v := range s {
 				// An order exists for a shopper the system last told the
 				// purchase failed: a real shopper would buy again.
-				if _, ok := orders[v.ID]; ok && v.Outcome != Confirmed && toldFailed[v.Told] {
+				// A refusal after a pending answer did not say the
+				// accepted purchase failed (a poll that found the store
+				// down): the shopper knew it might have bought.
+				refusedWhilePending := v.Told == string(Unavailable) && !v.ToldPending.IsZero()
+				if _, ok := orders[v.ID]; ok && v.Outcome != Confirmed && toldFailed[v.Told] && !refusedWhilePending {
 					n++
 					seen(v.ID)
 				}

@@ -38,10 +38,12 @@ type Shopper struct {
 	// Told is what the answer to the shopper's last attempt meant
 	// ("unavailable", "retry_later", ...); "" when it left before one came.
 	Told string
-	// ToldPending is when the shopper's last answer came, if it said the
+	// ToldPending is when the shopper's last answer that said the
 	// purchase was going on or paid and not yet confirmed (retry_later:
-	// in progress, pending); zero when its last answer said anything else
-	// or none came. A shopper told so left knowing it might have bought.
+	// in progress, pending) came; zero when none did, or when a final
+	// answer after it said the purchase failed. A refusal after it (come
+	// back) does not unsay it. A shopper told so left knowing it might
+	// have bought.
 	ToldPending time.Time
 }
 
