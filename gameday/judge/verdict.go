@@ -242,59 +242,48 @@ func outcomeSet(os []string) func(string) bool {
 	return func(o string) bool { return slices.Contains(os, o) }
 }
 
+// latencyExpectation is a latency promise over checkout requests, or, of
+// purchases, over whole purchases: each shopper that arrived in the
+// window, from its scheduled arrival to its final answer or its leaving.
 func latencyExpectation(lb *scenarios.LatencyBound, shoppers []Shopper, w Windows, of string) ExpectationResult {
-	if lb.Of == scenarios.LatencyOfPurchases {
-		return purchaseLatency(lb, shoppers, w, of)
-	}
-	which := "checkout requests" + of
-	if len(lb.Outcomes) > 0 {
-		which = strings.Join(lb.Outcomes, "/") + " answers" + of
-	}
-	r := ExpectationResult{Window: string(lb.Window), Promise: fmt.Sprintf("p%g of %s %s stays under %s", lb.Percentile, which, WindowWords(lb.Window), lb.Below.D())}
 	in := outcomeSet(lb.Outcomes)
 	var ls []time.Duration
-	for _, s := range shoppers {
-		for _, a := range s.Attempts {
-			if w.Contains(lb.Window, a.At) && in(a.Status) {
-				ls = append(ls, a.Latency)
+	var unit, promise string
+	if lb.Of == scenarios.LatencyOfPurchases {
+		unit = "purchases"
+		which := "purchases" + of
+		if len(lb.Outcomes) > 0 {
+			which = strings.Join(lb.Outcomes, "/") + " purchases" + of
+		}
+		promise = fmt.Sprintf("p%g of %s arriving %s, first request to final answer, stays under %s", lb.Percentile, which, WindowWords(lb.Window), lb.Below.D())
+		for _, s := range shoppers {
+			if s.Outcome != "" && s.Outcome != Dropped && w.Contains(lb.Window, s.Scheduled) && in(string(s.Outcome)) {
+				ls = append(ls, s.Finished-s.Scheduled)
+			}
+		}
+	} else {
+		unit = "requests"
+		which := "checkout requests" + of
+		if len(lb.Outcomes) > 0 {
+			which = strings.Join(lb.Outcomes, "/") + " answers" + of
+		}
+		promise = fmt.Sprintf("p%g of %s %s stays under %s", lb.Percentile, which, WindowWords(lb.Window), lb.Below.D())
+		for _, s := range shoppers {
+			for _, a := range s.Attempts {
+				if w.Contains(lb.Window, a.At) && in(a.Status) {
+					ls = append(ls, a.Latency)
+				}
 			}
 		}
 	}
+	r := ExpectationResult{Window: string(lb.Window), Promise: promise}
 	if len(ls) == 0 {
-		r.Observed = "no such requests"
+		r.Observed = "no such " + unit
 		return r
 	}
 	p := stats.PercentileOf(ls, lb.Percentile)
 	r.Held = p < lb.Below.D()
-	r.Observed = fmt.Sprintf("p%g %s over %d requests", lb.Percentile, p.Round(time.Millisecond), len(ls))
-	return r
-}
-
-// purchaseLatency is a latency promise over whole purchases: each
-// shopper that arrived in the window, from its scheduled arrival to its
-// final answer or its leaving.
-func purchaseLatency(lb *scenarios.LatencyBound, shoppers []Shopper, w Windows, of string) ExpectationResult {
-	which := "purchases" + of
-	if len(lb.Outcomes) > 0 {
-		which = strings.Join(lb.Outcomes, "/") + " purchases" + of
-	}
-	r := ExpectationResult{Window: string(lb.Window),
-		Promise: fmt.Sprintf("p%g of %s arriving %s, first request to final answer, stays under %s", lb.Percentile, which, WindowWords(lb.Window), lb.Below.D())}
-	in := outcomeSet(lb.Outcomes)
-	var ls []time.Duration
-	for _, s := range shoppers {
-		if s.Outcome == "" || s.Outcome == Dropped || !w.Contains(lb.Window, s.Scheduled) || !in(string(s.Outcome)) {
-			continue
-		}
-		ls = append(ls, s.Finished-s.Scheduled)
-	}
-	if len(ls) == 0 {
-		r.Observed = "no such purchases"
-		return r
-	}
-	p := stats.PercentileOf(ls, lb.Percentile)
-	r.Held = p < lb.Below.D()
-	r.Observed = fmt.Sprintf("p%g %s over %d purchases", lb.Percentile, p.Round(time.Millisecond), len(ls))
+	r.Observed = fmt.Sprintf("p%g %s over %d %s", lb.Percentile, p.Round(time.Millisecond), len(ls), unit)
 	return r
 }
 
