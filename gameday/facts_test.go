@@ -29,22 +29,28 @@ func readFactsFrom(t *testing.T, statuses, orders, charges string) (*judge.Facts
 		}
 	}))
 	t.Cleanup(srv.Close)
-	sys, r := openBooks(t, fmt.Sprintf(`
+	sys, r := openBooks(t, httpBooks(srv.URL, fmt.Sprintf(`
+  orders: {store: api, http: {path: /orders}, fields: {checkout_id: cart}}
+  charges:
+    store: api
+    http: {path: /charges}
+    fields: {checkout_id: cart}
+    %s
+`, statuses)))
+	return readFacts(context.Background(), r, sys, "r1")
+}
+
+// httpBooks is a system file of a shop at url whose books, given as the
+// lines under books:, are read from its HTTP API (store api).
+func httpBooks(url, books string) string {
+	return fmt.Sprintf(`
 name: shop
 base_url: %[1]s
 sku: s
 purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
 stores:
   api: {http: "%[1]s"}
-books:
-  orders: {store: api, http: {path: /orders}, fields: {checkout_id: cart}}
-  charges:
-    store: api
-    http: {path: /charges}
-    fields: {checkout_id: cart}
-    %[2]s
-`, srv.URL, statuses))
-	return readFacts(context.Background(), r, sys, "r1")
+books:`, url) + books
 }
 
 // openBooks parses a system file and opens its books for run r1; they
@@ -161,19 +167,12 @@ func TestUnitsStillHeldAreNoted(t *testing.T) {
 			fmt.Fprintf(w, `{"available": 5, "held": %d}`, held)
 		}))
 		defer srv.Close()
-		sys, r := openBooks(t, fmt.Sprintf(`
-name: shop
-base_url: %[1]s
-sku: s
-purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
-stores:
-  api: {http: "%[1]s"}
-books:
+		sys, r := openBooks(t, httpBooks(srv.URL, `
   stock:
     available: {store: api, http: {path: /stock}, json: available}
     reserved: {store: api, http: {path: /stock}, json: held}
   settle_after: 1ms
-`, srv.URL))
+`))
 		lg := &ledger{sys: sys, books: r}
 		f, notes, err := lg.settle(false, "r1")
 		if err != nil || f.Reserved == nil || *f.Reserved != int64(held) {
