@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -341,6 +342,64 @@ purchase:
 		a, err := f.Do(context.Background(), call)
 		if err != nil || a.Means != c.means || a.RetryAfter != c.want {
 			t.Errorf("Retry-After %q: %+v %v, want a wait of %v", c.header, a, err, c.want)
+		}
+	}
+}
+
+// The asynchronous purchase of docs/systems.md, as written there, drills
+// a shop that accepts an order and answers "pending" to three polls
+// before it is paid: with no retries, every shopper places its order,
+// polls past its retries and ends confirmed.
+func TestAsynchronousPurchaseInTheDocs(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/systems.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "\n### An asynchronous purchase: accept, then poll\n")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/systems.md has no yaml block under \"An asynchronous purchase\"")
+	}
+	var mu sync.Mutex
+	polls := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/orders" {
+			var req struct{ Cart string }
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			w.WriteHeader(202)
+			fmt.Fprintf(w, `{"order_id": %q, "status": "pending"}`, "o-"+req.Cart)
+			return
+		}
+		id, ok := strings.CutPrefix(r.URL.Path, "/orders/")
+		if r.Method != http.MethodGet || !ok || id == "" {
+			w.WriteHeader(404)
+			return
+		}
+		mu.Lock()
+		polls[id]++
+		n := polls[id]
+		mu.Unlock()
+		status := "pending"
+		if n > 3 {
+			status = "paid"
+		}
+		fmt.Fprintf(w, `{"status": %q}`, status)
+	}))
+	defer srv.Close()
+	s := parse(t, "name: async\nbase_url: "+srv.URL+"\nsku: gala\n"+block, nil)
+	plan := load.Plan{Stages: []load.Stage{{Duration: 10 * time.Millisecond, Target: 200}},
+		Patience: 5 * time.Second, MaxShoppers: 10, Seed: 1, IDPrefix: "run1"}
+	rep, err := load.Run(context.Background(), plan, s.Flow(nil, "run1"), load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Shoppers) == 0 {
+		t.Fatal("no shoppers")
+	}
+	for i, sh := range rep.Shoppers {
+		if sh.Outcome != load.OutcomeConfirmed || len(sh.Attempts) != 5 || polls["o-"+sh.ID] != 4 {
+			t.Errorf("shopper %d: %q after %d attempts (%d polls): %+v", i, sh.Outcome, len(sh.Attempts), polls["o-"+sh.ID], sh.Attempts)
 		}
 	}
 }
