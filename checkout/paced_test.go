@@ -61,7 +61,11 @@ func TestPacedRoomThroughTheCheckout(t *testing.T) {
 	}
 	wg.Wait()
 	s := e.admission()
-	if s.MaxInProgress > n || s.ServiceMS < float64(latency/time.Millisecond) || s.ServiceMS > 1000 {
+	// The room's service time is estimated from the checkouts in
+	// progress at each 10 ms tick (Little's law, decayed), not timed one
+	// by one: it lands within a tick or two of the payment's 200 ms (one
+	// run measured 198.6), never near half or double it.
+	if s.MaxInProgress > n || s.ServiceMS < float64((latency-20*time.Millisecond)/time.Millisecond) || s.ServiceMS > 1000 {
 		t.Fatalf("after the warm-up: %+v, want at most %d in progress and a measured service time of about %s", s, n, latency)
 	}
 
