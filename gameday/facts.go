@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,11 +50,15 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			return nil, fmt.Errorf("read books.orders: %w", err)
 		}
 		f.OrdersKnown = true
+		f.OrderAmounts = someAmount(rows)
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
 				continue
 			}
 			o := judge.Order{CheckoutID: row["checkout_id"], Charge: row["charge"], Units: 1}
+			if o.Amount, err = amountOf(row, "order", f.OrderAmounts); err != nil {
+				return nil, fmt.Errorf("read books.orders: %w", err)
+			}
 			if u := row["units"]; u != "" {
 				n, ok := wholeNumber(u)
 				if !ok {
@@ -80,6 +85,7 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			}
 		}
 		f.ChargesKnown = true
+		f.ChargeAmounts = someAmount(rows)
 		untimed := 0
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
@@ -92,6 +98,11 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 				return nil, fmt.Errorf("read books.charges: the charge of %s has status %q, which books.charges.statuses does not list (%s)", row["checkout_id"], row["status"], statusWords(c.Statuses))
 			}
 			ch := judge.Charge{CheckoutID: row["checkout_id"], ID: row["id"], Status: st}
+			// Only an approved charge took money: a declined or voided
+			// one may give no amount.
+			if ch.Amount, err = amountOf(row, "charge", f.ChargeAmounts && st == "approved"); err != nil {
+				return nil, fmt.Errorf("read books.charges: %w", err)
+			}
 			if at := row["created_at"]; at != "" {
 				t, ok := parseTime(at)
 				if !ok {
@@ -107,7 +118,35 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			f.Notes = append(f.Notes, fmt.Sprintf("%d approved charges have no created_at: charged_after_leaving counts only those of shoppers who gave up or were refused at their deadline, not a charge made after a shopper left on a refusal", untimed))
 		}
 	}
+	if h := judge.AmountsNote(f); h != "" {
+		f.Notes = append(f.Notes, h)
+	}
 	return f, nil
+}
+
+// someAmount reports whether the books give amounts: some row, of any
+// run, has one.
+func someAmount(rows []books.Row) bool {
+	return slices.ContainsFunc(rows, func(r books.Row) bool { return r["amount"] != "" })
+}
+
+// amountOf reads a row's amount: nil when it has none. One that is not a
+// number is an error, and so is none where the books give amounts and the
+// row must have one (must): it could not be judged, and passing it would
+// hide what it took.
+func amountOf(row books.Row, what string, must bool) (*big.Rat, error) {
+	s := row["amount"]
+	if s == "" {
+		if must {
+			return nil, fmt.Errorf("the %s of %s has no amount, though other rows have one: give every %s its amount (the books compare what each charge took with what its order costs)", what, row["checkout_id"], what)
+		}
+		return nil, nil
+	}
+	amt, ok := new(big.Rat).SetString(s)
+	if !ok || strings.Contains(s, "/") {
+		return nil, fmt.Errorf("the %s of %s: amount %q is not a number (want 1299 or 12.99, in the same unit in orders and charges)", what, row["checkout_id"], s)
+	}
+	return amt, nil
 }
 
 // someHaveIDs refuses rows none of which carries a checkout id: the
@@ -164,6 +203,8 @@ func statusWords(m map[string][]string) string {
 func Coverage(sys *system.System) (checked []string, notChecked map[string]string) {
 	var known int64
 	f := &judge.Facts{OrdersKnown: sys.Books.Orders != nil, ChargesKnown: sys.Books.Charges != nil}
+	f.OrderAmounts = f.OrdersKnown && system.GivesAmount(sys.Books.Orders)
+	f.ChargeAmounts = f.ChargesKnown && system.GivesAmount(&sys.Books.Charges.Query)
 	if st := sys.Books.Stock; st != nil {
 		for _, x := range []struct {
 			q   *system.Query

@@ -30,11 +30,11 @@ func readFactsFrom(t *testing.T, statuses, orders, charges string) (*judge.Facts
 	}))
 	t.Cleanup(srv.Close)
 	sys, r := openBooks(t, httpBooks(srv.URL, fmt.Sprintf(`
-  orders: {store: api, http: {path: /orders}, fields: {checkout_id: cart}}
+  orders: {store: api, http: {path: /orders}, fields: {checkout_id: cart, amount: price}}
   charges:
     store: api
     http: {path: /charges}
-    fields: {checkout_id: cart}
+    fields: {checkout_id: cart, amount: took}
     %s
 `, statuses)))
 	return readFacts(context.Background(), r, sys, "r1")
@@ -107,6 +107,12 @@ func TestReadFactsRefusesWhatItCannotJudge(t *testing.T) {
 		// Units that are not a whole number would count as 1.
 		{"fractional units", "", `[{"cart": "r1-0", "units": "2.5"}]`, `[]`, `units "2.5" is not a whole number`},
 		{"zero units", "", `[{"cart": "r1-0", "units": 0}]`, `[]`, `units "0" is not a whole number of at least 1`},
+		// An amount that does not read, or is missing where the books
+		// give amounts, would hide what a charge took.
+		{"amount with its currency", "", `[{"cart": "r1-0", "price": "19.99 EUR"}]`, `[]`, `read books.orders: the order of r1-0: amount "19.99 EUR" is not a number`},
+		{"amount as a fraction", "", ok, `[{"cart": "r1-0", "status": "approved", "took": "1999/100"}]`, `amount "1999/100" is not a number`},
+		{"approved charge without amount", "", `[{"cart": "r1-0", "price": 5}]`, `[{"cart": "r1-0", "status": "approved"}, {"cart": "r1-1", "status": "approved", "took": 5}]`, `read books.charges: the charge of r1-0 has no amount, though other rows have one`},
+		{"order without amount", "", `[{"cart": "r1-0"}, {"cart": "r1-1", "price": 5}]`, `[]`, `read books.orders: the order of r1-0 has no amount`},
 		// A time that does not read would hide a charge after leaving.
 		{"unreadable created_at", "", ok, `[{"cart": "r1-0", "status": "approved", "created_at": "yesterday"}]`, `created_at "yesterday"`},
 	}
@@ -117,6 +123,72 @@ func TestReadFactsRefusesWhatItCannotJudge(t *testing.T) {
 				t.Fatalf("got %v, want an error with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// Amounts are read where the books give them: a declined charge may give
+// none, and the first wrong one is noted with both amounts; amounts every
+// one a hundred times their order's are noted as two units.
+func TestReadFactsReadsAmounts(t *testing.T) {
+	f, err := readFactsFrom(t, "", `[{"cart": "r1-0", "charge": "ch0", "price": "19.99"}, {"cart": "r1-2", "charge": "ch2", "price": 19.99}, {"cart": "r0-9"}]`,
+		`[{"cart": "r1-2", "id": "ch2", "status": "approved", "took": 19.99}, {"cart": "r1-0", "id": "ch0", "status": "approved", "took": 19.98}, {"cart": "r1-1", "status": "declined"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.OrderAmounts || !f.ChargeAmounts || f.Orders[0].Amount.FloatString(2) != "19.99" || f.Charges[1].Amount.FloatString(2) != "19.98" || f.Charges[2].Amount != nil {
+		t.Fatalf("amounts not read: orders %+v, charges %+v", f.Orders, f.Charges)
+	}
+	if iv, nc := judge.Reconcile(f, nil, 0); iv.WrongAmounts != 1 || nc["wrong_amounts"] != "" {
+		t.Errorf("wrong amounts %d (not checked: %q), want 1", iv.WrongAmounts, nc["wrong_amounts"])
+	}
+	if want := "wrong amounts: the charge ch0 of r1-0 took 19.98 for an order of 19.99 (the first of 1)"; !slices.Contains(f.Notes, want) {
+		t.Errorf("notes %q, want %q", f.Notes, want)
+	}
+
+	f, err = readFactsFrom(t, "", `[{"cart": "r1-0", "price": "19.99"}, {"cart": "r1-1", "price": "5"}]`,
+		`[{"cart": "r1-0", "status": "approved", "took": 1999}, {"cart": "r1-1", "status": "approved", "took": "500"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := func(n string) bool {
+		return strings.HasPrefix(n, "every approved charge took 100 times what its order costs")
+	}
+	if iv, _ := judge.Reconcile(f, nil, 0); iv.WrongAmounts != 2 || !slices.ContainsFunc(f.Notes, units) {
+		t.Errorf("cents against dollars: wrong amounts %d, notes %q", iv.WrongAmounts, f.Notes)
+	}
+}
+
+// An amount is read from a JSON answer only where fields names it: a key
+// that happens to be called amount is not compared unasked, and neither
+// side's amounts are judged without the other's.
+func TestAmountsAreReadWhereTheFieldsNameThem(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `[{"cart": "r1-0", "id": "ch0", "status": "approved", "amount": 1999}]`)
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		fields       string
+		orders, both bool
+	}{
+		{"{checkout_id: cart}", false, false},
+		{"{checkout_id: cart, amount: amount}", true, true},
+	} {
+		sys, r := openBooks(t, httpBooks(srv.URL, fmt.Sprintf(`
+  orders: {store: api, http: {path: /orders}, fields: %s}
+  charges: {store: api, http: {path: /charges}, fields: {checkout_id: cart, amount: amount}}
+`, c.fields)))
+		f, err := readFacts(context.Background(), r, sys, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, nc := judge.Reconcile(f, nil, 0)
+		if f.OrderAmounts != c.orders || (nc["wrong_amounts"] == "") != c.both {
+			t.Errorf("orders' fields %s: order amounts %v, wrong_amounts not checked: %q", c.fields, f.OrderAmounts, nc["wrong_amounts"])
+		}
+		checked, _ := Coverage(sys)
+		if slices.Contains(checked, "wrong_amounts") != c.both {
+			t.Errorf("orders' fields %s: validate's coverage %v", c.fields, checked)
+		}
 	}
 }
 

@@ -332,6 +332,7 @@ func addInvariants(a, b runrecord.Invariants) runrecord.Invariants {
 	a.OrdersToldFailed += b.OrdersToldFailed
 	a.ConfirmedWithoutOrder += b.ConfirmedWithoutOrder
 	a.UnitsCreated += b.UnitsCreated
+	a.WrongAmounts += b.WrongAmounts
 	a.Dropped += b.Dropped
 	return a
 }
@@ -362,6 +363,7 @@ func mergeFacts(a, b *judge.Facts) *judge.Facts {
 	c.Available, c.Reserved, c.Sold = add(a.Available, b.Available), add(a.Reserved, b.Reserved), add(a.Sold, b.Sold)
 	c.Orders = append(append([]judge.Order(nil), a.Orders...), b.Orders...)
 	c.OrdersKnown, c.OrderCharges = a.OrdersKnown && b.OrdersKnown, a.OrderCharges && b.OrderCharges
+	c.OrderAmounts = a.OrderAmounts && b.OrderAmounts
 	c.Notes = append(append([]string(nil), a.Notes...), b.Notes...)
 	return &c
 }

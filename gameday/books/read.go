@@ -141,7 +141,11 @@ func compileFields(q *system.Query, cols []string) ([]field, error) {
 	var out []field
 	for _, c := range cols {
 		f := field{col: c, path: c}
-		if spec, ok := q.Fields[c]; ok && spec != nil {
+		spec, ok := q.Fields[c]
+		if !ok && system.DeclaredOnly[c] {
+			continue
+		}
+		if ok && spec != nil {
 			f.path, f.declared = spec.JSON, true
 			if spec.Regex != "" {
 				re, err := regexp.Compile(spec.Regex)

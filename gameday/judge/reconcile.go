@@ -2,7 +2,9 @@ package judge
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +20,10 @@ type Facts struct {
 	OrdersKnown, OrderCharges                           bool // orders read; they name their charge
 	Charges                                             []Charge
 	ChargesKnown                                        bool
-	Notes                                               []string // what the run should know of how they were read
+	// OrderAmounts and ChargeAmounts: the books give what each order
+	// costs and what each charge took, in the same unit.
+	OrderAmounts, ChargeAmounts bool
+	Notes                       []string // what the run should know of how they were read
 }
 
 // Order is one order of this run.
@@ -26,6 +31,7 @@ type Order struct {
 	CheckoutID string
 	Charge     string // the charge it was paid with; "" when unknown
 	Units      int64
+	Amount     *big.Rat // what the order costs; nil when unknown
 }
 
 // Charge is one charge of this run at the provider.
@@ -34,6 +40,7 @@ type Charge struct {
 	ID         string
 	Status     string // approved, declined or voided (a charge in another status stops the run before it is judged)
 	At         time.Time
+	Amount     *big.Rat // what it took; nil when unknown
 }
 
 // oracle is one invariant: the facts it needs and how it counts.
@@ -168,6 +175,22 @@ var oracles = []oracle{
 			}
 			return n
 		}},
+	{"wrong_amounts", "books.orders and books.charges, each with an amount in the same unit",
+		func(f *Facts) bool { return f.OrdersKnown && f.ChargesKnown && f.OrderAmounts && f.ChargeAmounts },
+		func(f *Facts, _ []Shopper, seen func(string)) int64 {
+			var n int64
+			for _, p := range f.paidOrders() {
+				// An approved charge that took other than what the order
+				// it paid costs: a price, a quantity or a unit gone wrong
+				// between the shop and its provider. An amount missing
+				// on either side is never a pass.
+				if p.order.Amount == nil || p.charge.Amount == nil || p.order.Amount.Cmp(p.charge.Amount) != 0 {
+					n++
+					seen(p.charge.CheckoutID)
+				}
+			}
+			return n
+		}},
 	{"orders_told_failed", "books.orders",
 		func(f *Facts) bool { return f.OrdersKnown },
 		func(f *Facts, s []Shopper, seen func(string)) int64 {
@@ -242,6 +265,98 @@ func paidWith(o Order, c Charge) bool {
 	return o.Charge == "" || c.ID == "" || o.Charge == c.ID
 }
 
+// paid is an approved charge and the order it paid.
+type paid struct {
+	order  Order
+	charge Charge
+}
+
+// paidOrders pairs each approved charge with the order it paid, as far as
+// the books say (paidWith); a charge that paid no order is left out (it is
+// a charge without order).
+func (f *Facts) paidOrders() []paid {
+	orders := f.ordersByCheckout()
+	var out []paid
+	for _, c := range f.Charges {
+		if o, ok := orders[c.CheckoutID]; ok && c.Status == "approved" && paidWith(o, c) {
+			out = append(out, paid{o, c})
+		}
+	}
+	return out
+}
+
+// AmountsNote says what the wrong amounts were, for the run's notes: the
+// first charge (in the plan's order) that took other than its order
+// costs, with both amounts. Where every approved charge took the same
+// multiple of its order's amount, 100 or 1,000 times or a 100th or a
+// 1,000th, that is more likely two units (cents and whole units) than a
+// bug, and the note says so. "" when no amount is wrong.
+func AmountsNote(f *Facts) string {
+	if !f.OrderAmounts || !f.ChargeAmounts {
+		return ""
+	}
+	ps := f.paidOrders()
+	var wrong []paid
+	var ratio *big.Rat
+	same := true
+	for _, p := range ps {
+		o, c := p.order.Amount, p.charge.Amount
+		if o == nil || c == nil || o.Cmp(c) == 0 {
+			same = false
+			continue
+		}
+		wrong = append(wrong, p)
+		if o.Sign() == 0 {
+			same = false
+			continue
+		}
+		r := new(big.Rat).Quo(c, o)
+		same = same && (ratio == nil || ratio.Cmp(r) == 0)
+		ratio = r
+	}
+	if len(wrong) == 0 {
+		return ""
+	}
+	if same && len(wrong) == len(ps) {
+		for _, k := range []int64{100, 1000} {
+			switch {
+			case ratio.Cmp(big.NewRat(k, 1)) == 0:
+				return fmt.Sprintf("every approved charge took %d times what its order costs: if books.charges gives amounts in a smaller unit than books.orders (cents against whole units), give both in the same unit (SQL: amount * 100 AS amount)", k)
+			case ratio.Cmp(big.NewRat(1, k)) == 0:
+				return fmt.Sprintf("every approved charge took a %dth of what its order costs: if books.orders gives amounts in a smaller unit than books.charges (cents against whole units), give both in the same unit (SQL: amount * 100 AS amount)", k)
+			}
+		}
+	}
+	ids := make([]string, len(wrong))
+	byID := map[string]paid{}
+	for i, p := range wrong {
+		ids[i] = p.charge.CheckoutID
+		if _, ok := byID[ids[i]]; !ok {
+			byID[ids[i]] = p
+		}
+	}
+	first := byID[SortIDs(ids)[0]]
+	charge := "the charge"
+	if first.charge.ID != "" {
+		charge += " " + first.charge.ID
+	}
+	return fmt.Sprintf("wrong amounts: %s of %s took %s for an order of %s (the first of %d)", charge, first.charge.CheckoutID, decimal(first.charge.Amount), decimal(first.order.Amount), len(wrong))
+}
+
+// decimal writes an amount as the books gave it: 1998, 19.99.
+func decimal(r *big.Rat) string {
+	if r == nil {
+		return "nothing given"
+	}
+	for d := 0; d < 12; d++ {
+		s := r.FloatString(d)
+		if x, ok := new(big.Rat).SetString(s); ok && x.Cmp(r) == 0 {
+			return s
+		}
+	}
+	return r.FloatString(12)
+}
+
 func (f *Facts) ordersByCheckout() map[string]Order {
 	m := make(map[string]Order, len(f.Orders))
 	for _, o := range f.Orders {
@@ -298,6 +413,7 @@ func ReconcileAll(f *Facts, shoppers []Shopper, dropped int) Reconciliation {
 		"charges_without_order": &iv.ChargesWithoutOrder, "orders_without_charge": &iv.OrdersWithoutCharge,
 		"charged_after_leaving": &iv.ChargedAfterLeaving, "orders_told_failed": &iv.OrdersToldFailed,
 		"confirmed_without_order": &iv.ConfirmedWithoutOrder, "units_created": &iv.UnitsCreated,
+		"wrong_amounts": &iv.WrongAmounts,
 	}
 	// The shoppers who went to the checkout: one dropped by the load
 	// generator, or never started, asked nothing of it.

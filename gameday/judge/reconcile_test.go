@@ -1,13 +1,23 @@
 package judge
 
 import (
+	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
 func p64(n int64) *int64 { return &n }
+
+func amt(s string) *big.Rat {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		panic(s)
+	}
+	return r
+}
 
 // Each invariant is proven to fire: a table of books broken on purpose,
 // one way each, and the count that must catch it.
@@ -18,11 +28,11 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 	healthy := func() (*Facts, []Shopper) {
 		return &Facts{
 				Initial: p64(3), Available: p64(1), Sold: p64(2), Reserved: p64(0),
-				Orders:      []Order{{CheckoutID: "a", Charge: "ch_a", Units: 1}, {CheckoutID: "b", Charge: "ch_b", Units: 1}},
-				OrdersKnown: true, OrderCharges: true,
-				Charges: []Charge{{CheckoutID: "a", ID: "ch_a", Status: "approved", At: t0}, {CheckoutID: "b", ID: "ch_b", Status: "approved", At: t0},
+				Orders:      []Order{{CheckoutID: "a", Charge: "ch_a", Units: 1, Amount: amt("12.99")}, {CheckoutID: "b", Charge: "ch_b", Units: 1, Amount: amt("12.99")}},
+				OrdersKnown: true, OrderCharges: true, OrderAmounts: true,
+				Charges: []Charge{{CheckoutID: "a", ID: "ch_a", Status: "approved", At: t0, Amount: amt("12.990")}, {CheckoutID: "b", ID: "ch_b", Status: "approved", At: t0, Amount: amt("12.99")},
 					{CheckoutID: "c", ID: "ch_c", Status: "declined", At: t0}},
-				ChargesKnown: true,
+				ChargesKnown: true, ChargeAmounts: true,
 			}, []Shopper{
 				{ID: "a", Outcome: "confirmed", LeftAt: t0.Add(time.Minute), Told: "confirmed"},
 				{ID: "b", Outcome: "confirmed", LeftAt: t0.Add(time.Minute), Told: "confirmed"},
@@ -66,6 +76,14 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 		// Told confirmed, and no order.
 		{"confirmed without order", func(_ *Facts, s []Shopper) { s[2].Outcome, s[2].Told = "confirmed", "confirmed" },
 			func(iv Invariants) int64 { return iv.ConfirmedWithoutOrder }},
+		// A charge that took other than its order costs: the price of
+		// two units for one.
+		{"wrong amount", func(f *Facts, _ []Shopper) { f.Charges[1].Amount = amt("25.98") },
+			func(iv Invariants) int64 { return iv.WrongAmounts }},
+		// An approved charge whose amount the books do not give, where
+		// they give the rest: not a pass.
+		{"amount missing", func(f *Facts, _ []Shopper) { f.Charges[0].Amount = nil },
+			func(iv Invariants) int64 { return iv.WrongAmounts }},
 		// A unit from nowhere: still available after two of three sold
 		// and one more (a shop's stock copied to a second pod).
 		{"units created", func(f *Facts, _ []Shopper) { f.Available = p64(2) },
@@ -100,7 +118,7 @@ func TestOraclesWithoutTheirFactsAreNotChecked(t *testing.T) {
 	if iv.LostUnits != 0 || iv.Oversold != 0 {
 		t.Errorf("from available before and after and the orders: %+v", iv)
 	}
-	for _, name := range []string{"double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving"} {
+	for _, name := range []string{"double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "wrong_amounts"} {
 		if nc[name] == "" {
 			t.Errorf("%s: checked without charges (not checked: %v)", name, nc)
 		}
@@ -122,6 +140,36 @@ func TestOraclesWithoutTheirFactsAreNotChecked(t *testing.T) {
 	// With nothing at all, every book oracle is not checked.
 	if _, nc := Reconcile(&Facts{}, nil, 0); len(nc) != len(oracles) {
 		t.Errorf("no facts: %d not checked, want %d", len(nc), len(oracles))
+	}
+}
+
+// The note on wrong amounts names the first in the plan's order with both
+// amounts, or, where every charge took the same hundredfold or
+// thousandfold, says the two are likely in different units.
+func TestAmountsNote(t *testing.T) {
+	books := func(pairs ...string) *Facts {
+		f := &Facts{OrdersKnown: true, ChargesKnown: true, OrderAmounts: true, ChargeAmounts: true}
+		for i := 0; i < len(pairs); i += 2 {
+			id := "r-" + strconv.Itoa(10-i)
+			f.Orders = append(f.Orders, Order{CheckoutID: id, Units: 1, Amount: amt(pairs[i])})
+			f.Charges = append(f.Charges, Charge{CheckoutID: id, ID: "ch" + id, Status: "approved", Amount: amt(pairs[i+1])})
+		}
+		return f
+	}
+	for _, c := range []struct {
+		f    *Facts
+		want string
+	}{
+		{books("19.99", "19.990", "5", "5"), ""},
+		{books("19.99", "19.98", "5", "5", "5", "6"), "wrong amounts: the charge chr-6 of r-6 took 6 for an order of 5 (the first of 2)"},
+		{books("19.99", "1999", "5", "500"), "every approved charge took 100 times what its order costs"},
+		{books("1999", "19.99", "500", "5"), "every approved charge took a 100th of what its order costs"},
+		// One right beside them: not a matter of units.
+		{books("19.99", "1999", "5", "5"), "wrong amounts: the charge chr-10 of r-10 took 1999 for an order of 19.99 (the first of 1)"},
+	} {
+		if got := AmountsNote(c.f); !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("%+v: note %q, want %q", c.f.Orders, got, c.want)
+		}
 	}
 }
 

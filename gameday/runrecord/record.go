@@ -342,6 +342,9 @@ type Invariants struct {
 	// UnitsCreated counts units available, held or sold beyond the stock
 	// the sale started with.
 	UnitsCreated int64 `json:"units_created"`
+	// WrongAmounts counts approved charges that took other than what the
+	// order they paid costs.
+	WrongAmounts int64 `json:"wrong_amounts"`
 	Dropped      int64 `json:"dropped"`
 }
 
@@ -351,7 +354,8 @@ func (iv Invariants) ByName() map[string]int64 {
 		"oversold": iv.Oversold, "lost_units": iv.LostUnits, "double_charges": iv.DoubleCharges,
 		"charges_without_order": iv.ChargesWithoutOrder, "orders_without_charge": iv.OrdersWithoutCharge,
 		"charged_after_leaving": iv.ChargedAfterLeaving, "orders_told_failed": iv.OrdersToldFailed,
-		"confirmed_without_order": iv.ConfirmedWithoutOrder, "units_created": iv.UnitsCreated, "dropped": iv.Dropped,
+		"confirmed_without_order": iv.ConfirmedWithoutOrder, "units_created": iv.UnitsCreated,
+		"wrong_amounts": iv.WrongAmounts, "dropped": iv.Dropped,
 	}
 }
 

@@ -580,9 +580,25 @@ func storeNames(m map[string]*Store) string {
 // The columns the books read of each order and each charge; a field
 // named otherwise would be read by nothing.
 var (
-	OrderColumns  = []string{"checkout_id", "charge", "units"}
-	ChargeColumns = []string{"checkout_id", "status", "id", "created_at"}
+	OrderColumns  = []string{"checkout_id", "charge", "units", "amount"}
+	ChargeColumns = []string{"checkout_id", "status", "id", "created_at", "amount"}
 )
+
+// DeclaredOnly are the columns a JSON, Redis or command answer gives only
+// where the query's fields name them, not by a key of the same name: an
+// amount must be asked for, so that a shop's orders and its provider's
+// charges are compared only once the description says both are in the
+// same unit. (An SQL query names its columns itself.)
+var DeclaredOnly = map[string]bool{"amount": true}
+
+// GivesAmount reports whether q's rows carry an amount, as far as its
+// description tells: fields names it, or an SQL query mentions it.
+func GivesAmount(q *Query) bool {
+	if q.Kind() == "sql" {
+		return strings.Contains(strings.ToLower(q.SQL), "amount")
+	}
+	return q.Fields["amount"] != nil
+}
 
 // columns refuses a field that is none of the columns read from q's rows:
 // a misspelt checkout_id would otherwise be found only after the load,

@@ -65,8 +65,8 @@ func TestBadSystemFiles(t *testing.T) {
 		{"after with a unit", "        - {status: 5xx, outcome: unavailable}\n", "        - {status: 5xx, outcome: unavailable}\n      retry_after: [{after: 1s, unit: ms}]\n", 11, "purchase.steps[0].retry_after[0]", "unit: only for header and json"},
 		{"after and a header", "        - {status: 5xx, outcome: unavailable}\n", "        - {status: 5xx, outcome: unavailable}\n      retry_after: [{header: Retry-After, after: 1s}]\n", 11, "purchase.steps[0].retry_after[0]", "want exactly one of header, json, after"},
 		{"after kept", "        - {status: 5xx, outcome: unavailable}\n", "        - {status: 5xx, outcome: unavailable}\n      keep: {token: {after: 1s}}\n", 11, "purchase.steps[0].keep.token", "after: only for retry_after"},
-		{"misnamed column", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], fields: {checkout: ref, status: st}}\n", 18, "books.charges.fields.checkout", "no such column: the books read checkout_id, status, id, created_at"},
-		{"misnamed order column", "books:\n", "books:\n  orders: {store: kv, redis: [SMEMBERS, o], fields: {amount: a}}\n", 18, "books.orders.fields.amount", "no such column: the books read checkout_id, charge, units"},
+		{"misnamed column", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], fields: {checkout: ref, status: st}}\n", 18, "books.charges.fields.checkout", "no such column: the books read checkout_id, status, id, created_at, amount"},
+		{"misnamed order column", "books:\n", "books:\n  orders: {store: kv, redis: [SMEMBERS, o], fields: {price: a}}\n", 18, "books.orders.fields.price", "no such column: the books read checkout_id, charge, units, amount"},
 		{"status word twice", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], statuses: {approved: [ok], voided: [ok]}}\n", 18, "books.charges.statuses.voided", `"ok" is also under approved`},
 		// null would match nothing, silently.
 		{"json null", "{status: 201, outcome: confirmed}", "{status: 201, json: {error: null}, outcome: confirmed}", 9, "purchase.steps[0].answers[0]", "json.error: want a string, a number or a boolean"},
