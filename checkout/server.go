@@ -515,7 +515,9 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 		return resp
 	}
 
-	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeKey: key, ChargeID: ch.ID, AmountCents: ch.AmountCents, At: time.Now().UTC()}
+	// The order costs the checkout's price, written from the price and not
+	// from the charge: the books compare the two (wrong_amounts).
+	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeKey: key, ChargeID: ch.ID, AmountCents: s.cfg.PriceCents, At: time.Now().UTC()}
 	res, err = s.claim(o)
 	switch {
 	case err != nil:
@@ -740,7 +742,7 @@ func (s *Server) naive(ctx context.Context, req Request, resp Response) Response
 		resp.Status = OutcomeDeclined
 		return resp
 	}
-	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeKey: key, ChargeID: ch.ID, AmountCents: ch.AmountCents, At: time.Now().UTC()}
+	o := Order{CheckoutID: req.CheckoutID, Shopper: req.Shopper, SKU: req.SKU, ChargeKey: key, ChargeID: ch.ID, AmountCents: s.cfg.PriceCents, At: time.Now().UTC()}
 	wctx, cancel := s.invCtx()
 	defer cancel()
 	if err := s.invG.Do(wctx, func(ctx context.Context) error { return s.inv.NaiveSell(ctx, o) }); err != nil {

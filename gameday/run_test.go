@@ -98,6 +98,14 @@ func TestCatalogueDrillsPass(t *testing.T) {
 			if rec.Verdict != gameday.VerdictPass {
 				t.Fatalf("verdict %s: %s\nexpectations %+v\ninvariants %+v", rec.Verdict, rec.Reason, rec.Expectations, rec.Invariants)
 			}
+			// Its books give every fact: no invariant goes unjudged
+			// (wrong_amounts among them, the orders' price against what
+			// the provider took).
+			for _, c := range rec.InvariantChecks {
+				if c.NotChecked {
+					t.Errorf("%s not checked (needs %s)", c.Invariant, c.Needs)
+				}
+			}
 			if rec.Environment.Redis == "" || !strings.HasPrefix(rec.Environment.Redis, "redis-server") {
 				t.Errorf("environment: %+v, want a real redis-server", rec.Environment)
 			}
