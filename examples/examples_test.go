@@ -90,9 +90,10 @@ func serve(t *testing.T, url string, name string, args ...string) {
 	}
 }
 
-// pyshop starts the Python shop in mode, with its own Redis, PostgreSQL
-// and gateway, and returns its system file's variables.
-func pyshop(t *testing.T, mode string) map[string]string {
+// pyshop starts the Python shop in mode (and with the flags more), with
+// its own Redis, PostgreSQL and gateway, and returns its system file's
+// variables.
+func pyshop(t *testing.T, mode string, more ...string) map[string]string {
 	t.Helper()
 	if err := exec.Command("/usr/bin/python3", "-c", "import psycopg2, redis").Run(); err != nil {
 		t.Fatalf("Debian's python3 with psycopg2 and redis is needed; the README's test command installs them (%v)", err)
@@ -105,9 +106,10 @@ func pyshop(t *testing.T, mode string) map[string]string {
 		"REDIS_ADDR": rs.Addr(), "REDIS_PROXY": testenv.FreeAddr(t),
 		"GATEWAY_ADDR": gateway(t), "GATEWAY_PROXY": testenv.FreeAddr(t),
 	}
-	serve(t, v["PYSHOP_URL"], "/usr/bin/python3", "pyshop/shop.py", "--listen", strings.TrimPrefix(v["PYSHOP_URL"], "http://"),
-		"--redis", "redis://"+v["REDIS_PROXY"], "--pg", "postgres://gameday@"+v["PG_PROXY"]+"/postgres?sslmode=disable",
-		"--gateway", "http://"+v["GATEWAY_PROXY"], "--mode", mode, "--init-db", pg.DSN)
+	args := []string{"pyshop/shop.py", "--listen", strings.TrimPrefix(v["PYSHOP_URL"], "http://"),
+		"--redis", "redis://" + v["REDIS_PROXY"], "--pg", "postgres://gameday@" + v["PG_PROXY"] + "/postgres?sslmode=disable",
+		"--gateway", "http://" + v["GATEWAY_PROXY"], "--mode", mode, "--init-db", pg.DSN}
+	serve(t, v["PYSHOP_URL"], "/usr/bin/python3", append(args, more...)...)
 	return v
 }
 
@@ -186,6 +188,16 @@ func TestPyshop(t *testing.T) {
 		}
 		if rec.Outcomes["confirmed"] == 0 || rec.System != "pyshop" {
 			t.Errorf("outcomes %v, system %q", rec.Outcomes, rec.System)
+		}
+	})
+	// A cent short: the gateway is asked for int(19.99 * 100) cents,
+	// 1998, for an order of 19.99. Every sale is a wrong amount, and the
+	// drill fails for it, though every shopper was served.
+	t.Run("a cent short", func(t *testing.T) {
+		rec := drill(t, "pyshop/gameday.yaml", "pyshop/drills/baseline.yaml", pyshop(t, "safe", "--to-cents", "truncate"))
+		want := int64(rec.Outcomes["confirmed"])
+		if rec.Verdict != gameday.VerdictFail || want == 0 || rec.Invariants.WrongAmounts != want || !strings.Contains(rec.Reason, "wrong amounts") {
+			t.Fatalf("verdict %s (%s), wrong amounts %d of %d confirmed: want every sale caught", rec.Verdict, rec.Reason, rec.Invariants.WrongAmounts, want)
 		}
 	})
 	// Naive: the crowd oversells it, and the drill says so (exit 1).

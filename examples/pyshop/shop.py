@@ -14,6 +14,10 @@ only (docs/systems.md).
     503 {"error": "...", "retry_in": 1}       come back (Retry-After: 1)
   GET /healthz
 
+Every unit costs PRICE (19.99). Orders keep it in dollars (numeric); the
+gateway is asked for cents. --to-cents truncate plants a money bug: the
+cents are int(19.99 * 100), which is 1998, a cent short of the order.
+
 Modes (--mode):
   safe     a unit is held in Redis (one Lua script per cart) before payment
            and given back if payment fails; an order is written once per cart.
@@ -30,6 +34,7 @@ Modes (--mode):
 
 import argparse
 import contextlib
+import decimal
 import json
 import sys
 import threading
@@ -65,8 +70,18 @@ CREATE TABLE IF NOT EXISTS orders (
   sku text NOT NULL,
   charge text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now()
-)
+);
+ALTER TABLE orders ADD COLUMN IF NOT EXISTS amount numeric(10, 2);
 """
+
+PRICE = decimal.Decimal("19.99")
+
+
+def cents(amount, how):
+    """The gateway's amount_cents for a price in dollars."""
+    if how == "truncate":
+        return int(float(amount) * 100)  # the bug: 1998.9999999999998 becomes 1998
+    return int(amount * 100)
 
 
 class Unavailable(Exception):
@@ -76,6 +91,7 @@ class Unavailable(Exception):
 class Shop:
     def __init__(self, args):
         self.mode = args.mode
+        self.to_cents = args.to_cents
         self.pg = args.pg
         self.gateway = args.gateway.rstrip("/")
         # No retries by the client: a command whose reply was lost is not
@@ -135,7 +151,7 @@ class Shop:
             return False
 
     def charge(self, cart, customer, sku):
-        body = json.dumps({"key": cart, "amount_cents": 1999, "shopper": customer, "sku": sku}).encode()
+        body = json.dumps({"key": cart, "amount_cents": cents(PRICE, self.to_cents), "shopper": customer, "sku": sku}).encode()
         req = urllib.request.Request(self.gateway + "/charges", data=body, headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=2) as resp:
@@ -229,8 +245,8 @@ class Shop:
             return 402, {"error": "declined"}
         try:
             with self.tx() as cur:
-                cur.execute("INSERT INTO orders (cart, customer, sku, charge) VALUES (%s, %s, %s, %s) ON CONFLICT (cart) DO NOTHING",
-                            (cart, customer, sku, ch["id"]))
+                cur.execute("INSERT INTO orders (cart, customer, sku, charge, amount) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (cart) DO NOTHING",
+                            (cart, customer, sku, ch["id"], PRICE))
         except psycopg2.Error as e:
             if self.mode == "careful":
                 # The INSERT may have been committed and only its reply
@@ -320,6 +336,8 @@ def main():
     p.add_argument("--pg", required=True, help="PostgreSQL connection string (the proxy's)")
     p.add_argument("--gateway", required=True, help="the payment gateway's base URL (the proxy's)")
     p.add_argument("--mode", choices=["safe", "naive", "careful"], default="safe")
+    p.add_argument("--to-cents", choices=["exact", "truncate"], default="exact",
+                   help="how dollars become the gateway's cents: truncate plants a bug (1998 for 19.99)")
     p.add_argument("--init-db", metavar="DSN", help="create the orders table through this connection string, then serve")
     args = p.parse_args()
     if args.init_db:

@@ -10,7 +10,7 @@
 //	  409 {"error": {"code": "sold_out"}}
 //	  503 {"error": {"code": "busy"}}     Retry-After: 1
 //	POST /v1/holds/{id}/purchase {"event": E, "buyer": B}    (pays with key "R/GEN")
-//	  201 {"ticket": {"id": "T-R", "charge": C}}   (again: the same ticket)
+//	  201 {"ticket": {"id": "T-R", "charge": C, "price_cents": 4500}}   (again: the same ticket)
 //	  422 {"error": {"code": "payment_declined"}}
 //	  404 {"error": {"code": "unknown_hold"}}
 //	  503 {"error": {"code": "payments_unavailable"}}  Retry-After: 1
@@ -65,6 +65,10 @@ return 1`)
 if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then redis.call('INCR', KEYS[1]) end
 return 1`)
 )
+
+// priceCents is what a ticket costs: the sale's record of it and what the
+// gateway is asked for.
+const priceCents = 4500
 
 type shop struct {
 	breaker bool
@@ -218,7 +222,7 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusServiceUnavailable, "payments_unavailable")
 		return
 	}
-	ticket, _ := json.Marshal(map[string]string{"id": "T-" + ref, "charge": ch.ID})
+	ticket, _ := json.Marshal(map[string]any{"id": "T-" + ref, "charge": ch.ID, "price_cents": priceCents})
 	n, err := sellScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"holds:" + req.Event, sold}, ref, string(ticket)).Int()
 	if err != nil || n == 0 {
 		fail(w, http.StatusServiceUnavailable, "busy")
@@ -251,7 +255,7 @@ func (s *shop) void(key string) {
 }
 
 func (s *shop) pay(ctx context.Context, key, buyer, event string) (charge, error) {
-	body, _ := json.Marshal(map[string]any{"key": key, "amount_cents": 4500, "shopper": buyer, "sku": event})
+	body, _ := json.Marshal(map[string]any{"key": key, "amount_cents": priceCents, "shopper": buyer, "sku": event})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.gateway+"/charges", bytes.NewReader(body))
 	if err != nil {
 		return charge{}, err
