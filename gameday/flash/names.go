@@ -27,7 +27,7 @@ var figures = []struct {
 		func(f Figures) float64 { return float64(f.GaveUpWaiting) }},
 	{Figure{"declined", "shoppers", "shoppers whose payment was declined (402)"},
 		func(f Figures) float64 { return float64(f.Declined) }},
-	{Figure{"charged_after_leaving", "shoppers", "shoppers charged (approved, not voided) without seeing a confirmation"},
+	{Figure{"charged_after_leaving", "shoppers", "shoppers charged (approved, not voided) without seeing a confirmation, whatever else they were told: the model's figure, not the invariant of that name, which does not count a shopper told pending who holds the order its charge made"},
 		func(f Figures) float64 { return float64(f.ChargedAfterLeaving) }},
 	{Figure{"success_p95_ms", "ms", "p95 of the time of the requests that answered confirmed"},
 		func(f Figures) float64 { return f.SuccessP95MS }},
