@@ -55,7 +55,7 @@ func TestARefusalAfterPendingIsNotToldFailed(t *testing.T) {
 	}}
 	f := &judge.Facts{OrdersKnown: true, Orders: []judge.Order{{CheckoutID: "pending-then-refused", Units: 1}, {CheckoutID: "refused", Units: 1}}}
 	r := judge.ReconcileAll(f, shoppers(rep), 0)
-	if r.Invariants.OrdersToldFailed != 1 || !slices.Equal(r.Examples["orders_told_failed"], []string{"refused"}) {
+	if r.Invariants.OrdersToldFailed != 1 || !slices.Equal(r.Examples["orders_told_failed"].IDs, []string{"refused"}) {
 		t.Errorf("orders told failed %d %v, want 1 (refused)", r.Invariants.OrdersToldFailed, r.Examples["orders_told_failed"])
 	}
 }

@@ -230,8 +230,8 @@ func strandedNote(name string, held int64, settledAsked bool) string {
 // figures; it returns the invariants that could not be checked, each with
 // the facts it lacked. A shop's books are its pod's, but its charges are
 // at a provider all shops share: only those of its own shoppers are its.
-func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report interface{ Outcomes() map[string]int }) (notChecked map[string]string, examples map[string][]string) {
-	notChecked, examples = map[string]string{}, map[string][]string{}
+func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report interface{ Outcomes() map[string]int }) (notChecked map[string]string, examples map[string]judge.Cases) {
+	notChecked, examples = map[string]string{}, map[string]judge.Cases{}
 	// An invariant is not checked only where no shop could check it; one
 	// that some shops could not check is noted with their names.
 	missing := map[string][]string{}
@@ -264,9 +264,8 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 		r := judge.ReconcileAll(f, mine, dropped)
 		iv, nc := r.Invariants, r.NotChecked
 		maps.Copy(notChecked, nc)
-		for n, ids := range r.Examples {
-			all := judge.SortIDs(slices.Concat(examples[n], ids))
-			examples[n] = all[:min(len(all), judge.MaxExamples)]
+		for n, c := range r.Examples {
+			examples[n] = examples[n].Add(c)
 		}
 		shops++
 		for n := range nc {

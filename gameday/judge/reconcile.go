@@ -397,9 +397,24 @@ type Reconciliation struct {
 	// give, each with the facts it needs.
 	NotChecked map[string]string
 	// Examples are, for each invariant broken by particular checkouts,
-	// the ids of the first MaxExamples of them, sorted: where to start
-	// looking in the system's own logs and books.
-	Examples map[string][]string
+	// how many and the ids of the first MaxExamples of them, sorted:
+	// where to start looking in the system's own logs and books.
+	Examples map[string]Cases
+}
+
+// Cases are the checkouts that broke one invariant: how many, and the
+// first MaxExamples of their ids in the plan's order. A count of cases
+// and of checkouts can differ: seven double charges may be of four
+// checkouts.
+type Cases struct {
+	Checkouts int
+	IDs       []string
+}
+
+// Add is c with d, the cases of other checkouts (another shop's).
+func (c Cases) Add(d Cases) Cases {
+	all := SortIDs(slices.Concat(c.IDs, d.IDs))
+	return Cases{Checkouts: c.Checkouts + d.Checkouts, IDs: all[:min(len(all), MaxExamples)]}
 }
 
 // ReconcileAll is Reconcile with the checkout ids of each broken
@@ -407,7 +422,7 @@ type Reconciliation struct {
 func ReconcileAll(f *Facts, shoppers []Shopper, dropped int) Reconciliation {
 	iv := Invariants{Dropped: int64(dropped)}
 	notChecked := map[string]string{}
-	examples := map[string][]string{}
+	examples := map[string]Cases{}
 	counts := map[string]*int64{
 		"oversold": &iv.Oversold, "lost_units": &iv.LostUnits, "double_charges": &iv.DoubleCharges,
 		"charges_without_order": &iv.ChargesWithoutOrder, "orders_without_charge": &iv.OrdersWithoutCharge,
@@ -435,7 +450,7 @@ func ReconcileAll(f *Facts, shoppers []Shopper, dropped int) Reconciliation {
 			// same books name the same checkouts whatever order maps are
 			// walked in.
 			all := SortIDs(slices.Collect(maps.Keys(ids)))
-			examples[o.name] = all[:min(len(all), MaxExamples)]
+			examples[o.name] = Cases{Checkouts: len(all), IDs: all[:min(len(all), MaxExamples)]}
 		}
 	}
 	return Reconciliation{Invariants: iv, NotChecked: notChecked, Examples: examples}

@@ -216,27 +216,38 @@ func TestBrokenInvariantsNameTheirCheckouts(t *testing.T) {
 		f.Orders = append(f.Orders, Order{CheckoutID: id, Units: 1})
 		f.Charges = append(f.Charges, Charge{CheckoutID: id, ID: "ch_" + id, Status: "approved", At: t0})
 	}
-	// h, g, f, e, d, c charged twice; b's order missing.
-	for _, id := range []string{"h", "g", "f", "e", "d", "c"} {
+	// h, g, f, e, d, c charged twice, and h three times; b's order
+	// missing.
+	for _, id := range []string{"h", "g", "f", "e", "d", "c", "h"} {
 		f.Charges = append(f.Charges, Charge{CheckoutID: id, ID: "ch2_" + id, Status: "approved", At: t0})
 	}
 	f.Orders = append(f.Orders[:1], f.Orders[2:]...)
 	r := ReconcileAll(f, s, 0)
-	if r.Invariants.DoubleCharges != 6 || r.Invariants.ConfirmedWithoutOrder != 1 {
+	if r.Invariants.DoubleCharges != 7 || r.Invariants.ConfirmedWithoutOrder != 1 {
 		t.Fatalf("invariants %+v", r.Invariants)
 	}
-	for name, want := range map[string][]string{"double_charges": {"c", "d", "e", "f", "g"}, "confirmed_without_order": {"b"}, "charges_without_order": {"b"}} {
-		if got := r.Examples[name]; !slices.Equal(got, want) {
+	for name, want := range map[string]Cases{"double_charges": {6, []string{"c", "d", "e", "f", "g"}}, "confirmed_without_order": {1, []string{"b"}}, "charges_without_order": {1, []string{"b"}}} {
+		if got := r.Examples[name]; !slices.Equal(got.IDs, want.IDs) || got.Checkouts != want.Checkouts {
 			t.Errorf("%s: examples %v, want %v", name, got, want)
 		}
 	}
-	if len(r.Examples["oversold"]) != 0 || len(r.Examples["orders_told_failed"]) != 0 {
+	if len(r.Examples["oversold"].IDs) != 0 || len(r.Examples["orders_told_failed"].IDs) != 0 {
 		t.Errorf("examples of invariants that held: %v", r.Examples)
 	}
 	rs := InvariantResults(r.Invariants, map[string]int64{"charges_without_order": 1}, nil, r.Examples)
 	b := broken(rs, "")
-	if !strings.Contains(b, "double charges is at most 0 (observed: 6; checkout ids: c, d, e, f, g)") || !strings.Contains(b, "confirmed without order is at most 0 (observed: 1; checkout ids: b)") {
+	// Seven double charges of six checkouts, the first five named; one
+	// confirmed without order, of one.
+	if !strings.Contains(b, "double charges is at most 0 (observed: 7; in 6 checkouts, the first 5: c, d, e, f, g)") || !strings.Contains(b, "confirmed without order is at most 0 (observed: 1; in 1 checkout: b)") {
 		t.Errorf("broken: %s", b)
+	}
+	// The cases of two shops' books add up, the first five of both named.
+	if c := (Cases{2, []string{"s-3", "s-9"}}).Add(Cases{4, []string{"s-1", "s-4", "s-10", "s-12"}}); c.Checkouts != 6 || !slices.Equal(c.IDs, []string{"s-1", "s-3", "s-4", "s-9", "s-10"}) {
+		t.Errorf("added: %+v", c)
+	}
+	// A record written before the count was kept says what it has.
+	if got := (ExpectationResult{Examples: []string{"a", "b"}}).ExamplesText(); got != "; checkout ids: a, b" {
+		t.Errorf("an older record: %q", got)
 	}
 	for _, x := range rs {
 		if x.Held && len(x.Examples) > 0 {

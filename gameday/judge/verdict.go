@@ -348,7 +348,7 @@ func WindowWords(w scenarios.Window) string {
 // InvariantResults turns the invariant counts into promises: each is zero
 // unless the scenario allows more. An invariant whose facts the system
 // could not give (notChecked, with what it needs) is marked not checked.
-func InvariantResults(iv Invariants, allow map[string]int64, notChecked map[string]string, examples map[string][]string) []ExpectationResult {
+func InvariantResults(iv Invariants, allow map[string]int64, notChecked map[string]string, examples map[string]Cases) []ExpectationResult {
 	names := scenarios.InvariantNames() // the names a scenario may allow
 	counts := iv.ByName()
 	out := make([]ExpectationResult, 0, len(names))
@@ -356,7 +356,7 @@ func InvariantResults(iv Invariants, allow map[string]int64, notChecked map[stri
 		limit := allow[n]
 		r := ExpectationResult{Promise: fmt.Sprintf("%s is at most %d", strings.ReplaceAll(n, "_", " "), limit), Held: counts[n] <= limit, Observed: fmt.Sprint(counts[n]), Invariant: n}
 		if !r.Held {
-			r.Examples = examples[n]
+			r.Examples, r.Checkouts = examples[n].IDs, examples[n].Checkouts
 		}
 		if needs, ok := notChecked[n]; ok {
 			r = ExpectationResult{Promise: r.Promise, Observed: "not checked", Invariant: n, NotChecked: true, Needs: needs}

@@ -401,17 +401,29 @@ type ExpectationResult struct {
 	NotChecked bool   `json:"not_checked,omitempty"`
 	Needs      string `json:"needs,omitempty"`
 	// Examples are, for a broken invariant, the checkout ids of some of
-	// its cases (at most five): where to start looking.
+	// its cases (at most five, the sale's first): where to start looking.
 	Examples []string `json:"examples,omitempty"`
+	// Checkouts is how many checkouts its cases are of: Examples names
+	// the first of them. (0 in records written before 2026-12-04.)
+	Checkouts int `json:"checkouts,omitempty"`
 }
 
-// ExamplesText is "; checkout ids: A, B" for a result with examples, ""
-// for one without, to follow what was observed.
+// ExamplesText says which checkouts broke an invariant, to follow what
+// was observed: "; in 2 checkouts: A, B", "; in 12 checkouts, the first
+// 5: A, B, C, D, E"; "" for a result without examples.
 func (r ExpectationResult) ExamplesText() string {
-	if len(r.Examples) == 0 {
+	ids := strings.Join(r.Examples, ", ")
+	switch n := r.Checkouts; {
+	case len(r.Examples) == 0:
 		return ""
+	case n == 0: // an older record
+		return "; checkout ids: " + ids
+	case n == 1:
+		return "; in 1 checkout: " + ids
+	case n > len(r.Examples):
+		return fmt.Sprintf("; in %d checkouts, the first %d: %s", n, len(r.Examples), ids)
 	}
-	return "; checkout ids: " + strings.Join(r.Examples, ", ")
+	return fmt.Sprintf("; in %d checkouts: %s", r.Checkouts, ids)
 }
 
 // LedgerSummary is the checkout's books after the run.
