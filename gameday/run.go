@@ -567,15 +567,14 @@ func (d *drill) drive(ctx context.Context) {
 	var loadErr error
 	if shards != nil {
 		report, loadErr = shards.Send(loadCtx, time.Now().Add(shards.Lead()), onResult)
-		d.rec.Unmatched = shards.Unmatched()
+		d.rec.Unmatched, d.rec.EmptyKept = shards.Unmatched(), shards.EmptyKept()
 	} else {
 		flow := d.sys.Flow(nil, d.prefix)
 		report, loadErr = load.Run(loadCtx, plan, flow, load.Options{
 			Clock: func() time.Time { return time.Now() }, OnResult: onResult,
 		})
 		flow.CloseIdleConnections()
-		d.rec.Unmatched = flow.Unmatched()
-		d.rec.Notes = append(d.rec.Notes, flow.EmptyKept()...)
+		d.rec.Unmatched, d.rec.EmptyKept = flow.Unmatched(), flow.EmptyKept()
 	}
 	stopProgress()
 	stopTimeline()

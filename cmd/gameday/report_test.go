@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 )
 
 // fixtureRun copies a run record from the report package's testdata
@@ -226,5 +229,19 @@ func TestReportHelp(t *testing.T) {
 		if !strings.Contains(help, want) {
 			t.Errorf("report -h lacks %q:\n%s", want, help)
 		}
+	}
+}
+
+// The run's summary says a kept value was sent empty right after the why,
+// before the figures the why may be made of.
+func TestSummaryWarnsOfEmptyKeptValuesFirst(t *testing.T) {
+	r := &gameday.Record{Reason: "charged after leaving is at most 0 (observed: 23)", EmptyKept: []runrecord.EmptyKept{
+		{Step: "poll", Kept: "order", Requests: 61, KeptBy: "step place's keep.order (json: orderId)"}}}
+	var b bytes.Buffer
+	printSummary(&b, r)
+	lines := strings.Split(b.String(), "\n")
+	want := "  warning: step poll sent 61 requests with {{.Kept.order}} empty: no answer of an earlier step had it where step place's keep.order (json: orderId) says; what the system answered them may be what the verdict counts"
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "  why: ") || lines[1] != want {
+		t.Errorf("summary:\n%s\nwant its second line:\n%s", b.String(), want)
 	}
 }

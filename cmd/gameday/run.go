@@ -312,6 +312,10 @@ func printSummary(w io.Writer, r *gameday.Record) {
 	if r.Reason != "" {
 		fmt.Fprintf(w, "  why: %s\n", r.Reason)
 	}
+	// Before the figures: a value sent empty can be what the why counts.
+	for _, e := range r.EmptyKept {
+		fmt.Fprintf(w, "  warning: %s; what the system answered them may be what the verdict counts\n", e)
+	}
 	fmt.Fprintf(w, "  load: %d scheduled, %d started, %d dropped, late p99 %.1fms, checkout p95 %.0fms\n",
 		r.Load.Scheduled, r.Load.Started, r.Load.Dropped, r.Load.LateP99MS, r.Load.CheckoutP95MS)
 	fmt.Fprintf(w, "  outcomes: %s\n", formatCounts(r.Outcomes))

@@ -63,6 +63,7 @@ type Coordinator struct {
 	start               time.Time
 	got                 []*load.Shopper // every record that came back
 	unmatched           [][]runrecord.Unmatched
+	emptyKept           [][]runrecord.EmptyKept
 	stopOnce, closeOnce sync.Once
 
 	offMu  sync.Mutex
@@ -465,6 +466,7 @@ func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*loa
 					ended++
 				}
 				c.unmatched = append(c.unmatched, e.done.Unmatched)
+				c.emptyKept = append(c.emptyKept, e.done.EmptyKept)
 			case e.err != nil:
 				fail(e.shard, e.err)
 			}
@@ -531,6 +533,13 @@ func (c *Coordinator) Unmatched() []runrecord.Unmatched {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return runrecord.JoinUnmatched(c.unmatched...)
+}
+
+// EmptyKept are the kept values sent empty, of every shard that ended.
+func (c *Coordinator) EmptyKept() []runrecord.EmptyKept {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return runrecord.JoinEmptyKept(c.emptyKept...)
 }
 
 // Shards is what each shard did, for the run's record.

@@ -88,6 +88,8 @@ type Done struct {
 	Error string `json:"error,omitempty"`
 	// Unmatched are the answers no rule of the system file understood.
 	Unmatched []runrecord.Unmatched `json:"unmatched,omitempty"`
+	// EmptyKept are the steps that sent a kept value empty.
+	EmptyKept []runrecord.EmptyKept `json:"empty_kept,omitempty"`
 }
 
 // start is the coordinator's answer to Ready: the sale's start instant on

@@ -532,3 +532,56 @@ func TestAShardThatEndsEarlyFailsTheSale(t *testing.T) {
 		t.Fatalf("Send: %v, want the short shard named", err)
 	}
 }
+
+// TestShardsCarryEmptyKeptValues: a keep that misses (order_id for the
+// shop's orderId) sends every shard's second step an empty order; the
+// coordinator adds the shards' counts up into one line, as one process
+// would count them.
+func TestShardsCarryEmptyKeptValues(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/place" {
+			w.WriteHeader(http.StatusAccepted)
+			fmt.Fprint(w, `{"orderId": "o-1"}`)
+			return
+		}
+		w.WriteHeader(http.StatusCreated) // the order, whatever its id
+	}))
+	defer srv.Close()
+	sys, err := system.Parse("shop.yaml", []byte(`name: two-steps
+base_url: `+srv.URL+`
+sku: sku-1
+purchase:
+  steps:
+    - {name: place, url: /place, keep: {order: {json: order_id}}, answers: [{status: 202, outcome: next}]}
+    - {name: pay, url: '/pay/{{.Kept.order}}', answers: [{status: 201, outcome: confirmed}]}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := fleet.Listen("127.0.0.1:0", fleet.Job{Of: 2, System: sys.Source(), Plan: load.Plan{
+		Stages: []load.Stage{{Duration: time.Second, Target: 40}}, Patience: 2 * time.Second, MaxShoppers: 64, Seed: 7, IDPrefix: "fleet",
+	}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	wait := workers(ctx, c, 0, 1)
+	if err := c.Join(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := c.Send(ctx, time.Now().Add(c.Lead()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, err := range wait() {
+		if err != nil {
+			t.Errorf("worker %d: %v", k, err)
+		}
+	}
+	got := c.EmptyKept()
+	if rep.Started == 0 || len(got) != 1 || got[0].Step != "pay" || got[0].Kept != "order" || got[0].Requests != rep.Started || !strings.Contains(got[0].KeptBy, "order_id") {
+		t.Errorf("empty kept %+v, want one line of pay's %d requests", got, rep.Started)
+	}
+}

@@ -149,7 +149,7 @@ func Work(ctx context.Context, o WorkerOptions) error {
 		default:
 			d.Error = err.Error()
 		}
-		d.Unmatched = flow.Unmatched()
+		d.Unmatched, d.EmptyKept = flow.Unmatched(), flow.EmptyKept()
 	}
 	close(records)
 	err = <-wrote

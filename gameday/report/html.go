@@ -250,7 +250,8 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 <header>
 <h1>gameday report: {{.R.Scenario}}</h1>
 <p><span class="verdict {{.Verdict.Class}}">{{.Verdict.Symbol}} {{.Verdict.Word}}</span></p>
-{{if .R.Reason}}<p class="reason">{{.R.Reason}}</p>{{end}}
+{{if .R.Reason}}<p class="reason">{{.R.Reason}}</p>{{end}}{{range .R.EmptyKept}}
+<p class="reason"><span class="broken">Warning:</span> {{.}}; what the system answered them may be what the verdict counts.</p>{{end}}
 <dl class="facts">
 <dt>Scenario</dt><dd>{{.R.Scenario}} <span class="muted">({{.R.File}})</span></dd>
 <dt>Matrix row</dt><dd>{{.R.Matrix.Dependency}} / {{.R.Matrix.Failure}}</dd>

@@ -64,6 +64,9 @@ func writeSummary(b *strings.Builder, r *runrecord.Record, href string) {
 		}
 	}
 	fmt.Fprintf(b, "**Why:** %s\n\n", why)
+	for _, e := range r.EmptyKept {
+		fmt.Fprintf(b, "**Warning:** %s; what the system answered them may be what the verdict counts.\n\n", md(e.String()))
+	}
 
 	meta := []string{md(r.Matrix.Dependency) + " / " + md(r.Matrix.Failure)}
 	if r.File != "" {

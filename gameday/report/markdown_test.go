@@ -283,3 +283,24 @@ func TestWriteSummary(t *testing.T) {
 		t.Errorf("Markdown of a nil record succeeded")
 	}
 }
+
+// A kept value sent empty is said right after the verdict's why, in both
+// reports: what the system answered those requests may be what the
+// verdict counts, so it is read before the figures.
+func TestEmptyKeptLeadsTheReports(t *testing.T) {
+	r := readFixture(t, "fail")
+	r.EmptyKept = []runrecord.EmptyKept{{Step: "poll", Kept: "order", Requests: 61, KeptBy: "step place's keep.order (json: orderId)"}}
+	var md, page bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"markdown": md.String(), "html": page.String()} {
+		why, warn := strings.Index(out, r.Reason), strings.Index(out, "Warning:")
+		if why < 0 || warn < why || !strings.Contains(out[warn:], "step poll sent 61 requests") {
+			t.Errorf("%s: the warning is not right after the why (why at %d, warning at %d)", name, why, warn)
+		}
+	}
+}

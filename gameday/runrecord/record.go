@@ -89,6 +89,11 @@ type Record struct {
 	// Unmatched are the kinds of answers no rule of the system's
 	// description understood (each counted as an error): a sample of each.
 	Unmatched []Unmatched `json:"unmatched,omitempty"`
+	// EmptyKept are the steps that sent a value an earlier step keeps
+	// while it was still empty (a keep whose path the answers never had):
+	// what the system answered those requests may be what the verdict
+	// counts, so they are said before it is read.
+	EmptyKept []EmptyKept `json:"empty_kept,omitempty"`
 	// TransportErrors are the kinds of requests that got no answer at all
 	// (refused, reset, timed out), most frequent first: why shoppers ended
 	// in error when no answer was there to be matched.
@@ -171,19 +176,7 @@ func JoinUnmatched(lists ...[]Unmatched) []Unmatched {
 		step string
 		code int
 	}
-	at := map[key]int{}
-	var out []Unmatched
-	for _, l := range lists {
-		for _, u := range l {
-			k := key{u.Step, u.Code}
-			if i, ok := at[k]; ok {
-				out[i].Count += u.Count
-				continue
-			}
-			at[k] = len(out)
-			out = append(out, u)
-		}
-	}
+	out := join(lists, func(u Unmatched) key { return key{u.Step, u.Code} }, func(a *Unmatched, b Unmatched) { a.Count += b.Count })
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Count != out[j].Count {
 			return out[i].Count > out[j].Count
@@ -193,6 +186,50 @@ func JoinUnmatched(lists ...[]Unmatched) []Unmatched {
 		}
 		return out[i].Code < out[j].Code
 	})
+	return out
+}
+
+// EmptyKept is one step that sent a kept value empty, and how often.
+type EmptyKept struct {
+	Step     string `json:"step"`
+	Kept     string `json:"kept"`
+	Requests int    `json:"requests"`
+	// KeptBy names the steps that keep the value and where they look
+	// ("step place's keep.order (json: orderId)").
+	KeptBy string `json:"kept_by"`
+}
+
+func (e EmptyKept) String() string {
+	n := fmt.Sprintf("%d requests", e.Requests)
+	if e.Requests == 1 {
+		n = "1 request"
+	}
+	return fmt.Sprintf("step %s sent %s with {{.Kept.%s}} empty: no answer of an earlier step had it where %s says", e.Step, n, e.Kept, e.KeptBy)
+}
+
+// JoinEmptyKept adds up lists of empty kept values (the shards' of one
+// run), in the order each step and value first appears.
+func JoinEmptyKept(lists ...[]EmptyKept) []EmptyKept {
+	type key struct{ step, kept string }
+	return join(lists, func(e EmptyKept) key { return key{e.Step, e.Kept} }, func(a *EmptyKept, b EmptyKept) { a.Requests += b.Requests })
+}
+
+// join is lists as one, an entry per key in the order each key first
+// appears, the later ones of a key added to the first.
+func join[T any, K comparable](lists [][]T, key func(T) K, add func(*T, T)) []T {
+	at := map[K]int{}
+	var out []T
+	for _, l := range lists {
+		for _, x := range l {
+			k := key(x)
+			if i, ok := at[k]; ok {
+				add(&out[i], x)
+				continue
+			}
+			at[k] = len(out)
+			out = append(out, x)
+		}
+	}
 	return out
 }
 

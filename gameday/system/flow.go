@@ -234,22 +234,15 @@ func (f *Flow) Unmatched() []Unmatched {
 // steps: a keep whose path the answers never had (a typo, a field the
 // service names otherwise) sends every later step an empty value, and
 // the service's answers to that can look like the money's fault.
-func (f *Flow) EmptyKept() []string {
+func (f *Flow) EmptyKept() []runrecord.EmptyKept {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	keys := slices.SortedFunc(maps.Keys(f.empty), func(a, b emptyKey) int {
 		return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.kept, b.kept))
 	})
-	var out []string
+	var out []runrecord.EmptyKept
 	for _, k := range keys {
-		st := f.c.steps[k.step]
-		name := f.c.keepNames[k.kept]
-		n := fmt.Sprintf("%d requests", f.empty[k])
-		if f.empty[k] == 1 {
-			n = "1 request"
-		}
-		out = append(out, fmt.Sprintf("step %s sent %s with {{.Kept.%s}} empty: no answer of an earlier step had it where %s says",
-			st.name, n, name, f.keptBy(k.kept)))
+		out = append(out, runrecord.EmptyKept{Step: f.c.steps[k.step].name, Kept: f.c.keepNames[k.kept], Requests: f.empty[k], KeptBy: f.keptBy(k.kept)})
 	}
 	return out
 }

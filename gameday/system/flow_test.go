@@ -224,7 +224,7 @@ purchase:
 		}
 	}
 	want := []string{"step poll sent 3 requests with {{.Kept.order}} empty: no answer of an earlier step had it where step create's keep.order (json: orderId) says"}
-	if got := f.EmptyKept(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := f.EmptyKept(); fmt.Sprint(got) != fmt.Sprint(want) || got[0].Requests != 3 {
 		t.Errorf("notes:\n%q\nwant\n%q", got, want)
 	}
 }
