@@ -170,6 +170,27 @@ func TestSessionStoreDownDegradesToGuest(t *testing.T) {
 	}
 }
 
+// A sold-out shopper's answer asks nothing of the session store: the
+// session is touched once a unit is held. With the store down, the one
+// buyer is a degraded guest; the eight told sold out after it are not,
+// and the sessions breaker, which five failures would open, saw one.
+func TestSoldOutShoppersDoNotTouchTheSessionStore(t *testing.T) {
+	e := newEnv(t, envOptions{stock: 1})
+	e.setEnabled("sessions", false)
+	if a := e.post(shopper(0)); a.body.Status != checkout.OutcomeConfirmed || !a.body.Degraded {
+		t.Fatalf("the buyer with sessions down: %d %+v, want a degraded confirmation", a.code, a.body)
+	}
+	for i := 1; i <= 8; i++ {
+		a := e.post(shopper(i))
+		if a.body.Status != checkout.OutcomeSoldOut || a.body.Degraded || a.body.Guest {
+			t.Fatalf("shopper %d after the sell-out: %d %+v, want sold out, not degraded", i, a.code, a.body)
+		}
+	}
+	if s := e.checkout.Guard("sessions").State(); s != breakers.StateClosed {
+		t.Errorf("sessions breaker = %s: sold-out shoppers touched the session store", s)
+	}
+}
+
 // Inventory Redis faults in the middle of a sale: down, reset_peer, and a
 // timeout toxic. Whatever happens, no unit is sold twice, nobody pays for a
 // unit they did not get, and once the leases expire the books balance.
