@@ -42,15 +42,19 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		}
 	}
 	if b.Orders != nil {
-		rows, err := r.Rows(ctx, b.Orders, system.OrderColumns)
+		t, err := r.Table(ctx, b.Orders, system.OrderColumns)
+		if err == nil {
+			err = checkColumns(t, b.Orders, system.OrderColumns)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read books.orders: %w", err)
 		}
+		rows := t.Rows
 		if err := someHaveIDs(rows, b.Orders); err != nil {
 			return nil, fmt.Errorf("read books.orders: %w", err)
 		}
 		f.OrdersKnown = true
-		f.OrderAmounts = someAmount(rows)
+		f.OrderAmounts = givesAmount(t, b.Orders)
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
 				continue
@@ -71,10 +75,14 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		}
 	}
 	if c := b.Charges; c != nil {
-		rows, err := r.Rows(ctx, &c.Query, system.ChargeColumns)
+		t, err := r.Table(ctx, &c.Query, system.ChargeColumns)
+		if err == nil {
+			err = checkColumns(t, &c.Query, system.ChargeColumns)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read books.charges: %w", err)
 		}
+		rows := t.Rows
 		if err := someHaveIDs(rows, &c.Query); err != nil {
 			return nil, fmt.Errorf("read books.charges: %w", err)
 		}
@@ -85,7 +93,7 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			}
 		}
 		f.ChargesKnown = true
-		f.ChargeAmounts = someAmount(rows)
+		f.ChargeAmounts = givesAmount(t, &c.Query)
 		untimed := 0
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
@@ -124,10 +132,39 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 	return f, nil
 }
 
-// someAmount reports whether the books give amounts: some row, of any
-// run, has one.
-func someAmount(rows []books.Row) bool {
-	return slices.ContainsFunc(rows, func(r books.Row) bool { return r["amount"] != "" })
+// givesAmount reports whether q's rows carry amounts: an SQL answer with
+// a column amount (known even without a row), or fields naming it.
+func givesAmount(t books.Table, q *system.Query) bool {
+	if q.Kind() == "sql" {
+		return slices.Contains(t.Columns, "amount")
+	}
+	return q.Fields["amount"] != nil
+}
+
+// checkColumns refuses an SQL answer whose columns the books cannot read
+// as the description means them: one that is none of cols (amount_cents
+// for amount: read by nothing, and the invariant it feeds not judged), no
+// checkout_id, or a query that mentions amount (so gameday validate
+// counted wrong_amounts as judged) with no column amount. The columns are
+// known before the load even when no row is, so a misnamed one stops the
+// drill then, not after the sale.
+func checkColumns(t books.Table, q *system.Query, cols []string) error {
+	if q.Kind() != "sql" {
+		return nil
+	}
+	has := strings.Join(t.Columns, ", ")
+	for _, c := range t.Columns {
+		if !slices.Contains(cols, c) {
+			return fmt.Errorf("its answer has a column %s, which the books do not read (they read %s): name it with AS, or leave it out", c, strings.Join(cols, ", "))
+		}
+	}
+	switch {
+	case !slices.Contains(t.Columns, "checkout_id"):
+		return fmt.Errorf("its answer has no column checkout_id (its columns: %s): name the column of your checkout ids AS checkout_id", has)
+	case system.GivesAmount(q) && !slices.Contains(t.Columns, "amount"):
+		return fmt.Errorf("the query mentions amount, so gameday validate counts wrong_amounts as judged, but its answer has no column amount (its columns: %s): name the column AS amount", has)
+	}
+	return nil
 }
 
 // amountOf reads a row's amount: nil when it has none. One that is not a
@@ -138,7 +175,7 @@ func amountOf(row books.Row, what string, must bool) (*big.Rat, error) {
 	s := row["amount"]
 	if s == "" {
 		if must {
-			return nil, fmt.Errorf("the %s of %s has no amount, though other rows have one: give every %s its amount (the books compare what each charge took with what its order costs)", what, row["checkout_id"], what)
+			return nil, fmt.Errorf("the %s of %s has no amount, and the books give amounts (a column or field amount): every %s needs one, to compare what each charge took with what its order costs", what, row["checkout_id"], what)
 		}
 		return nil, nil
 	}

@@ -20,6 +20,20 @@ import (
 // read, so a stand-in store is enough.
 func readFactsFrom(t *testing.T, statuses, orders, charges string) (*judge.Facts, error) {
 	t.Helper()
+	return readFactsWith(t, "{checkout_id: cart}", "{checkout_id: cart}", statuses, orders, charges)
+}
+
+// readFactsWithAmounts is readFactsFrom with the orders' amounts at price
+// and the charges' at took.
+func readFactsWithAmounts(t *testing.T, statuses, orders, charges string) (*judge.Facts, error) {
+	t.Helper()
+	return readFactsWith(t, "{checkout_id: cart, amount: price}", "{checkout_id: cart, amount: took}", statuses, orders, charges)
+}
+
+// readFactsWith is readFactsFrom with the orders' and the charges' fields
+// given.
+func readFactsWith(t *testing.T, orderFields, chargeFields, statuses, orders, charges string) (*judge.Facts, error) {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/orders":
@@ -30,13 +44,13 @@ func readFactsFrom(t *testing.T, statuses, orders, charges string) (*judge.Facts
 	}))
 	t.Cleanup(srv.Close)
 	sys, r := openBooks(t, httpBooks(srv.URL, fmt.Sprintf(`
-  orders: {store: api, http: {path: /orders}, fields: {checkout_id: cart, amount: price}}
+  orders: {store: api, http: {path: /orders}, fields: %s}
   charges:
     store: api
     http: {path: /charges}
-    fields: {checkout_id: cart, amount: took}
+    fields: %s
     %s
-`, statuses)))
+`, orderFields, chargeFields, statuses)))
 	return readFacts(context.Background(), r, sys, "r1")
 }
 
@@ -110,15 +124,19 @@ func TestReadFactsRefusesWhatItCannotJudge(t *testing.T) {
 		// An amount that does not read, or is missing where the books
 		// give amounts, would hide what a charge took.
 		{"amount with its currency", "", `[{"cart": "r1-0", "price": "19.99 EUR"}]`, `[]`, `read books.orders: the order of r1-0: amount "19.99 EUR" is not a number`},
-		{"amount as a fraction", "", ok, `[{"cart": "r1-0", "status": "approved", "took": "1999/100"}]`, `amount "1999/100" is not a number`},
-		{"approved charge without amount", "", `[{"cart": "r1-0", "price": 5}]`, `[{"cart": "r1-0", "status": "approved"}, {"cart": "r1-1", "status": "approved", "took": 5}]`, `read books.charges: the charge of r1-0 has no amount, though other rows have one`},
-		{"order without amount", "", `[{"cart": "r1-0"}, {"cart": "r1-1", "price": 5}]`, `[]`, `read books.orders: the order of r1-0 has no amount`},
+		{"amount as a fraction", "", `[{"cart": "r1-0", "price": 5}]`, `[{"cart": "r1-0", "status": "approved", "took": "1999/100"}]`, `amount "1999/100" is not a number`},
+		{"approved charge without amount", "", `[{"cart": "r1-0", "price": 5}]`, `[{"cart": "r1-0", "status": "approved"}, {"cart": "r1-1", "status": "approved", "took": 5}]`, `read books.charges: the charge of r1-0 has no amount, and the books give amounts`},
+		{"order without amount", "", `[{"cart": "r1-0"}, {"cart": "r1-1", "price": 5}]`, `[]`, `read books.orders: the order of r1-0 has no amount, and the books give amounts`},
 		// A time that does not read would hide a charge after leaving.
 		{"unreadable created_at", "", ok, `[{"cart": "r1-0", "status": "approved", "created_at": "yesterday"}]`, `created_at "yesterday"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := readFactsFrom(t, c.statuses, c.orders, c.charges)
+			read := readFactsFrom
+			if strings.Contains(c.name, "amount") {
+				read = readFactsWithAmounts
+			}
+			_, err := read(t, c.statuses, c.orders, c.charges)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error with %q", err, c.want)
 			}
@@ -130,7 +148,7 @@ func TestReadFactsRefusesWhatItCannotJudge(t *testing.T) {
 // none, and the first wrong one is noted with both amounts; amounts every
 // one a hundred times their order's are noted as two units.
 func TestReadFactsReadsAmounts(t *testing.T) {
-	f, err := readFactsFrom(t, "", `[{"cart": "r1-0", "charge": "ch0", "price": "19.99"}, {"cart": "r1-2", "charge": "ch2", "price": 19.99}, {"cart": "r0-9"}]`,
+	f, err := readFactsWithAmounts(t, "", `[{"cart": "r1-0", "charge": "ch0", "price": "19.99"}, {"cart": "r1-2", "charge": "ch2", "price": 19.99}, {"cart": "r0-9"}]`,
 		`[{"cart": "r1-2", "id": "ch2", "status": "approved", "took": 19.99}, {"cart": "r1-0", "id": "ch0", "status": "approved", "took": 19.98}, {"cart": "r1-1", "status": "declined"}]`)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +163,7 @@ func TestReadFactsReadsAmounts(t *testing.T) {
 		t.Errorf("notes %q, want %q", f.Notes, want)
 	}
 
-	f, err = readFactsFrom(t, "", `[{"cart": "r1-0", "price": "19.99"}, {"cart": "r1-1", "price": "5"}]`,
+	f, err = readFactsWithAmounts(t, "", `[{"cart": "r1-0", "price": "19.99"}, {"cart": "r1-1", "price": "5"}]`,
 		`[{"cart": "r1-0", "status": "approved", "took": 1999}, {"cart": "r1-1", "status": "approved", "took": "500"}]`)
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +206,39 @@ func TestAmountsAreReadWhereTheFieldsNameThem(t *testing.T) {
 		checked, _ := Coverage(sys)
 		if slices.Contains(checked, "wrong_amounts") != c.both {
 			t.Errorf("orders' fields %s: validate's coverage %v", c.fields, checked)
+		}
+	}
+}
+
+// An SQL answer's columns are checked as soon as they are known, before
+// the load even when no row is: one the books do not read (amount_cents
+// for amount), no checkout_id, or amount mentioned and not given stop the
+// drill; amounts are judged from the columns, whether or not a row has
+// come yet.
+func TestSQLColumnsAreCheckedBeforeTheLoad(t *testing.T) {
+	q := func(sql string) *system.Query { return &system.Query{Store: "db", SQL: sql} }
+	for _, c := range []struct {
+		sql     string
+		cols    []string
+		want    string
+		amounts bool
+	}{
+		{"SELECT cart AS checkout_id, charge, total AS amount FROM orders", []string{"checkout_id", "charge", "amount"}, "", true},
+		{"SELECT cart AS checkout_id, charge FROM orders", []string{"checkout_id", "charge"}, "", false},
+		{"SELECT cart AS checkout_id, price*qty*100 AS amount_cents FROM orders", []string{"checkout_id", "amount_cents"},
+			"its answer has a column amount_cents, which the books do not read (they read checkout_id, charge, units, amount)", false},
+		{"SELECT cart, charge FROM orders", []string{"cart", "charge"}, "its answer has a column cart", false},
+		{"SELECT charge FROM orders", []string{"charge"}, "its answer has no column checkout_id (its columns: charge)", false},
+		{"SELECT cart AS checkout_id FROM orders -- the amount is in cents", []string{"checkout_id"},
+			"the query mentions amount, so gameday validate counts wrong_amounts as judged, but its answer has no column amount", false},
+	} {
+		tb := books.Table{Columns: c.cols}
+		err := checkColumns(tb, q(c.sql), system.OrderColumns)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.sql, err, c.want)
+		}
+		if err == nil && givesAmount(tb, q(c.sql)) != c.amounts {
+			t.Errorf("%s: amounts %v, want %v", c.sql, !c.amounts, c.amounts)
 		}
 	}
 }

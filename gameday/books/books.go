@@ -11,18 +11,27 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql" // database/sql driver "mysql"
+	"github.com/go-sql-driver/mysql"   // database/sql driver "mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gameday-dev/gameday/gameday/system"
 )
+
+// The MySQL driver logs a connection it finds broken and drops before a
+// query (after a fault on the database: "closing bad idle connection")
+// to the process's standard error, in the middle of a drill's output; the
+// query that follows is made on a new connection, and its error, if any,
+// is what the books report.
+func init() { _ = mysql.SetLogger(log.New(io.Discard, "", 0)) }
 
 // Reader asks a system's stores.
 type Reader struct {

@@ -113,6 +113,29 @@ books:
 	if fmt.Sprint(orders) != "[map[charge:ch_1 checkout_id:r1-1 created_at:2026-12-01T09:00:00Z] map[charge: checkout_id:r1-2 created_at:] map[charge:ch_9 checkout_id:x-9 created_at:]]" {
 		t.Errorf("orders %v", orders)
 	}
+	// An SQL answer with no row still says its columns, in lower case:
+	// a misnamed one is found before the sale, when this run has none.
+	sysNone, err := system.Parse("none.yaml", []byte(fmt.Sprintf(`
+name: none
+base_url: http://127.0.0.1:1
+sku: drop
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+stores:
+  db: {postgres: "%s"}
+books:
+  orders: {store: db, sql: "SELECT cart AS checkout_id, charge AS Amount FROM orders WHERE false"}
+`, pg.DSN)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rNone, err := books.Open(ctx, sysNone, system.Values{SKU: "drop", Run: "r1"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rNone.Close()
+	if tb, err := rNone.Table(ctx, sysNone.Books.Orders, nil); err != nil || len(tb.Rows) != 0 || fmt.Sprint(tb.Columns) != "[checkout_id amount]" {
+		t.Errorf("an answer with no row: %+v, %v", tb, err)
+	}
 	charges, err := r.Rows(ctx, &sys.Books.Charges.Query, []string{"checkout_id", "id", "status", "created_at"})
 	if err != nil {
 		t.Fatal(err)

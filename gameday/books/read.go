@@ -83,6 +83,30 @@ type Row map[string]string
 // the same name); a Redis list or set gives one row per member, a hash one
 // per field (as checkout_id), its value read with the fields.
 func (r *Reader) Rows(ctx context.Context, q *system.Query, cols []string) ([]Row, error) {
+	t, err := r.Table(ctx, q, cols)
+	return t.Rows, err
+}
+
+// Table is the rows of a query and, for SQL, the columns its answer has:
+// known even when it has no row, so that a column misnamed is found
+// before the sale, not after it.
+type Table struct {
+	Rows    []Row
+	Columns []string // SQL only, in lower case
+}
+
+// Table reads q's rows as Rows does, with the columns of an SQL answer.
+func (r *Reader) Table(ctx context.Context, q *system.Query, cols []string) (Table, error) {
+	if q.Kind() == "sql" {
+		ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
+		defer cancel()
+		return sqlRows(ctx, r.sql[q.Store], r.sys.Render(q, r.vals))
+	}
+	rows, err := r.rows(ctx, q, cols)
+	return Table{Rows: rows}, err
+}
+
+func (r *Reader) rows(ctx context.Context, q *system.Query, cols []string) ([]Row, error) {
 	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
 	defer cancel()
 	rq := r.sys.Render(q, r.vals)
@@ -91,8 +115,6 @@ func (r *Reader) Rows(ctx context.Context, q *system.Query, cols []string) ([]Ro
 		return nil, err
 	}
 	switch q.Kind() {
-	case "sql":
-		return sqlRows(ctx, r.sql[q.Store], rq)
 	case "redis":
 		v, err := r.redis[q.Store].Do(ctx, rq.Redis...).Result()
 		if errors.Is(err, redis.Nil) {
@@ -186,6 +208,9 @@ func jsonRows(body []byte, items string, fields []field) ([]Row, error) {
 		list = gjson.GetBytes(body, items)
 	}
 	if !list.IsArray() {
+		if !list.Exists() {
+			return nil, fmt.Errorf("want a JSON list at %q, and there is nothing there (the answer: %s)", items, clip(body))
+		}
 		return nil, fmt.Errorf("want a JSON list at %q, got %s", items, clip([]byte(list.Raw)))
 	}
 	var rows []Row
@@ -241,36 +266,39 @@ func redisRows(v any, fields []field, hash bool) ([]Row, error) {
 	return rows, nil
 }
 
-func sqlRows(ctx context.Context, db *sql.DB, rq system.Rendered) ([]Row, error) {
+func sqlRows(ctx context.Context, db *sql.DB, rq system.Rendered) (Table, error) {
 	rs, err := db.QueryContext(ctx, rq.SQL, rq.Args...)
 	if err != nil {
-		return nil, err
+		return Table{}, err
 	}
 	defer rs.Close()
 	cols, err := rs.Columns()
 	if err != nil {
-		return nil, err
+		return Table{}, err
 	}
-	var out []Row
+	t := Table{Columns: make([]string, len(cols))}
+	for i, c := range cols {
+		t.Columns[i] = strings.ToLower(c)
+	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
 	for rs.Next() {
-		if len(out) == maxRows {
-			return nil, fmt.Errorf("more than %d rows: keep this run's only (WHERE checkout_id LIKE '{{.Run}}-%%' as an argument)", maxRows)
+		if len(t.Rows) == maxRows {
+			return Table{}, fmt.Errorf("more than %d rows: keep this run's only (WHERE checkout_id LIKE '{{.Run}}-%%' as an argument)", maxRows)
 		}
 		if err := rs.Scan(ptrs...); err != nil {
-			return nil, err
+			return Table{}, err
 		}
 		row := Row{}
-		for i, c := range cols {
-			row[strings.ToLower(c)] = text(vals[i])
+		for i, c := range t.Columns {
+			row[c] = text(vals[i])
 		}
-		out = append(out, row)
+		t.Rows = append(t.Rows, row)
 	}
-	return out, rs.Err()
+	return t, rs.Err()
 }
 
 // text writes a database value as text: times in RFC 3339.
