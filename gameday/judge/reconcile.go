@@ -76,16 +76,19 @@ var oracles = []oracle{
 	{"units_created", "books.stock (available, and initial or available before the load) and the units sold",
 		func(f *Facts) bool { return f.Start() != nil && f.Available != nil && f.SoldUnits() != nil },
 		func(f *Facts, _ []Shopper, _ func(string)) int64 {
-			// More units available, held and sold than the sale started
-			// with: stock made from nothing, such as a shop's stock copied
-			// to a second pod while the first still sold it. (A system
-			// that oversells from the stock it has keeps this at zero: its
-			// available goes below zero by what it oversold.)
+			// More units available and held than the stock left after
+			// what was sold: stock made from nothing, such as a shop's
+			// stock copied to a second pod while the first still sold it,
+			// or a lost update that wrote back a count read before a sale.
+			// Units sold beyond the stock are oversold, and counted there
+			// only: an oversell from the stock there was (available below
+			// zero) leaves this at zero, and so does a lost update whose
+			// phantom units were all sold.
 			var held int64
 			if f.Reserved != nil {
 				held = *f.Reserved
 			}
-			return max(0, *f.Available+*f.SoldUnits()+held-*f.Start())
+			return max(0, max(0, *f.Available)+held-max(0, *f.Start()-*f.SoldUnits()))
 		}},
 	{"double_charges", "books.charges",
 		func(f *Facts) bool { return f.ChargesKnown },
@@ -103,18 +106,25 @@ var oracles = []oracle{
 		func(f *Facts) bool { return f.ChargesKnown && f.OrdersKnown },
 		func(f *Facts, _ []Shopper, seen func(string)) int64 {
 			orders := f.ordersByCheckout()
+			approved := f.approvedByCheckout()
 			var n int64
 			for _, c := range f.Charges {
 				if c.Status != "approved" {
 					continue
 				}
 				o, ok := orders[c.CheckoutID]
-				// Paid for nothing, or paid again beside the charge the
-				// order was made with.
-				if !ok || !paidWith(o, c) {
-					n++
-					seen(c.CheckoutID)
+				if ok && paidWith(o, c) {
+					continue
 				}
+				// Paid for nothing, or the order was made with another
+				// charge that is not approved. A charge beside the approved
+				// one the order was made with is a double charge, counted
+				// there only: one bug, one count.
+				if ok && slices.ContainsFunc(approved[c.CheckoutID], func(a Charge) bool { return paidWith(o, a) }) {
+					continue
+				}
+				n++
+				seen(c.CheckoutID)
 			}
 			return n
 		}},

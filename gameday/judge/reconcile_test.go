@@ -109,6 +109,32 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 	if iv, _ := Reconcile(f, s, 0); iv.UnitsCreated != 0 || iv.Oversold != 1 {
 		t.Errorf("an oversell counted as units created: %+v", iv)
 	}
+	// Nor is a lost update whose phantom units were all sold (two sales
+	// read 1 left and both wrote 0): 4 sold of 3, 0 available.
+	f, s = healthy()
+	f.Sold, f.Available = p64(4), p64(0)
+	if iv, _ := Reconcile(f, s, 0); iv.UnitsCreated != 0 || iv.Oversold != 1 {
+		t.Errorf("a lost update counted twice: %+v", iv)
+	}
+	// One whose phantom units are still for sale is both, each unit
+	// once: 4 sold of 3 and 2 more still offered.
+	f.Available = p64(2)
+	if iv, _ := Reconcile(f, s, 0); iv.UnitsCreated != 2 || iv.Oversold != 1 {
+		t.Errorf("phantom units sold and still for sale: %+v, want 1 oversold and 2 created", iv)
+	}
+	// A second approved charge beside the one the order was made with is
+	// one double charge, not also a charge without order; one whose order
+	// names a charge that was voided is a charge without order (and the
+	// order one without charge).
+	f, s = healthy()
+	f.Charges = append(f.Charges, Charge{CheckoutID: "a", ID: "ch_a2", Status: "approved", At: t0, Amount: amt("12.99")})
+	if iv, _ := Reconcile(f, s, 0); iv.DoubleCharges != 1 || iv.ChargesWithoutOrder != 0 {
+		t.Errorf("one extra charge: %+v, want 1 double charge only", iv)
+	}
+	f.Charges[0].Status = "voided"
+	if iv, _ := Reconcile(f, s, 0); iv.DoubleCharges != 0 || iv.ChargesWithoutOrder != 1 || iv.OrdersWithoutCharge != 1 {
+		t.Errorf("the order's charge voided, another approved: %+v, want a charge without order and an order without charge", iv)
+	}
 }
 
 // An oracle whose facts the system cannot give is not checked, and says
