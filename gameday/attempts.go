@@ -21,12 +21,13 @@ const AttemptsFile = "attempts.csv"
 // the request's own time, not counting the generator's lateness.
 // attempt numbers the shopper's requests from 1 across the purchase's
 // steps; step is the request's step, from 1 (a template's .Attempt counts
-// within a step).
-var attemptsHeader = []string{"shopper", "checkout_id", "attempt", "sent_ms", "took_ms", "code", "status", "reason", "retry_after_ms", "degraded", "outcome", "error", "step"}
+// within a step), and step_name its name in the system file.
+var attemptsHeader = []string{"shopper", "checkout_id", "attempt", "sent_ms", "took_ms", "code", "status", "reason", "retry_after_ms", "degraded", "outcome", "error", "step", "step_name"}
 
 // writeAttempts writes every attempt of r to dir/AttemptsFile, through a
 // temporary file renamed into place, so a reader never sees half of it.
-func writeAttempts(dir string, r *load.Report) (err error) {
+// steps names the purchase's steps, in order.
+func writeAttempts(dir string, r *load.Report, steps []string) (err error) {
 	path := filepath.Join(dir, AttemptsFile)
 	f, err := os.CreateTemp(dir, ".attempts-*.csv")
 	if err != nil {
@@ -60,6 +61,10 @@ func writeAttempts(dir string, r *load.Report) (err error) {
 			row[10] = s.Outcome
 			row[11] = a.Err
 			row[12] = strconv.Itoa(a.Step + 1)
+			row[13] = ""
+			if a.Step >= 0 && a.Step < len(steps) {
+				row[13] = steps[a.Step]
+			}
 			if err := w.Write(row); err != nil {
 				return err
 			}

@@ -21,7 +21,7 @@ func TestAttemptsFileNamesEachRequestsStep(t *testing.T) {
 		{Step: 1, Code: 503, Status: "unavailable", RetryAfter: time.Second},
 		{Step: 1, Code: 200, Status: "confirmed"},
 	}}}}
-	if err := writeAttempts(dir, r); err != nil {
+	if err := writeAttempts(dir, r, []string{"place", "pay"}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(filepath.Join(dir, AttemptsFile))
@@ -37,10 +37,10 @@ func TestAttemptsFileNamesEachRequestsStep(t *testing.T) {
 		t.Fatalf("rows %q", rows)
 	}
 	col := func(name string) int { return slices.Index(attemptsHeader, name) }
-	for i, want := range [][3]string{{"1", "1", "0"}, {"2", "2", "1000"}, {"3", "2", "0"}} {
+	for i, want := range [][4]string{{"1", "1", "place", "0"}, {"2", "2", "pay", "1000"}, {"3", "2", "pay", "0"}} {
 		row := rows[i+1]
-		if got := [3]string{row[col("attempt")], row[col("step")], row[col("retry_after_ms")]}; got != want {
-			t.Errorf("request %d: attempt, step, retry_after_ms %q, want %q", i+1, got, want)
+		if got := [4]string{row[col("attempt")], row[col("step")], row[col("step_name")], row[col("retry_after_ms")]}; got != want {
+			t.Errorf("request %d: attempt, step, step_name, retry_after_ms %q, want %q", i+1, got, want)
 		}
 	}
 }

@@ -395,6 +395,7 @@ func (d *drill) setup(ctx context.Context) error {
 		d.progress("gameday: note: %s", n)
 	}
 	d.prefix = d.idPrefix()
+	d.rec.CheckoutPrefix = d.prefix
 	if err := reachCheckout(ctx, d.sys); err != nil {
 		return err
 	}
@@ -607,7 +608,7 @@ func (d *drill) drive(ctx context.Context) {
 	}
 	rebase(report, start)
 	d.rec.TransportErrors = transportErrors(report)
-	if err := writeAttempts(d.dir, report); err != nil {
+	if err := writeAttempts(d.dir, report, d.sys.StepNames()); err != nil {
 		d.rec.Notes = append(d.rec.Notes, err.Error())
 	}
 	d.rec.Load = LoadSummary{

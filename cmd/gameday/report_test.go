@@ -235,7 +235,7 @@ func TestReportHelp(t *testing.T) {
 // The run's summary says a kept value was sent empty right after the why,
 // before the figures the why may be made of.
 func TestSummaryWarnsOfEmptyKeptValuesFirst(t *testing.T) {
-	r := &gameday.Record{Reason: "charged after leaving is at most 0 (observed: 23)", EmptyKept: []runrecord.EmptyKept{
+	r := &gameday.Record{Reason: "charged after leaving is at most 0 (observed: 23)", CheckoutPrefix: "s1ttpio8f", EmptyKept: []runrecord.EmptyKept{
 		{Step: "poll", Kept: "order", Requests: 61, KeptBy: "step place's keep.order (json: orderId)"}}}
 	var b bytes.Buffer
 	printSummary(&b, r)
@@ -243,5 +243,10 @@ func TestSummaryWarnsOfEmptyKeptValuesFirst(t *testing.T) {
 	want := "  warning: step poll sent 61 requests with {{.Kept.order}} empty: no answer of an earlier step had it where step place's keep.order (json: orderId) says; what the system answered them may be what the verdict counts"
 	if len(lines) < 2 || !strings.HasPrefix(lines[0], "  why: ") || lines[1] != want {
 		t.Errorf("summary:\n%s\nwant its second line:\n%s", b.String(), want)
+	}
+	// And it names the run's checkout ids, to filter the system's own
+	// books and logs by.
+	if !strings.Contains(b.String(), "  checkout ids: s1ttpio8f-0, s1ttpio8f-1, ... (filter your books and logs by s1ttpio8f-)\n") {
+		t.Errorf("summary without the run's checkout ids:\n%s", b.String())
 	}
 }

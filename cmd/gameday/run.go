@@ -72,7 +72,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	r.embedded = fs.Bool("embedded-redis", false, "use the embedded Redis-compatible server even when redis-server is installed")
 	r.commit = fs.String("commit", os.Getenv("GAMEDAY_COMMIT"), "commit of the system under test, for the matrix (default $GAMEDAY_COMMIT)")
 	fs.Float64Var(&r.o.RateScale, "rate-scale", 1, "multiply every arrival rate (1.5 rehearses 150% of the planned peak)")
-	fs.Float64Var(&r.o.TimeScale, "time-scale", 1, "multiply every duration of the timeline (0.2 for a quick drill)")
+	fs.Float64Var(&r.o.TimeScale, "time-scale", 1, "multiply every duration of the timeline (0.2 for a quick drill), and the stock with it (rounded up), so a shortened sale sells out at the same point; timeouts, latencies and latency bounds are not scaled")
 	fs.IntVar(&r.o.PredictRuns, "predict-runs", 0, "runs of the model that predicts the flash-sale figures (0: 400; -1: no prediction)")
 	fs.DurationVar(&r.o.PredictBudget, "predict-budget", gameday.DefaultPredictBudget, "how long the prediction may take; past it the drill goes on without one")
 	fs.Int64Var(&r.o.Seed, "seed", 0, "seed for arrivals, shoppers and payment (0: the scenario's)")
@@ -318,6 +318,9 @@ func printSummary(w io.Writer, r *gameday.Record) {
 	}
 	fmt.Fprintf(w, "  load: %d scheduled, %d started, %d dropped, late p99 %.1fms, checkout p95 %.0fms\n",
 		r.Load.Scheduled, r.Load.Started, r.Load.Dropped, r.Load.LateP99MS, r.Load.CheckoutP95MS)
+	if r.CheckoutPrefix != "" {
+		fmt.Fprintf(w, "  checkout ids: %s-0, %s-1, ... (filter your books and logs by %s-)\n", r.CheckoutPrefix, r.CheckoutPrefix, r.CheckoutPrefix)
+	}
 	fmt.Fprintf(w, "  outcomes: %s\n", formatCounts(r.Outcomes))
 	for _, e := range r.Expectations {
 		fmt.Fprintf(w, "  %s %s — %s\n", mark(e.Held), e.Promise, e.Observed)

@@ -80,6 +80,9 @@ func writeSummary(b *strings.Builder, r *runrecord.Record, href string) {
 	if r.System != "" {
 		meta = append(meta, "system "+md(r.System))
 	}
+	if r.CheckoutPrefix != "" {
+		meta = append(meta, "checkout ids "+md(r.CheckoutPrefix)+"-…")
+	}
 	if !r.StartedAt.IsZero() {
 		meta = append(meta, "started "+r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}

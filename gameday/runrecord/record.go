@@ -64,13 +64,17 @@ type Record struct {
 	Environment Environment `json:"environment"`
 	// System is the name of the system under test, as its description
 	// names it ("reference-checkout" for gameday's own).
-	System       string                   `json:"system,omitempty"`
-	Load         LoadSummary              `json:"load"`
-	Outcomes     map[string]int           `json:"outcomes"`
-	Invariants   Invariants               `json:"invariants"`
-	Breakers     map[string]BreakerRecord `json:"breakers"`
-	Faults       []FaultRecord            `json:"faults"`
-	Expectations []ExpectationResult      `json:"expectations"`
+	System string `json:"system,omitempty"`
+	// CheckoutPrefix starts every checkout id this run sent ("s1ttpio8f":
+	// its ids are s1ttpio8f-0, s1ttpio8f-1, ...): what to filter the
+	// system's own books and logs by.
+	CheckoutPrefix string                   `json:"checkout_prefix,omitempty"`
+	Load           LoadSummary              `json:"load"`
+	Outcomes       map[string]int           `json:"outcomes"`
+	Invariants     Invariants               `json:"invariants"`
+	Breakers       map[string]BreakerRecord `json:"breakers"`
+	Faults         []FaultRecord            `json:"faults"`
+	Expectations   []ExpectationResult      `json:"expectations"`
 	// InvariantChecks are the invariants as promises: each count at most
 	// what the scenario allows (zero unless it says otherwise).
 	InvariantChecks []ExpectationResult `json:"invariant_checks"`
