@@ -340,7 +340,7 @@ func checkHostPort(s string) error {
 
 func (v *validator) dependencies() {
 	own := v.s.Toxiproxy == ""
-	proxies := map[string]string{}
+	proxies, listens := map[string]string{}, map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(v.s.Dependencies)) {
 		d := v.s.Dependencies[name]
 		p := "dependencies." + name
@@ -368,6 +368,13 @@ func (v *validator) dependencies() {
 		if (d.Listen == "") != (d.Upstream == "") && !own {
 			v.add(p, "listen and upstream go together (both, to create the proxy if it is missing; neither, to use it as it is)")
 		}
+		if d.Listen != "" && d.Listen == d.Upstream {
+			v.add(p+".listen", "%s is also its upstream: listen is a free address the proxy takes, which your service is then pointed at; upstream is where the dependency really is", strictyaml.Quote(d.Listen))
+		}
+		if other, dup := listens[d.Listen]; dup && d.Listen != "" {
+			v.add(p+".listen", "%s is also %s's listen address: each proxy needs its own", strictyaml.Quote(d.Listen), other)
+		}
+		listens[d.Listen] = name
 		if pr := d.Process; pr != nil {
 			v.process(p+".process", pr)
 		}
@@ -513,6 +520,16 @@ func (v *validator) query(p string, q *Query, use queryUse) {
 	if len(q.Args) > 0 && kind != "sql" {
 		v.add(p+".args", "only for sql")
 	}
+	if st := v.s.Stores[q.Store]; kind == "sql" && st != nil {
+		// Each driver takes its own placeholders; the other's reach the
+		// server as text, and fail there after the setup.
+		switch {
+		case st.kind() == "mysql" && dollarArg.MatchString(q.SQL):
+			v.add(p+".sql", "store %q is MySQL, whose placeholders are ?, not $1", q.Store)
+		case st.kind() == "postgres" && len(q.Args) > 0 && strings.Contains(q.SQL, "?") && !dollarArg.MatchString(q.SQL):
+			v.add(p+".sql", "store %q is PostgreSQL, whose placeholders are $1, $2, ..., not ?", q.Store)
+		}
+	}
 	if h := q.HTTP; h != nil {
 		if h.Method == "" {
 			h.Method = http.MethodGet
@@ -592,13 +609,20 @@ var (
 var DeclaredOnly = map[string]bool{"amount": true}
 
 // GivesAmount reports whether q's rows carry an amount, as far as its
-// description tells: fields names it, or an SQL query mentions it.
+// description tells: fields names it, or an SQL query has the word amount
+// (AS amount). The books check it against the SQL answer's columns before
+// the load.
 func GivesAmount(q *Query) bool {
 	if q.Kind() == "sql" {
-		return strings.Contains(strings.ToLower(q.SQL), "amount")
+		return amountWord.MatchString(q.SQL)
 	}
 	return q.Fields["amount"] != nil
 }
+
+var (
+	amountWord = regexp.MustCompile(`(?i)\bamount\b`)
+	dollarArg  = regexp.MustCompile(`\$[0-9]+`)
+)
 
 // columns refuses a field that is none of the columns read from q's rows:
 // a misspelt checkout_id would otherwise be found only after the load,

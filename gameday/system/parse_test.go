@@ -47,6 +47,17 @@ func TestBadSystemFiles(t *testing.T) {
 		{"next at the end", "outcome: unavailable}", "outcome: next}", 10, "purchase.steps[0].answers[1].outcome", "this is the last step"},
 		// A dependency needs listen and upstream when gameday runs Toxiproxy.
 		{"no upstream", "    upstream: 127.0.0.1:5432\n", "", 12, "dependencies.db.upstream", "required: gameday starts its own Toxiproxy"},
+		// A proxy cannot listen where its dependency is.
+		{"listen is upstream", "listen: 127.0.0.1:15432", "listen: 127.0.0.1:5432", 13, "dependencies.db.listen", `"127.0.0.1:5432" is also its upstream`},
+		// Each driver's placeholders.
+		{"mysql with $1", "  kv: {redis: \"127.0.0.1:6379\"}\nbooks:\n",
+			"  kv: {redis: \"127.0.0.1:6379\"}\n  my: {mysql: \"u@tcp(127.0.0.1:3306)/shop\"}\nbooks:\n  orders: {store: my, sql: \"SELECT cart AS checkout_id FROM orders WHERE sku = $1\", args: [\"{{.SKU}}\"]}\n",
+			19, "books.orders.sql", `store "my" is MySQL, whose placeholders are ?, not $1`},
+		{"postgres with ?", "  kv: {redis: \"127.0.0.1:6379\"}\nbooks:\n",
+			"  kv: {redis: \"127.0.0.1:6379\"}\n  pg: {postgres: \"postgres://u@127.0.0.1/shop\"}\nbooks:\n  orders: {store: pg, sql: \"SELECT cart AS checkout_id FROM orders WHERE sku = ?\", args: [\"{{.SKU}}\"]}\n",
+			19, "books.orders.sql", `store "pg" is PostgreSQL, whose placeholders are $1, $2, ..., not ?`},
+		// Two proxies cannot take one address.
+		{"listen twice", "stores:\n", "  cache:\n    listen: 127.0.0.1:15432\n    upstream: 127.0.0.1:6379\nstores:\n", 13, "dependencies.db.listen", `"127.0.0.1:15432" is also cache's listen address`},
 		// A book query names a store that is not there.
 		{"unknown store", "{store: kv, redis:", "{store: cache, redis:", 19, "books.stock.available.store", `"cache": no such store (stores: kv)`},
 		// An SQL query on a Redis store.
