@@ -333,7 +333,7 @@ func AmountsNote(f *Facts) string {
 			case ratio.Cmp(big.NewRat(k, 1)) == 0:
 				return fmt.Sprintf("every approved charge took %d times what its order costs: if books.charges gives amounts in a smaller unit than books.orders (cents against whole units), give both in the same unit (SQL: amount * 100 AS amount)", k)
 			case ratio.Cmp(big.NewRat(1, k)) == 0:
-				return fmt.Sprintf("every approved charge took a %dth of what its order costs: if books.orders gives amounts in a smaller unit than books.charges (cents against whole units), give both in the same unit (SQL: amount * 100 AS amount)", k)
+				return fmt.Sprintf("every approved charge took a %dth of what its order costs: if books.orders gives amounts in a smaller unit than books.charges (cents against whole units), give both in the same unit", k)
 			}
 		}
 	}
