@@ -144,8 +144,8 @@ func givesAmount(t books.Table, q *system.Query) bool {
 // checkColumns refuses an SQL answer whose columns the books cannot read
 // as the description means them: one that is none of cols (amount_cents
 // for amount: read by nothing, and the invariant it feeds not judged), no
-// checkout_id, or a query that mentions amount (so gameday validate
-// counted wrong_amounts as judged) with no column amount. The columns are
+// checkout_id, or a query that selects amount as validate reads it (so
+// it may have counted wrong_amounts as judged) with no column amount. The columns are
 // known before the load even when no row is, so a misnamed one stops the
 // drill then, not after the sale.
 func checkColumns(t books.Table, q *system.Query, cols []string) error {
@@ -162,7 +162,7 @@ func checkColumns(t books.Table, q *system.Query, cols []string) error {
 	case !slices.Contains(t.Columns, "checkout_id"):
 		return fmt.Errorf("its answer has no column checkout_id (its columns: %s): name the column of your checkout ids AS checkout_id", has)
 	case system.GivesAmount(q) && !slices.Contains(t.Columns, "amount"):
-		return fmt.Errorf("the query mentions amount, so gameday validate counts wrong_amounts as judged, but its answer has no column amount (its columns: %s): name the column AS amount", has)
+		return fmt.Errorf("the query selects amount (gameday validate reads it so), but its answer has no column amount (its columns: %s): name the column AS amount", has)
 	}
 	return nil
 }

@@ -200,6 +200,10 @@ func TestAmountsAreReadWhereTheFieldsNameThem(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, nc := judge.Reconcile(f, nil, 0)
+		// The key amount of an order is read only where fields names it.
+		if len(f.Orders) != 1 || (f.Orders[0].Amount != nil) != c.orders {
+			t.Errorf("orders' fields %s: orders %+v", c.fields, f.Orders)
+		}
 		if f.OrderAmounts != c.orders || (nc["wrong_amounts"] == "") != c.both {
 			t.Errorf("orders' fields %s: order amounts %v, wrong_amounts not checked: %q", c.fields, f.OrderAmounts, nc["wrong_amounts"])
 		}
@@ -229,8 +233,10 @@ func TestSQLColumnsAreCheckedBeforeTheLoad(t *testing.T) {
 			"its answer has a column amount_cents, which the books do not read (they read checkout_id, charge, units, amount)", false},
 		{"SELECT cart, charge FROM orders", []string{"cart", "charge"}, "its answer has a column cart", false},
 		{"SELECT charge FROM orders", []string{"charge"}, "its answer has no column checkout_id (its columns: charge)", false},
-		{"SELECT cart AS checkout_id FROM orders -- the amount is in cents", []string{"checkout_id"},
-			"the query mentions amount, so gameday validate counts wrong_amounts as judged, but its answer has no column amount", false},
+		{"SELECT cart AS checkout_id, /* the amount, in cents */ charge FROM orders", []string{"checkout_id", "charge"},
+			"the query selects amount (gameday validate reads it so), but its answer has no column amount (its columns: checkout_id, charge)", false},
+		// amount outside the select list is not a column.
+		{"SELECT cart AS checkout_id FROM orders WHERE amount > 0", []string{"checkout_id"}, "", false},
 	} {
 		tb := books.Table{Columns: c.cols}
 		err := checkColumns(tb, q(c.sql), system.OrderColumns)

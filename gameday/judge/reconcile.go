@@ -88,7 +88,7 @@ var oracles = []oracle{
 			if f.Reserved != nil {
 				held = *f.Reserved
 			}
-			return max(0, max(0, *f.Available)+held-max(0, *f.Start()-*f.SoldUnits()))
+			return max(0, *f.Available+held-max(0, *f.Start()-*f.SoldUnits()))
 		}},
 	{"double_charges", "books.charges",
 		func(f *Facts) bool { return f.ChargesKnown },
@@ -275,22 +275,48 @@ func paidWith(o Order, c Charge) bool {
 	return o.Charge == "" || c.ID == "" || o.Charge == c.ID
 }
 
-// paid is an approved charge and the order it paid.
+// paid is an approved charge and the order it paid: the sum of the
+// checkout's order rows made with it (an order kept as line items), or of
+// all its rows where they name no charge.
 type paid struct {
 	order  Order
+	rows   int // the order rows summed
 	charge Charge
 }
 
 // paidOrders pairs each approved charge with the order it paid, as far as
-// the books say (paidWith); a charge that paid no order is left out (it is
-// a charge without order).
+// the books say; a charge that paid no order is left out (it is a charge
+// without order). A checkout's rows that name this charge are its order;
+// where none names a charge, or the charge has no id, all of them are.
 func (f *Facts) paidOrders() []paid {
-	orders := f.ordersByCheckout()
+	rows := map[string][]Order{}
+	for _, o := range f.Orders {
+		rows[o.CheckoutID] = append(rows[o.CheckoutID], o)
+	}
 	var out []paid
 	for _, c := range f.Charges {
-		if o, ok := orders[c.CheckoutID]; ok && c.Status == "approved" && paidWith(o, c) {
-			out = append(out, paid{o, c})
+		os := rows[c.CheckoutID]
+		if c.Status != "approved" || len(os) == 0 {
+			continue
 		}
+		mine := slices.DeleteFunc(slices.Clone(os), func(o Order) bool { return c.ID == "" || o.Charge != c.ID })
+		if len(mine) == 0 && !slices.ContainsFunc(os, func(o Order) bool { return o.Charge != "" && c.ID != "" }) {
+			mine = os
+		}
+		if len(mine) == 0 {
+			continue // its order names other charges
+		}
+		p := paid{order: mine[0], rows: len(mine), charge: c}
+		sum := new(big.Rat)
+		for _, o := range mine {
+			if o.Amount == nil {
+				sum = nil
+				break
+			}
+			sum.Add(sum, o.Amount)
+		}
+		p.order.Amount = sum
+		out = append(out, p)
 	}
 	return out
 }
@@ -331,7 +357,7 @@ func AmountsNote(f *Facts) string {
 		for _, k := range []int64{100, 1000} {
 			switch {
 			case ratio.Cmp(big.NewRat(k, 1)) == 0:
-				return fmt.Sprintf("every approved charge took %d times what its order costs: if books.charges gives amounts in a smaller unit than books.orders (cents against whole units), give both in the same unit (SQL: amount * 100 AS amount)", k)
+				return fmt.Sprintf("every approved charge took %d times what its order costs: if books.charges gives amounts in a smaller unit than books.orders (cents against whole units), give both in the same unit (in books.orders' SQL: amount * %d AS amount)", k, k)
 			case ratio.Cmp(big.NewRat(1, k)) == 0:
 				return fmt.Sprintf("every approved charge took a %dth of what its order costs: if books.orders gives amounts in a smaller unit than books.charges (cents against whole units), give both in the same unit", k)
 			}
@@ -350,7 +376,11 @@ func AmountsNote(f *Facts) string {
 	if first.charge.ID != "" {
 		charge += " " + first.charge.ID
 	}
-	return fmt.Sprintf("wrong amounts: %s of %s took %s for an order of %s (the first of %d)", charge, first.charge.CheckoutID, decimal(first.charge.Amount), decimal(first.order.Amount), len(wrong))
+	order := "an order of " + decimal(first.order.Amount)
+	if first.rows > 1 {
+		order = fmt.Sprintf("an order of %s in %d rows", decimal(first.order.Amount), first.rows)
+	}
+	return fmt.Sprintf("wrong amounts: %s of %s took %s for %s (the first of %d)", charge, first.charge.CheckoutID, decimal(first.charge.Amount), order, len(wrong))
 }
 
 // decimal writes an amount as the books gave it: 1998, 19.99.

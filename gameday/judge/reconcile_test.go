@@ -122,6 +122,30 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 	if iv, _ := Reconcile(f, s, 0); iv.UnitsCreated != 2 || iv.Oversold != 1 {
 		t.Errorf("phantom units sold and still for sale: %+v, want 1 oversold and 2 created", iv)
 	}
+	// Units held while available is below zero balance what was sold:
+	// 3 of 3 sold, 1 held, -1 available is nothing created.
+	f, s = healthy()
+	f.Sold, f.Available, f.Reserved = p64(3), p64(-1), p64(1)
+	if iv, _ := Reconcile(f, s, 0); iv.UnitsCreated != 0 {
+		t.Errorf("held units beside a negative available counted as created: %+v", iv)
+	}
+	// An order kept as line items, two rows of 5 made with one charge of
+	// 10, is paid in full; two orders of one checkout, each with its own
+	// charge, are each compared with their own: 50 for 5 is caught.
+	f, s = healthy()
+	f.Orders = []Order{{CheckoutID: "a", Charge: "ch_a", Units: 1, Amount: amt("5")}, {CheckoutID: "a", Charge: "ch_a", Units: 1, Amount: amt("5")},
+		{CheckoutID: "b", Charge: "ch_b", Units: 1, Amount: amt("12.99")}}
+	f.Sold, f.Available = p64(3), p64(0)
+	f.Charges[0].Amount = amt("10")
+	if iv, _ := Reconcile(f, s, 0); iv.WrongAmounts != 0 {
+		t.Errorf("an order in two rows, paid in full: %+v", iv)
+	}
+	f.Orders[1].Charge = "ch_a2"
+	f.Charges[0].Amount = amt("50")
+	f.Charges = append(f.Charges, Charge{CheckoutID: "a", ID: "ch_a2", Status: "approved", At: t0, Amount: amt("5")})
+	if iv, _ := Reconcile(f, s, 0); iv.WrongAmounts != 1 {
+		t.Errorf("two orders of one checkout, one charge of 50 for 5: %+v, want 1 wrong amount", iv)
+	}
 	// A second approved charge beside the one the order was made with is
 	// one double charge, not also a charge without order; one whose order
 	// names a charge that was voided is a charge without order (and the
@@ -189,6 +213,7 @@ func TestAmountsNote(t *testing.T) {
 		{books("19.99", "19.990", "5", "5"), ""},
 		{books("19.99", "19.98", "5", "5", "5", "6"), "wrong amounts: the charge chr-6 of r-6 took 6 for an order of 5 (the first of 2)"},
 		{books("19.99", "1999", "5", "500"), "every approved charge took 100 times what its order costs"},
+		{books("5", "5000", "2", "2000"), "every approved charge took 1000 times what its order costs: if books.charges gives amounts in a smaller unit than books.orders (cents against whole units), give both in the same unit (in books.orders' SQL: amount * 1000 AS amount)"},
 		{books("1999", "19.99", "500", "5"), "every approved charge took a 100th of what its order costs"},
 		// One right beside them: not a matter of units.
 		{books("19.99", "1999", "5", "5"), "wrong amounts: the charge chr-10 of r-10 took 1999 for an order of 19.99 (the first of 1)"},

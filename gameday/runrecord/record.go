@@ -380,8 +380,9 @@ type Invariants struct {
 	OrdersToldFailed int64 `json:"orders_told_failed"`
 	// ConfirmedWithoutOrder counts shoppers told confirmed with no order.
 	ConfirmedWithoutOrder int64 `json:"confirmed_without_order"`
-	// UnitsCreated counts units available, held or sold beyond the stock
-	// the sale started with.
+	// UnitsCreated counts units available or held beyond the stock left
+	// after what was sold (phantom units still for sale; those sold are
+	// Oversold).
 	UnitsCreated int64 `json:"units_created"`
 	// WrongAmounts counts approved charges that took other than what the
 	// order they paid costs.

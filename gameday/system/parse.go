@@ -609,17 +609,20 @@ var (
 var DeclaredOnly = map[string]bool{"amount": true}
 
 // GivesAmount reports whether q's rows carry an amount, as far as its
-// description tells: fields names it, or an SQL query has the word amount
-// (AS amount). The books check it against the SQL answer's columns before
-// the load.
+// description tells: fields names it, or an SQL query selects it (the
+// word amount between its first SELECT and FROM: AS amount, or a column of
+// that name; not WHERE amount > 0). The books check it against the SQL
+// answer's columns before the load.
 func GivesAmount(q *Query) bool {
 	if q.Kind() == "sql" {
-		return amountWord.MatchString(q.SQL)
+		m := selectList.FindStringSubmatch(q.SQL)
+		return m != nil && amountWord.MatchString(m[1])
 	}
 	return q.Fields["amount"] != nil
 }
 
 var (
+	selectList = regexp.MustCompile(`(?is)\bselect\b(.*?)\bfrom\b`)
 	amountWord = regexp.MustCompile(`(?i)\bamount\b`)
 	dollarArg  = regexp.MustCompile(`\$[0-9]+`)
 )
