@@ -138,7 +138,7 @@ func givesAmount(t books.Table, q *system.Query) bool {
 	if q.Kind() == "sql" {
 		return slices.Contains(t.Columns, "amount")
 	}
-	return q.Fields["amount"] != nil
+	return system.GivesAmount(q)
 }
 
 // checkColumns refuses an SQL answer whose columns the books cannot read

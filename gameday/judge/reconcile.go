@@ -299,8 +299,15 @@ func (f *Facts) paidOrders() []paid {
 		if c.Status != "approved" || len(os) == 0 {
 			continue
 		}
-		mine := slices.DeleteFunc(slices.Clone(os), func(o Order) bool { return c.ID == "" || o.Charge != c.ID })
-		if len(mine) == 0 && !slices.ContainsFunc(os, func(o Order) bool { return o.Charge != "" && c.ID != "" }) {
+		var mine []Order
+		if c.ID != "" {
+			for _, o := range os {
+				if o.Charge == c.ID {
+					mine = append(mine, o)
+				}
+			}
+		}
+		if len(mine) == 0 && (c.ID == "" || !slices.ContainsFunc(os, func(o Order) bool { return o.Charge != "" })) {
 			mine = os
 		}
 		if len(mine) == 0 {
@@ -364,14 +371,11 @@ func AmountsNote(f *Facts) string {
 		}
 	}
 	ids := make([]string, len(wrong))
-	byID := map[string]paid{}
 	for i, p := range wrong {
 		ids[i] = p.charge.CheckoutID
-		if _, ok := byID[ids[i]]; !ok {
-			byID[ids[i]] = p
-		}
 	}
-	first := byID[SortIDs(ids)[0]]
+	firstID := SortIDs(ids)[0]
+	first := wrong[slices.IndexFunc(wrong, func(p paid) bool { return p.charge.CheckoutID == firstID })]
 	charge := "the charge"
 	if first.charge.ID != "" {
 		charge += " " + first.charge.ID
