@@ -114,7 +114,7 @@ func pyshop(t *testing.T, mode string, more ...string) map[string]string {
 }
 
 // ticketshop starts the Go ticket shop with its own Redis and gateway.
-func ticketshop(t *testing.T, breaker bool) map[string]string {
+func ticketshop(t *testing.T, breaker bool, more ...string) map[string]string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ticketshop")
 	if out, err := exec.Command("go", "build", "-o", bin, "./ticketshop").CombinedOutput(); err != nil {
@@ -125,8 +125,9 @@ func ticketshop(t *testing.T, breaker bool) map[string]string {
 		"TICKETSHOP_URL": "http://" + testenv.FreeAddr(t), "REDIS_ADDR": rs.Addr(), "REDIS_PROXY": testenv.FreeAddr(t),
 		"GATEWAY_ADDR": gateway(t), "GATEWAY_PROXY": testenv.FreeAddr(t),
 	}
-	serve(t, v["TICKETSHOP_URL"], bin, "-listen", strings.TrimPrefix(v["TICKETSHOP_URL"], "http://"),
-		"-redis", v["REDIS_PROXY"], "-gateway", "http://"+v["GATEWAY_PROXY"], "-breaker="+strconv.FormatBool(breaker))
+	args := []string{"-listen", strings.TrimPrefix(v["TICKETSHOP_URL"], "http://"),
+		"-redis", v["REDIS_PROXY"], "-gateway", "http://" + v["GATEWAY_PROXY"], "-breaker=" + strconv.FormatBool(breaker)}
+	serve(t, v["TICKETSHOP_URL"], bin, append(args, more...)...)
 	return v
 }
 
@@ -252,6 +253,19 @@ func TestTicketshop(t *testing.T) {
 		}
 		if len(rec.Breakers) != 0 {
 			t.Errorf("breakers read from a shop that exposes none: %+v", rec.Breakers)
+		}
+	})
+	// A hold kept for a retry when the breaker refuses its payment: the
+	// shoppers who do not retry strand their tickets, neither sold nor
+	// for sale once the books are final, and the drill fails for it
+	// (every other invariant holds: nothing is lost, the hold is counted).
+	t.Run("holds never given back", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/gateway-slow.yaml", ticketshop(t, true, "-give-back=false"))
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.StrandedUnits == 0 || !strings.Contains(rec.Reason, "stranded units") {
+			t.Fatalf("verdict %s (%s), stranded units %d: want the kept holds caught", rec.Verdict, rec.Reason, rec.Invariants.StrandedUnits)
+		}
+		if rec.Invariants.LostUnits != 0 || rec.Invariants.UnitsCreated != 0 {
+			t.Errorf("stranded holds counted as lost or created units too: %+v", rec.Invariants)
 		}
 	})
 	// Without one, every buyer waits for the gateway: the black-box

@@ -239,7 +239,7 @@ func statusWords(m map[string][]string) string {
 // description leaves unjudged before a drill does.
 func Coverage(sys *system.System) (checked []string, notChecked map[string]string) {
 	var known int64
-	f := &judge.Facts{OrdersKnown: sys.Books.Orders != nil, ChargesKnown: sys.Books.Charges != nil}
+	f := &judge.Facts{OrdersKnown: sys.Books.Orders != nil, ChargesKnown: sys.Books.Charges != nil, Final: readFinal(sys.Books)}
 	f.OrderAmounts = f.OrdersKnown && system.GivesAmount(sys.Books.Orders)
 	f.ChargeAmounts = f.ChargesKnown && system.GivesAmount(&sys.Books.Charges.Query)
 	if st := sys.Books.Stock; st != nil {
@@ -269,6 +269,11 @@ func SettleRule(sys *system.System) string {
 	}
 	return "the moment the load ends: " + unsettledWarning
 }
+
+// readFinal reports whether a drill reads b once they are final: after
+// the system's own settle step (books.settled, or its settle_after), not
+// the moment the load ends.
+func readFinal(b system.Books) bool { return b.Settled != nil || b.SettleAfter.D() > 0 }
 
 // hasBooks reports whether b describes books a drill reads after the load.
 func hasBooks(b system.Books) bool { return b.Stock != nil || b.Orders != nil || b.Charges != nil }

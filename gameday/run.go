@@ -130,6 +130,16 @@ type ShardOptions struct {
 	Announce func(url string)
 }
 
+// scaledSystemNote warns that a time-scaled drill of a described system
+// shortens what gameday runs, not the system: its leases, timeouts, retry
+// waits and settle times are its own. "" at full scale.
+func scaledSystemNote(name string, scale float64) string {
+	if scale == 1 || scale == 0 {
+		return ""
+	}
+	return fmt.Sprintf("time-scaled by %g: the load, the faults' times, the shoppers' patience and the stock were scaled, but %s's own leases, timeouts, retry waits and settle times were not (gameday cannot shorten what it does not run): a drill that passes at full scale can fail scaled, and the other way round; judge %s at -time-scale 1", scale, name, name)
+}
+
 // starter is the environment the reference checkout is drilled in: the
 // options', else the scenario's external one, else the local one.
 func (d *drill) starter() env.Starter {
@@ -328,6 +338,10 @@ func (d *drill) setup(ctx context.Context) error {
 			return err
 		}
 		d.env, d.sys = e, sys
+		if n := scaledSystemNote(sys.Name, d.o.TimeScale); n != "" {
+			d.rec.Notes = append(d.rec.Notes, n)
+			d.progress("gameday: %s: warning: %s", d.sc.Name, n)
+		}
 	} else {
 		st := d.starter()
 		if k := st.Kind(); d.sc.Environment.Pods > 0 && k != "local" && k != "containers" && k != "compose" {

@@ -207,8 +207,12 @@ func (lg *ledger) settle(interrupted bool, prefix string) (*judge.Facts, []strin
 		return nil, notes, err
 	}
 	notes = append(notes, f.Notes...)
+	// Books read after the system's own settle step are final: what is
+	// held then is stranded (an invariant). Read the moment the load
+	// ended, or after an interrupt, a hold may still be on its way.
+	f.Final = !interrupted && readFinal(b)
 	if f.Reserved != nil && *f.Reserved > 0 {
-		notes = append(notes, strandedNote(lg.name(), *f.Reserved, lg.sys.Books.Settled != nil))
+		notes = append(notes, strandedNote(lg.name(), *f.Reserved, f.Final))
 	}
 	f.AvailableBefore = lg.before
 	return f, notes, nil
@@ -216,11 +220,12 @@ func (lg *ledger) settle(interrupted bool, prefix string) (*judge.Facts, []strin
 
 // strandedNote says that units were still held when the books were read:
 // not lost (held is counted), but neither sold nor for sale, which a
-// shopper told sold out would mind.
-func strandedNote(name string, held int64, settledAsked bool) string {
+// shopper told sold out would mind. Read from final books they are
+// stranded_units; the note says how to tell a leak from a wait too short.
+func strandedNote(name string, held int64, final bool) string {
 	n := fmt.Sprintf("%d units of %s were still held (books.stock.reserved) when the books were read: neither sold nor for sale", held, name)
-	if settledAsked {
-		return n + "; if holds are never released, that stock is stranded"
+	if final {
+		return n + "; they count as stranded_units: a hold never released (a unit not given back when its charge failed, a lease never swept), or, if the shop releases them later than books.settle_within (or settle_after) waits, a wait too short for its leases"
 	}
 	return n + "; if holds are released later, books.settled can wait for them (settle_after is a fixed wait), and if never, that stock is stranded"
 }
@@ -332,6 +337,7 @@ func addInvariants(a, b runrecord.Invariants) runrecord.Invariants {
 	a.ConfirmedWithoutOrder += b.ConfirmedWithoutOrder
 	a.UnitsCreated += b.UnitsCreated
 	a.WrongAmounts += b.WrongAmounts
+	a.StrandedUnits += b.StrandedUnits
 	a.Dropped += b.Dropped
 	return a
 }

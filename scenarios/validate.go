@@ -23,7 +23,7 @@ var (
 	// the final outcomes and what an answer alone may mean.
 	answerOutcomes = append(slices.Clone(outcomes), "retry_later", "next")
 	// invariants are the counts reconciled after every run.
-	invariants = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "orders_told_failed", "confirmed_without_order", "units_created", "wrong_amounts", "dropped"}
+	invariants = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "orders_told_failed", "confirmed_without_order", "units_created", "wrong_amounts", "stranded_units", "dropped"}
 	processes  = []string{"kill", "pause", "restart"}
 	// AdmissionModes are the reference checkout's admission modes
 	// (checkout/admission), as a scenario spells them.

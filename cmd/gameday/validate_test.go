@@ -25,7 +25,7 @@ func TestValidateCmd(t *testing.T) {
 
 	ordersOnly := filepath.Join(dir, "orders-only.yaml")
 	writeFile(t, ordersOnly, "name: orders-only\nbase_url: http://127.0.0.1:8080\nsku: s\npurchase:\n  steps:\n    - url: /buy\n      answers: [{status: 201, outcome: confirmed}]\ndependencies:\n  db: {listen: 127.0.0.1:15432, upstream: 127.0.0.1:5432}\nstores:\n  db: {postgres: \"postgres://127.0.0.1:5432/shop\"}\nbooks:\n  orders: {store: db, sql: \"SELECT cart AS checkout_id FROM orders\"}\n")
-	all := "oversold, lost_units, units_created, double_charges, charges_without_order, orders_without_charge, charged_after_leaving, wrong_amounts, orders_told_failed, confirmed_without_order"
+	all := "oversold, lost_units, units_created, stranded_units, double_charges, charges_without_order, orders_without_charge, charged_after_leaving, wrong_amounts, orders_told_failed, confirmed_without_order"
 
 	cases := []struct {
 		name      string
@@ -94,6 +94,7 @@ func TestValidateCmd(t *testing.T) {
 			"    not judged: lost_units (needs books.stock (available, and initial or available before the load) and the units sold)",
 			"    not judged: orders_without_charge (needs books.orders and books.charges)",
 			"    not judged: oversold (needs books.stock (initial or available before the load) and the units sold (books.stock.sold or books.orders))",
+			"    not judged: stranded_units (needs books.stock.reserved, read after books.settled or settle_after)",
 			"    not judged: units_created (needs books.stock (available, and initial or available before the load) and the units sold)",
 			"    not judged: wrong_amounts (needs books.orders and books.charges, each with an amount in the same unit)",
 			"    books read: the moment the load ends: neither books.settled nor books.settle_after is given, so a purchase still finishing then (a hold, a charge, a void) is read half done: it can count as a lost unit, and a charge made after is not seen",

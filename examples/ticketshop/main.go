@@ -12,8 +12,8 @@
 //	POST /v1/holds/{id}/purchase {"event": E, "buyer": B}    (pays with key "R/GEN")
 //	  201 {"ticket": {"id": "T-R", "charge": C, "price_cents": 4500}}   (again: the same ticket)
 //	  422 {"error": {"code": "payment_declined"}}
-//	  404 {"error": {"code": "unknown_hold"}}
-//	  503 {"error": {"code": "payments_unavailable"}}  Retry-After: 1
+//	  409 {"error": {"code": "sold_out"}}   (a hold given back, none left to hold again)
+//	  503 {"error": {"code": "payments_unavailable"}}  Retry-After: 1   (the hold given back)
 package main
 
 import (
@@ -39,8 +39,9 @@ import (
 var (
 	// KEYS: left, holds, gens; ARGV: ref. The hold's generation (held, or
 	// already held), 0 sold out. A hold pays with the key "REF/GEN"; a
-	// payment given up on is voided and the hold moves to a new
-	// generation, so that a retry does not meet that void.
+	// payment given up on is voided and the hold given back, and a retry
+	// holds again with a new generation, so that it does not meet that
+	// void.
 	holdScript = redis.NewScript(`
 local g = redis.call('HGET', KEYS[2], ARGV[1])
 if g then return tonumber(g) end
@@ -55,11 +56,6 @@ if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 1 end
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1`)
-	// KEYS: holds, gens; ARGV: ref. The hold pays with a new key from now.
-	regenScript = redis.NewScript(`
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], redis.call('HINCRBY', KEYS[2], ARGV[1], 1))
-return 1`)
 	// KEYS: left, holds; ARGV: ref.
 	releaseScript = redis.NewScript(`
 if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then redis.call('INCR', KEYS[1]) end
@@ -71,11 +67,12 @@ return 1`)
 const priceCents = 4500
 
 type shop struct {
-	breaker bool
-	rdb     *redis.Client
-	gateway string
-	hc      *http.Client
-	cb      *gobreaker.CircuitBreaker[charge]
+	breaker  bool
+	giveBack bool
+	rdb      *redis.Client
+	gateway  string
+	hc       *http.Client
+	cb       *gobreaker.CircuitBreaker[charge]
 }
 
 type charge struct {
@@ -90,9 +87,10 @@ func main() {
 	redisAddr := flag.String("redis", "127.0.0.1:6379", "Redis host:port (the proxy's)")
 	gateway := flag.String("gateway", "http://127.0.0.1:8081", "the payment gateway's base URL (the proxy's)")
 	withBreaker := flag.Bool("breaker", true, "guard the gateway with a circuit breaker (false: every buyer waits for the gateway's timeout)")
+	giveBack := flag.Bool("give-back", true, "give a hold back when its payment fails or is refused (false: the bug of a hold kept for a retry that never comes)")
 	flag.Parse()
 	s := &shop{
-		breaker: *withBreaker,
+		breaker: *withBreaker, giveBack: *giveBack,
 		rdb:     redis.NewClient(&redis.Options{Addr: *redisAddr, MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, DialTimeout: 500 * time.Millisecond}),
 		gateway: strings.TrimRight(*gateway, "/"),
 		hc:      &http.Client{Timeout: time.Second},
@@ -186,16 +184,19 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"ticket":%s}`+"\n", t)
 		return
 	}
-	gen, err := s.rdb.HGet(ctx, "holds:"+req.Event, ref).Result()
-	if errors.Is(err, redis.Nil) {
-		fail(w, http.StatusNotFound, "unknown_hold")
-		return
-	}
+	// The hold, or a new one where it was given back (a payment that
+	// failed, or a breaker that refused it, gives the ticket back on
+	// sale): a retry holds again if a ticket is left.
+	g, err := holdScript.Run(ctx, s.rdb, []string{"left:" + req.Event, "holds:" + req.Event, "gens:" + req.Event}, ref).Int()
 	if err != nil {
 		fail(w, http.StatusServiceUnavailable, "busy")
 		return
 	}
-	key := ref + "/" + gen
+	if g == 0 {
+		fail(w, http.StatusConflict, "sold_out")
+		return
+	}
+	key := fmt.Sprintf("%s/%d", ref, g)
 	pay := func() (charge, error) { return s.pay(ctx, key, req.Buyer, req.Event) }
 	var ch charge
 	if s.breaker {
@@ -209,16 +210,18 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnprocessableEntity, "payment_declined")
 		return
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
-		// Refused by the breaker: nothing was sent, the hold stays for a
-		// retry.
+		// Refused by the breaker: nothing was sent. The ticket goes back
+		// on sale: a shopper who does not retry would otherwise hold it
+		// for good. A retry holds again, if one is left.
+		s.giveBackHold(ctx, req.Event, ref)
 		fail(w, http.StatusServiceUnavailable, "payments_unavailable")
 		return
 	case err != nil:
 		// The gateway failed or did not answer in time: the charge may
-		// have gone through. Void it; the hold stays, and a retry pays
-		// with a new key.
+		// have gone through. Void it, and give the ticket back; a retry
+		// holds again, with a new generation, and pays with a new key.
 		go s.void(key)
-		_ = regenScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"holds:" + req.Event, "gens:" + req.Event}, ref).Err()
+		s.giveBackHold(ctx, req.Event, ref)
 		fail(w, http.StatusServiceUnavailable, "payments_unavailable")
 		return
 	}
@@ -231,6 +234,20 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, `{"ticket":%s}`+"\n", ticket)
+}
+
+// giveBackHold puts a hold's ticket back on sale after its payment failed
+// or was refused; with -give-back=false it keeps the hold (and moves it to
+// a new key, so that a retry does not meet the void), and a shopper who
+// does not retry strands the ticket.
+func (s *shop) giveBackHold(ctx context.Context, event, ref string) {
+	ctx = context.WithoutCancel(ctx)
+	if !s.giveBack {
+		_ = s.rdb.HIncrBy(ctx, "holds:"+event, ref, 1).Err()
+		_ = s.rdb.HIncrBy(ctx, "gens:"+event, ref, 1).Err()
+		return
+	}
+	_ = releaseScript.Run(ctx, s.rdb, []string{"left:" + event, "holds:" + event}, ref).Err()
 }
 
 // void gives back a charge whose outcome is unknown, until the gateway

@@ -23,7 +23,12 @@ type Facts struct {
 	// OrderAmounts and ChargeAmounts: the books give what each order
 	// costs and what each charge took, in the same unit.
 	OrderAmounts, ChargeAmounts bool
-	Notes                       []string // what the run should know of how they were read
+	// Final: the books were read once the system said they were final
+	// (books.settled), or once they should have been (its settle_after
+	// waited, or its settle_within ran out): a unit still held then is
+	// stranded, not on its way to being sold or given back.
+	Final bool
+	Notes []string // what the run should know of how they were read
 }
 
 // Order is one order of this run.
@@ -89,6 +94,22 @@ var oracles = []oracle{
 				held = *f.Reserved
 			}
 			return max(0, *f.Available+held-max(0, *f.Start()-*f.SoldUnits()))
+		}},
+	{"stranded_units", "books.stock.reserved, read after books.settled or settle_after",
+		func(f *Facts) bool { return f.Reserved != nil && f.Final },
+		func(f *Facts, _ []Shopper, _ func(string)) int64 {
+			// A unit held when the books are final is neither sold nor
+			// for sale: a hold the shop never released (a declined
+			// charge's unit not given back, a lease never swept). It is
+			// not lost (lost_units counts it as held), but no shopper
+			// can buy it. A hold left on a unit that was sold is not
+			// one: the unit is counted twice, sold and held, and that
+			// is units_created, counted there only.
+			held := max(0, *f.Reserved)
+			if f.Start() != nil && f.Available != nil && f.SoldUnits() != nil {
+				held = min(held, max(0, *f.Start()-*f.SoldUnits()-max(0, *f.Available)))
+			}
+			return held
 		}},
 	{"double_charges", "books.charges",
 		func(f *Facts) bool { return f.ChargesKnown },
@@ -472,7 +493,7 @@ func ReconcileAll(f *Facts, shoppers []Shopper, dropped int) Reconciliation {
 		"charges_without_order": &iv.ChargesWithoutOrder, "orders_without_charge": &iv.OrdersWithoutCharge,
 		"charged_after_leaving": &iv.ChargedAfterLeaving, "orders_told_failed": &iv.OrdersToldFailed,
 		"confirmed_without_order": &iv.ConfirmedWithoutOrder, "units_created": &iv.UnitsCreated,
-		"wrong_amounts": &iv.WrongAmounts,
+		"wrong_amounts": &iv.WrongAmounts, "stranded_units": &iv.StrandedUnits,
 	}
 	// The shoppers who went to the checkout: one dropped by the load
 	// generator, or never started, asked nothing of it.

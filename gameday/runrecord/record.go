@@ -387,7 +387,10 @@ type Invariants struct {
 	// WrongAmounts counts approved charges that took other than what the
 	// order they paid costs.
 	WrongAmounts int64 `json:"wrong_amounts"`
-	Dropped      int64 `json:"dropped"`
+	// StrandedUnits counts units still held when the books were final:
+	// neither sold nor for sale.
+	StrandedUnits int64 `json:"stranded_units"`
+	Dropped       int64 `json:"dropped"`
 }
 
 // ByName maps each invariant's name to its count.
@@ -397,7 +400,7 @@ func (iv Invariants) ByName() map[string]int64 {
 		"charges_without_order": iv.ChargesWithoutOrder, "orders_without_charge": iv.OrdersWithoutCharge,
 		"charged_after_leaving": iv.ChargedAfterLeaving, "orders_told_failed": iv.OrdersToldFailed,
 		"confirmed_without_order": iv.ConfirmedWithoutOrder, "units_created": iv.UnitsCreated,
-		"wrong_amounts": iv.WrongAmounts, "dropped": iv.Dropped,
+		"wrong_amounts": iv.WrongAmounts, "stranded_units": iv.StrandedUnits, "dropped": iv.Dropped,
 	}
 }
 
