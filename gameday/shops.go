@@ -266,6 +266,9 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 				dropped++
 			}
 		}
+		d.rec.Notes = append(d.rec.Notes, judge.EmptyBooksNotes(f, mine, func(table string) string {
+			return fmt.Sprintf("books.%s of %s (%s)", table, lg.name(), lg.sys.File)
+		})...)
 		r := judge.ReconcileAll(f, mine, dropped)
 		iv, nc := r.Invariants, r.NotChecked
 		maps.Copy(notChecked, nc)

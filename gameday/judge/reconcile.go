@@ -573,3 +573,39 @@ func Summarise(f *Facts) (LedgerSummary, ChargeSummary) {
 	}
 	return ls, cs
 }
+
+// EmptyBooksNotes says which of f's tables gave no row of this run though
+// shoppers were told their purchase was confirmed: a query that finds
+// nothing of the run (a key, table or filter that is not the shop's) reads
+// as a shop that lost every sale, and the invariants that read that table
+// count every one. where names the description ("books.orders in FILE").
+func EmptyBooksNotes(f *Facts, s []Shopper, where func(table string) string) []string {
+	confirmed := 0
+	for _, v := range s {
+		if v.Outcome == Confirmed {
+			confirmed++
+		}
+	}
+	if confirmed == 0 {
+		return nil
+	}
+	var notes []string
+	for _, t := range []struct {
+		name  string
+		known bool
+		rows  int
+	}{{"orders", f.OrdersKnown, len(f.Orders)}, {"charges", f.ChargesKnown, len(f.Charges)}} {
+		if t.known && t.rows == 0 {
+			notes = append(notes, fmt.Sprintf("%s gave no row of this run, though %s told confirmed: if the shop recorded them, the query does not find them (a key, table or filter that is not the shop's, or the run's checkout ids not where it looks), and every invariant that reads %s counts every sale", where(t.name), shopperCount(confirmed), t.name))
+		}
+	}
+	return notes
+}
+
+// shopperCount is "1 shopper was" or "N shoppers were".
+func shopperCount(n int) string {
+	if n == 1 {
+		return "1 shopper was"
+	}
+	return fmt.Sprintf("%d shoppers were", n)
+}

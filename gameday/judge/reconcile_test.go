@@ -340,3 +340,27 @@ func TestSortIDs(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// A query that finds no row of the run, where shoppers were told
+// confirmed, is said: it reads as a shop that lost every sale.
+func TestEmptyBooksNotes(t *testing.T) {
+	where := func(table string) string { return "books." + table + " of shop (shop.yaml)" }
+	confirmed := []Shopper{{ID: "r-0", Outcome: Confirmed}, {ID: "r-1", Outcome: "sold_out"}}
+	f := &Facts{OrdersKnown: true, ChargesKnown: true, Charges: []Charge{{CheckoutID: "r-0", Status: "approved"}}}
+	n := EmptyBooksNotes(f, confirmed, where)
+	if len(n) != 1 || !strings.HasPrefix(n[0], "books.orders of shop (shop.yaml) gave no row of this run, though 1 shopper was told confirmed") {
+		t.Errorf("orders empty: %q", n)
+	}
+	// Rows of the run, or nobody told confirmed, or a table not
+	// described: nothing to say.
+	f.Orders = []Order{{CheckoutID: "r-0"}}
+	if n := EmptyBooksNotes(f, confirmed, where); len(n) != 0 {
+		t.Errorf("orders of the run: %q", n)
+	}
+	if n := EmptyBooksNotes(&Facts{OrdersKnown: true}, confirmed[1:], where); len(n) != 0 {
+		t.Errorf("nobody confirmed: %q", n)
+	}
+	if n := EmptyBooksNotes(&Facts{}, confirmed, where); len(n) != 0 {
+		t.Errorf("no books described: %q", n)
+	}
+}
