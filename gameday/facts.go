@@ -55,6 +55,9 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		}
 		f.OrdersKnown = true
 		f.OrderAmounts = givesAmount(t, b.Orders)
+		if err := someHaveAmounts(rows, b.Orders, f.OrderAmounts); err != nil {
+			return nil, fmt.Errorf("read books.orders: %w", err)
+		}
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
 				continue
@@ -94,6 +97,9 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		}
 		f.ChargesKnown = true
 		f.ChargeAmounts = givesAmount(t, &c.Query)
+		if err := someHaveAmounts(rows, &c.Query, f.ChargeAmounts); err != nil {
+			return nil, fmt.Errorf("read books.charges: %w", err)
+		}
 		untimed := 0
 		for _, row := range rows {
 			if !ofRun(row["checkout_id"], prefix) {
@@ -210,6 +216,26 @@ func someHaveIDs(rows []books.Row, q *system.Query) error {
 		return fmt.Errorf(what+"each item has nothing at %q: map the field your checkout id is in (fields: {checkout_id: cart.id})", len(rows), path)
 	}
 	return fmt.Errorf(what+"map it in fields", len(rows))
+}
+
+// someHaveAmounts refuses rows none of which carries an amount where the
+// books give amounts: the path in fields (or the column) finds nothing, and
+// the drill would find out only after the sale, from the run's first
+// order. Read before the load, the rows are earlier runs'.
+func someHaveAmounts(rows []books.Row, q *system.Query, gives bool) error {
+	if !gives || len(rows) == 0 {
+		return nil
+	}
+	for _, row := range rows {
+		if row["amount"] != "" {
+			return nil
+		}
+	}
+	const what = "%d rows (of every run, not only this one), none with an amount: "
+	if f := q.Fields["amount"]; f != nil && f.JSON != "" {
+		return fmt.Errorf(what+"each item has nothing at %q (fields.amount): map the field the amount is in (fields: {amount: total_cents}), in one unit on orders and charges", len(rows), f.JSON)
+	}
+	return fmt.Errorf(what+"the column amount is empty in every row", len(rows))
 }
 
 // wholeNumber reads a count such as units: "2", or "2.00" from a decimal

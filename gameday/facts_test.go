@@ -127,6 +127,11 @@ func TestReadFactsRefusesWhatItCannotJudge(t *testing.T) {
 		{"amount as a fraction", "", `[{"cart": "r1-0", "price": 5}]`, `[{"cart": "r1-0", "status": "approved", "took": "1999/100"}]`, `amount "1999/100" is not a number`},
 		{"approved charge without amount", "", `[{"cart": "r1-0", "price": 5}]`, `[{"cart": "r1-0", "status": "approved"}, {"cart": "r1-1", "status": "approved", "took": 5}]`, `read books.charges: the charge of r1-0 has no amount, and the books give amounts`},
 		{"order without amount", "", `[{"cart": "r1-0"}, {"cart": "r1-1", "price": 5}]`, `[]`, `read books.orders: the order of r1-0 has no amount, and the books give amounts`},
+		// An amount path that finds nothing in any row: refused at the
+		// read before the load (rows of earlier runs), not after the
+		// sale from the run's first order.
+		{"amount path finds nothing", "", `[{"cart": "r0-1", "total": 5}]`, `[]`, `read books.orders: 1 rows (of every run, not only this one), none with an amount: each item has nothing at "price" (fields.amount)`},
+		{"charge amount path finds nothing", "", `[]`, `[{"cart": "r0-1", "status": "approved", "amount": 5}]`, `read books.charges: 1 rows (of every run, not only this one), none with an amount: each item has nothing at "took" (fields.amount)`},
 		// A time that does not read would hide a charge after leaving.
 		{"unreadable created_at", "", ok, `[{"cart": "r1-0", "status": "approved", "created_at": "yesterday"}]`, `created_at "yesterday"`},
 	}
