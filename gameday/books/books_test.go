@@ -177,6 +177,11 @@ books:
 	if err != nil || fmt.Sprint(l) != "[map[checkout_id:r1-1] map[checkout_id:r1-3]]" {
 		t.Errorf("command rows %v, %v", l, err)
 	}
+	// A hash where a count is wanted: the error says what came and what
+	// counts it, not Go's name for the type.
+	if _, err := r2.Value(ctx, sys2.Books.Orders); err == nil || !strings.Contains(err.Error(), "got a hash or map (in Redis, HLEN counts") {
+		t.Errorf("a hash as a count: %v", err)
+	}
 }
 
 // A store that cannot be reached stops the drill before anything else:
