@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -266,6 +267,19 @@ func TestTicketshop(t *testing.T) {
 		}
 		if rec.Invariants.LostUnits != 0 || rec.Invariants.UnitsCreated != 0 {
 			t.Errorf("stranded holds counted as lost or created units too: %+v", rec.Invariants)
+		}
+	})
+	// The wrong price deployed: every ticket records what it was charged,
+	// so orders and charges agree, and only the sale's price (books.price)
+	// shows every sale charged wrongly.
+	t.Run("wrong price on both sides", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/gateway-slow.yaml", ticketshop(t, true, "-price-cents", "5500"))
+		want := int64(rec.Outcomes["confirmed"])
+		if rec.Verdict != gameday.VerdictFail || want == 0 || rec.Invariants.WrongAmounts != want {
+			t.Fatalf("verdict %s (%s), wrong amounts %d of %d confirmed: want every sale caught", rec.Verdict, rec.Reason, rec.Invariants.WrongAmounts, want)
+		}
+		if !slices.ContainsFunc(rec.Notes, func(n string) bool { return strings.Contains(n, "took 5500 for an order of 1 at 4500 (books.price)") }) {
+			t.Errorf("notes %q: want the first wrong amount against the price", rec.Notes)
 		}
 	})
 	// Without one, every buyer waits for the gateway: the black-box

@@ -22,7 +22,7 @@ import (
 // prefix). A fact that cannot be read is an error: the run cannot be
 // reconciled.
 func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix string) (*judge.Facts, error) {
-	f := &judge.Facts{}
+	f := &judge.Facts{Price: sys.Books.PriceOf()}
 	b := sys.Books
 	if st := b.Stock; st != nil {
 		for _, x := range []struct {
@@ -265,7 +265,7 @@ func statusWords(m map[string][]string) string {
 // description leaves unjudged before a drill does.
 func Coverage(sys *system.System) (checked []string, notChecked map[string]string) {
 	var known int64
-	f := &judge.Facts{OrdersKnown: sys.Books.Orders != nil, ChargesKnown: sys.Books.Charges != nil, Final: readFinal(sys.Books)}
+	f := &judge.Facts{OrdersKnown: sys.Books.Orders != nil, ChargesKnown: sys.Books.Charges != nil, Final: readFinal(sys.Books), Price: sys.Books.PriceOf()}
 	f.OrderAmounts = f.OrdersKnown && system.GivesAmount(sys.Books.Orders)
 	f.ChargeAmounts = f.ChargesKnown && system.GivesAmount(&sys.Books.Charges.Query)
 	if st := sys.Books.Stock; st != nil {

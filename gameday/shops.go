@@ -372,6 +372,7 @@ func mergeFacts(a, b *judge.Facts) *judge.Facts {
 	c.Orders = append(append([]judge.Order(nil), a.Orders...), b.Orders...)
 	c.OrdersKnown, c.OrderCharges = a.OrdersKnown && b.OrdersKnown, a.OrderCharges && b.OrderCharges
 	c.OrderAmounts = a.OrderAmounts && b.OrderAmounts
+	c.Final = a.Final && b.Final
 	c.Notes = append(append([]string(nil), a.Notes...), b.Notes...)
 	return &c
 }

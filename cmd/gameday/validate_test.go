@@ -96,7 +96,7 @@ func TestValidateCmd(t *testing.T) {
 			"    not judged: oversold (needs books.stock (initial or available before the load) and the units sold (books.stock.sold or books.orders))",
 			"    not judged: stranded_units (needs books.stock.reserved, read after books.settled or settle_after)",
 			"    not judged: units_created (needs books.stock (available, and initial or available before the load) and the units sold)",
-			"    not judged: wrong_amounts (needs books.orders and books.charges, each with an amount in the same unit)",
+			"    not judged: wrong_amounts (needs books.orders and books.charges, each with an amount in the same unit (or books.price in place of the orders' amounts))",
 			"    books read: the moment the load ends: neither books.settled nor books.settle_after is given, so a purchase still finishing then (a hold, a charge, a void) is read half done: it can count as a lost unit, and a charge made after is not seen",
 		}},
 		// Flags may come after the files.

@@ -63,8 +63,9 @@ return 1`)
 )
 
 // priceCents is what a ticket costs: the sale's record of it and what the
-// gateway is asked for.
-const priceCents = 4500
+// gateway is asked for. -price-cents sets it, as a deploy with the wrong
+// price would (the sale's price is 4500, which the books hold it to).
+var priceCents = 4500
 
 type shop struct {
 	breaker  bool
@@ -87,6 +88,7 @@ func main() {
 	redisAddr := flag.String("redis", "127.0.0.1:6379", "Redis host:port (the proxy's)")
 	gateway := flag.String("gateway", "http://127.0.0.1:8081", "the payment gateway's base URL (the proxy's)")
 	withBreaker := flag.Bool("breaker", true, "guard the gateway with a circuit breaker (false: every buyer waits for the gateway's timeout)")
+	flag.IntVar(&priceCents, "price-cents", priceCents, "what a ticket costs, recorded on the ticket and charged (the sale's is 4500: another is the bug of a wrong price deployed)")
 	giveBack := flag.Bool("give-back", true, "give a hold back when its payment fails or is refused (false: the bug of a hold kept for a retry that never comes)")
 	flag.Parse()
 	s := &shop{

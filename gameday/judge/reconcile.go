@@ -23,6 +23,10 @@ type Facts struct {
 	// OrderAmounts and ChargeAmounts: the books give what each order
 	// costs and what each charge took, in the same unit.
 	OrderAmounts, ChargeAmounts bool
+	// Price is what one unit costs, in the unit of the charges' amounts
+	// (books.price); nil when not given. With it, an order costs its
+	// units times the price, whatever amount it records.
+	Price *big.Rat
 	// Final: the books were read once the system said they were final
 	// (books.settled), or once they should have been (its settle_after
 	// waited, or its settle_within ran out): a unit still held then is
@@ -206,8 +210,8 @@ var oracles = []oracle{
 			}
 			return n
 		}},
-	{"wrong_amounts", "books.orders and books.charges, each with an amount in the same unit",
-		func(f *Facts) bool { return f.OrdersKnown && f.ChargesKnown && f.OrderAmounts && f.ChargeAmounts },
+	{"wrong_amounts", "books.orders and books.charges, each with an amount in the same unit (or books.price in place of the orders' amounts)",
+		func(f *Facts) bool { return f.pricedOrders() && f.ChargesKnown && f.ChargeAmounts },
 		func(f *Facts, _ []Shopper, seen func(string)) int64 {
 			var n int64
 			for _, p := range f.paidOrders() {
@@ -301,7 +305,8 @@ func paidWith(o Order, c Charge) bool {
 // all its rows where they name no charge.
 type paid struct {
 	order  Order
-	rows   int // the order rows summed
+	rows   int   // the order rows summed
+	units  int64 // their units
 	charge Charge
 }
 
@@ -337,13 +342,22 @@ func (f *Facts) paidOrders() []paid {
 		p := paid{order: mine[0], rows: len(mine), charge: c}
 		sum := new(big.Rat)
 		for _, o := range mine {
+			p.units += o.Units
 			if o.Amount == nil {
 				sum = nil
-				break
+				continue
 			}
-			sum.Add(sum, o.Amount)
+			if sum != nil {
+				sum.Add(sum, o.Amount)
+			}
 		}
 		p.order.Amount = sum
+		if f.Price != nil {
+			// What the order costs at the sale's price, whatever it
+			// records: an order that copies what was charged cannot
+			// vouch for it.
+			p.order.Amount = new(big.Rat).Mul(f.Price, big.NewRat(p.units, 1))
+		}
 		out = append(out, p)
 	}
 	return out
@@ -356,7 +370,7 @@ func (f *Facts) paidOrders() []paid {
 // 1,000th, that is more likely two units (cents and whole units) than a
 // bug, and the note says so. "" when no amount is wrong.
 func AmountsNote(f *Facts) string {
-	if !f.OrderAmounts || !f.ChargeAmounts {
+	if !f.pricedOrders() || !f.ChargeAmounts {
 		return ""
 	}
 	ps := f.paidOrders()
@@ -384,6 +398,10 @@ func AmountsNote(f *Facts) string {
 	if same && len(wrong) == len(ps) {
 		for _, k := range []int64{100, 1000} {
 			switch {
+			case f.Price != nil && ratio.Cmp(big.NewRat(k, 1)) == 0:
+				return fmt.Sprintf("every approved charge took %d times its order's units at books.price: if books.charges gives amounts in a smaller unit than the price (cents against whole units), give the price in the charges' unit (%s)", k, decimal(new(big.Rat).Mul(f.Price, big.NewRat(k, 1))))
+			case f.Price != nil && ratio.Cmp(big.NewRat(1, k)) == 0:
+				return fmt.Sprintf("every approved charge took a %dth of its order's units at books.price: if the price is in a smaller unit than books.charges' amounts, give it in the charges' unit", k)
 			case ratio.Cmp(big.NewRat(k, 1)) == 0:
 				return fmt.Sprintf("every approved charge took %d times what its order costs: if books.charges gives amounts in a smaller unit than books.orders (cents against whole units), give both in the same unit (in books.orders' SQL: amount * %d AS amount)", k, k)
 			case ratio.Cmp(big.NewRat(1, k)) == 0:
@@ -402,7 +420,10 @@ func AmountsNote(f *Facts) string {
 		charge += " " + first.charge.ID
 	}
 	order := "an order of " + decimal(first.order.Amount)
-	if first.rows > 1 {
+	switch {
+	case f.Price != nil:
+		order = fmt.Sprintf("an order of %d at %s (books.price)", first.units, decimal(f.Price))
+	case first.rows > 1:
 		order = fmt.Sprintf("an order of %s in %d rows", decimal(first.order.Amount), first.rows)
 	}
 	return fmt.Sprintf("wrong amounts: %s of %s took %s for %s (the first of %d)", charge, first.charge.CheckoutID, decimal(first.charge.Amount), order, len(wrong))
@@ -609,3 +630,7 @@ func shopperCount(n int) string {
 	}
 	return fmt.Sprintf("%d shoppers were", n)
 }
+
+// pricedOrders reports whether the books say what each order costs: its
+// own amount, or the sale's price times its units.
+func (f *Facts) pricedOrders() bool { return f.OrdersKnown && (f.OrderAmounts || f.Price != nil) }

@@ -107,6 +107,35 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 			}
 		})
 	}
+	// The sale's price: an order that records what was charged cannot
+	// vouch for the charge. Both sides at the list price, 15.99 for a
+	// unit of 12.99, pass against each other and fail against the price.
+	f, s = healthy()
+	for i := range f.Orders {
+		f.Orders[i].Amount = amt("15.99")
+		f.Charges[i].Amount = amt("15.99")
+	}
+	if iv, _ := Reconcile(f, s, 0); iv.WrongAmounts != 0 {
+		t.Fatalf("list price on both sides, no price given: %+v", iv)
+	}
+	f.Price = amt("12.99")
+	if iv, _ := Reconcile(f, s, 0); iv.WrongAmounts != 2 {
+		t.Errorf("list price on both sides, price 12.99: wrong amounts %d, want 2", iv.WrongAmounts)
+	}
+	if n := AmountsNote(f); !strings.Contains(n, "took 15.99 for an order of 1 at 12.99 (books.price)") {
+		t.Errorf("note %q", n)
+	}
+	// With the price, orders need no amount of their own, and an order of
+	// two units costs twice the price.
+	f, s = healthy()
+	f.Price, f.OrderAmounts = amt("12.99"), false
+	f.Orders[0].Units, f.Charges[0].Amount = 2, amt("25.98")
+	for i := range f.Orders {
+		f.Orders[i].Amount = nil
+	}
+	if iv, nc := Reconcile(f, s, 0); iv.WrongAmounts != 0 || nc["wrong_amounts"] != "" {
+		t.Errorf("priced orders without amounts: %+v (not checked %v)", iv, nc)
+	}
 	// A stranded unit is that only: not a lost unit, not one created.
 	// Read before the books are final (no settle step, an interrupt),
 	// a held unit may be on its way, and is not judged.

@@ -686,6 +686,16 @@ func (v *validator) books() {
 	if b.SettleAfter < 0 || b.SettleWithin < 0 {
 		v.add("books", "settle_within and settle_after cannot be negative")
 	}
+	if b.Price != "" {
+		switch p := b.PriceOf(); {
+		case p == nil || p.Sign() <= 0:
+			v.add("books.price", "want a positive number in the unit of the books' amounts (1299, or 12.99), got %s", strictyaml.Quote(string(b.Price)))
+		case b.Orders == nil:
+			v.add("books.price", "needs books.orders: each approved charge is held to the price times its order's units")
+		case b.Charges == nil || !GivesAmount(&b.Charges.Query):
+			v.add("books.price", "nothing to hold to it: books.charges gives no amount (fields: {amount: ...}, or an SQL column amount)")
+		}
+	}
 }
 
 func (v *validator) breakers() {

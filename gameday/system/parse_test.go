@@ -78,6 +78,10 @@ func TestBadSystemFiles(t *testing.T) {
 		{"after kept", "        - {status: 5xx, outcome: unavailable}\n", "        - {status: 5xx, outcome: unavailable}\n      keep: {token: {after: 1s}}\n", 11, "purchase.steps[0].keep.token", "after: only for retry_after"},
 		{"misnamed column", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], fields: {checkout: ref, status: st}}\n", 18, "books.charges.fields.checkout", "no such column: the books read checkout_id, status, id, created_at, amount"},
 		{"misnamed order column", "books:\n", "books:\n  orders: {store: kv, redis: [SMEMBERS, o], fields: {price: a}}\n", 18, "books.orders.fields.price", "no such column: the books read checkout_id, charge, units, amount"},
+		// A price that is not a positive number, or that nothing can be
+		// held to.
+		{"price not a number", "books:\n", "books:\n  orders: {store: kv, redis: [SMEMBERS, o]}\n  charges: {store: kv, redis: [SMEMBERS, c], fields: {amount: a}}\n  price: 12.99 EUR\n", 20, "books.price", `want a positive number in the unit of the books' amounts (1299, or 12.99), got "12.99 EUR"`},
+		{"price without charge amounts", "books:\n", "books:\n  orders: {store: kv, redis: [SMEMBERS, o]}\n  charges: {store: kv, redis: [SMEMBERS, c]}\n  price: 1299\n", 20, "books.price", "nothing to hold to it: books.charges gives no amount"},
 		{"status word twice", "books:\n", "books:\n  charges: {store: kv, redis: [SMEMBERS, c], statuses: {approved: [ok], voided: [ok]}}\n", 18, "books.charges.statuses.voided", `"ok" is also under approved`},
 		// null would match nothing, silently.
 		{"json null", "{status: 201, outcome: confirmed}", "{status: 201, json: {error: null}, outcome: confirmed}", 9, "purchase.steps[0].answers[0]", "json.error: want a string, a number or a boolean"},

@@ -12,8 +12,12 @@
 package system
 
 import (
+	"errors"
+	"math/big"
 	"net/http"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/gameday-dev/gameday/internal/strictyaml"
 	"github.com/gameday-dev/gameday/scenarios"
@@ -357,6 +361,39 @@ type Books struct {
 	// that settles in the background and cannot say when it is done;
 	// default 0.
 	SettleAfter Duration `yaml:"settle_after"`
+	// Price is what one unit of the SKU costs, in the unit of the books'
+	// amounts ("1299", or "12.99"): with it, wrong_amounts holds every
+	// approved charge to the price times its order's units, so a price
+	// wrong on both sides (an order that records what was charged) is
+	// caught too. "" when not given.
+	Price Price `yaml:"price"`
+}
+
+// Price is a price as written: a number (1299, 12.99) or a string of one;
+// validation holds it to a positive number.
+type Price string
+
+// UnmarshalYAML takes a scalar, number or string, as it is written, so
+// that 12.90 keeps its digits.
+func (p *Price) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return errors.New("want a number, such as 1299 or 12.99")
+	}
+	*p = Price(n.Value)
+	return nil
+}
+
+// PriceOf is b's price as an exact decimal; nil when not given (or not
+// a number, which validation refuses).
+func (b Books) PriceOf() *big.Rat {
+	if b.Price == "" || strings.Contains(string(b.Price), "/") {
+		return nil
+	}
+	r, ok := new(big.Rat).SetString(strings.TrimSpace(string(b.Price)))
+	if !ok {
+		return nil
+	}
+	return r
 }
 
 // Stock reads the units of the SKU. Each is a number.
