@@ -275,7 +275,9 @@ func TestTicketshop(t *testing.T) {
 	t.Run("wrong price on both sides", func(t *testing.T) {
 		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/gateway-slow.yaml", ticketshop(t, true, "-price-cents", "5500"))
 		want := int64(rec.Outcomes["confirmed"])
-		if rec.Verdict != gameday.VerdictFail || want == 0 || rec.Invariants.WrongAmounts != want {
+		// At least every confirmed sale: a shopper who left after the
+		// charge was approved may have an order too.
+		if rec.Verdict != gameday.VerdictFail || want == 0 || rec.Invariants.WrongAmounts < want {
 			t.Fatalf("verdict %s (%s), wrong amounts %d of %d confirmed: want every sale caught", rec.Verdict, rec.Reason, rec.Invariants.WrongAmounts, want)
 		}
 		if !slices.ContainsFunc(rec.Notes, func(n string) bool { return strings.Contains(n, "took 5500 for an order of 1 at 4500 (books.price)") }) {

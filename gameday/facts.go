@@ -97,7 +97,15 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		}
 		f.ChargesKnown = true
 		f.ChargeAmounts = givesAmount(t, &c.Query)
-		if err := someHaveAmounts(rows, &c.Query, f.ChargeAmounts); err != nil {
+		// Only an approved charge must give its amount: a provider may
+		// leave it out of a decline.
+		var approved []books.Row
+		for _, row := range rows {
+			if words[row["status"]] == "approved" {
+				approved = append(approved, row)
+			}
+		}
+		if err := someHaveAmounts(approved, &c.Query, f.ChargeAmounts); err != nil {
 			return nil, fmt.Errorf("read books.charges: %w", err)
 		}
 		untimed := 0
@@ -231,7 +239,7 @@ func someHaveAmounts(rows []books.Row, q *system.Query, gives bool) error {
 			return nil
 		}
 	}
-	const what = "%d rows (of every run, not only this one), none with an amount: "
+	const what = "%d rows (of every run, not only this one; of charges, the approved ones), none with an amount: "
 	if f := q.Fields["amount"]; f != nil && f.JSON != "" {
 		return fmt.Errorf(what+"each item has nothing at %q (fields.amount): map the field the amount is in (fields: {amount: total_cents}), in one unit on orders and charges", len(rows), f.JSON)
 	}

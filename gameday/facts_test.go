@@ -130,8 +130,8 @@ func TestReadFactsRefusesWhatItCannotJudge(t *testing.T) {
 		// An amount path that finds nothing in any row: refused at the
 		// read before the load (rows of earlier runs), not after the
 		// sale from the run's first order.
-		{"amount path finds nothing", "", `[{"cart": "r0-1", "total": 5}]`, `[]`, `read books.orders: 1 rows (of every run, not only this one), none with an amount: each item has nothing at "price" (fields.amount)`},
-		{"charge amount path finds nothing", "", `[]`, `[{"cart": "r0-1", "status": "approved", "amount": 5}]`, `read books.charges: 1 rows (of every run, not only this one), none with an amount: each item has nothing at "took" (fields.amount)`},
+		{"amount path finds nothing", "", `[{"cart": "r0-1", "total": 5}]`, `[]`, `read books.orders: 1 rows (of every run, not only this one; of charges, the approved ones), none with an amount: each item has nothing at "price" (fields.amount)`},
+		{"charge amount path finds nothing", "", `[]`, `[{"cart": "r0-1", "status": "approved", "amount": 5}]`, `read books.charges: 1 rows (of every run, not only this one; of charges, the approved ones), none with an amount: each item has nothing at "took" (fields.amount)`},
 		// A time that does not read would hide a charge after leaving.
 		{"unreadable created_at", "", ok, `[{"cart": "r1-0", "status": "approved", "created_at": "yesterday"}]`, `created_at "yesterday"`},
 	}
@@ -296,27 +296,39 @@ func TestSettleBooksNotesBooksReadAtOnce(t *testing.T) {
 // Units still held when the books are read are noted: not lost (held is
 // counted), but neither sold nor for sale; none held, no note.
 func TestUnitsStillHeldAreNoted(t *testing.T) {
-	for _, held := range []int{3, 0} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprintf(w, `{"available": 5, "held": %d}`, held)
-		}))
-		defer srv.Close()
-		sys, r := openBooks(t, httpBooks(srv.URL, `
+	for _, c := range []struct {
+		settle string // the books' settle step
+		final  bool
+		want   string // in the note
+	}{
+		// After settle_after the books are final: held units are
+		// stranded_units, and the note says how to tell a leak from a
+		// wait too short.
+		{"  settle_after: 1ms\n", true, "they count as stranded_units"},
+		// Read the moment the load ends, a hold may be on its way.
+		{"", false, "books.settled can wait for them"},
+	} {
+		for _, held := range []int{3, 0} {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, `{"available": 5, "held": %d}`, held)
+			}))
+			defer srv.Close()
+			sys, r := openBooks(t, httpBooks(srv.URL, `
   stock:
     available: {store: api, http: {path: /stock}, json: available}
     reserved: {store: api, http: {path: /stock}, json: held}
-  settle_after: 1ms
-`))
-		lg := &ledger{sys: sys, books: r}
-		f, notes, err := lg.settle(false, "r1")
-		if err != nil || f.Reserved == nil || *f.Reserved != int64(held) {
-			t.Fatalf("held %d: facts %+v, %v", held, f, err)
-		}
-		noted := slices.ContainsFunc(notes, func(n string) bool {
-			return strings.Contains(n, fmt.Sprintf("%d units of shop were still held (books.stock.reserved) when the books were read", held)) && strings.Contains(n, "books.settled can wait for them")
-		})
-		if noted != (held > 0) {
-			t.Errorf("held %d: notes %q", held, notes)
+`+c.settle))
+			lg := &ledger{sys: sys, books: r}
+			f, notes, err := lg.settle(false, "r1")
+			if err != nil || f.Reserved == nil || *f.Reserved != int64(held) || f.Final != c.final {
+				t.Fatalf("held %d, %q: facts %+v, %v", held, c.settle, f, err)
+			}
+			noted := slices.ContainsFunc(notes, func(n string) bool {
+				return strings.Contains(n, fmt.Sprintf("%d units of shop were still held (books.stock.reserved) when the books were read", held)) && strings.Contains(n, c.want)
+			})
+			if noted != (held > 0) {
+				t.Errorf("held %d, %q: notes %q", held, c.settle, notes)
+			}
 		}
 	}
 }
@@ -329,5 +341,13 @@ func TestScaledSystemNote(t *testing.T) {
 	}
 	if n := scaledSystemNote("shop", 0.5); !strings.Contains(n, "time-scaled by 0.5") || !strings.Contains(n, "shop's own leases") {
 		t.Errorf("half scale: %q", n)
+	}
+}
+
+// Declines may give no amount: rows of earlier runs that are all
+// declines, none with an amount, do not stop the drill.
+func TestDeclinesNeedNoAmount(t *testing.T) {
+	if _, err := readFactsWithAmounts(t, "", `[{"cart": "r0-1", "price": 5}]`, `[{"cart": "r0-1", "status": "declined"}, {"cart": "r0-2", "status": "declined"}]`); err != nil {
+		t.Fatalf("declines without amounts: %v", err)
 	}
 }

@@ -56,6 +56,12 @@ if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 1 end
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1`)
+	// KEYS: holds, gens; ARGV: ref. A hold kept (-give-back=false), if it
+	// is still held, pays with a new key from now.
+	keepScript = redis.NewScript(`
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], redis.call('HINCRBY', KEYS[2], ARGV[1], 1))
+return 1`)
 	// KEYS: left, holds; ARGV: ref.
 	releaseScript = redis.NewScript(`
 if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then redis.call('INCR', KEYS[1]) end
@@ -245,8 +251,7 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 func (s *shop) giveBackHold(ctx context.Context, event, ref string) {
 	ctx = context.WithoutCancel(ctx)
 	if !s.giveBack {
-		_ = s.rdb.HIncrBy(ctx, "holds:"+event, ref, 1).Err()
-		_ = s.rdb.HIncrBy(ctx, "gens:"+event, ref, 1).Err()
+		_ = keepScript.Run(ctx, s.rdb, []string{"holds:" + event, "gens:" + event}, ref).Err()
 		return
 	}
 	_ = releaseScript.Run(ctx, s.rdb, []string{"left:" + event, "holds:" + event}, ref).Err()

@@ -179,7 +179,7 @@ books:
 	}
 	// A hash where a count is wanted: the error says what came and what
 	// counts it, not Go's name for the type.
-	if _, err := r2.Value(ctx, sys2.Books.Orders); err == nil || !strings.Contains(err.Error(), "got a hash or map (in Redis, HLEN counts") {
+	if _, err := r2.Value(ctx, sys2.Books.Orders); err == nil || !strings.Contains(err.Error(), "got a hash or map (of a Redis hash, HLEN counts") {
 		t.Errorf("a hash as a count: %v", err)
 	}
 }

@@ -352,9 +352,9 @@ func number(v any) (float64, error) {
 	case nil:
 		return 0, errors.New("want a number, got NULL (if none means 0, say so: COALESCE(SUM(units), 0))")
 	case map[any]any, map[string]any:
-		return 0, errors.New("want a number, got a hash or map (in Redis, HLEN counts a hash's fields and HGET reads one)")
+		return 0, errors.New("want a number, got a hash or map (of a Redis hash, HLEN counts the fields and HGET reads one)")
 	case []any:
-		return 0, errors.New("want a number, got a list (in Redis, LLEN, SCARD or ZCARD count a list, set or sorted set)")
+		return 0, errors.New("want a number, got a list (of a Redis list, set, sorted set or hash, LLEN, SCARD, ZCARD or HLEN counts it)")
 	}
 	return 0, fmt.Errorf("want a number, got %T", v)
 }

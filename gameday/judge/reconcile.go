@@ -219,7 +219,7 @@ var oracles = []oracle{
 				// it paid costs: a price, a quantity or a unit gone wrong
 				// between the shop and its provider. An amount missing
 				// on either side is never a pass.
-				if p.order.Amount == nil || p.charge.Amount == nil || p.order.Amount.Cmp(p.charge.Amount) != 0 {
+				if p.wrong(f.OrderAmounts) {
 					n++
 					seen(p.charge.CheckoutID)
 				}
@@ -305,9 +305,36 @@ func paidWith(o Order, c Charge) bool {
 // all its rows where they name no charge.
 type paid struct {
 	order  Order
-	rows   int   // the order rows summed
-	units  int64 // their units
+	rows   int      // the order rows summed
+	units  int64    // their units
+	cost   *big.Rat // the price times the units; nil without a price
 	charge Charge
+}
+
+// wrong reports whether p's charge took other than its order costs: the
+// price times its units where the books give a price, and the order's own
+// amount where they give amounts (both, where both are given). An amount
+// missing where one is due is never a pass.
+func (p paid) wrong(orderAmounts bool) bool {
+	c := p.charge.Amount
+	switch {
+	case c == nil:
+		return true
+	case p.cost != nil && p.cost.Cmp(c) != 0:
+		return true
+	case orderAmounts && (p.order.Amount == nil || p.order.Amount.Cmp(c) != 0):
+		return true
+	}
+	return false
+}
+
+// against is what a wrong charge is told against: the price's cost where
+// the charge differs from it (byPrice), else the order's own amount.
+func (p paid) against() (ref *big.Rat, byPrice bool) {
+	if p.cost != nil && (p.charge.Amount == nil || p.cost.Cmp(p.charge.Amount) != 0) {
+		return p.cost, true
+	}
+	return p.order.Amount, false
 }
 
 // paidOrders pairs each approved charge with the order it paid, as far as
@@ -353,10 +380,9 @@ func (f *Facts) paidOrders() []paid {
 		}
 		p.order.Amount = sum
 		if f.Price != nil {
-			// What the order costs at the sale's price, whatever it
-			// records: an order that copies what was charged cannot
-			// vouch for it.
-			p.order.Amount = new(big.Rat).Mul(f.Price, big.NewRat(p.units, 1))
+			// What the order costs at the sale's price: an order that
+			// copies what was charged cannot vouch for it.
+			p.cost = new(big.Rat).Mul(f.Price, big.NewRat(p.units, 1))
 		}
 		out = append(out, p)
 	}
@@ -376,15 +402,17 @@ func AmountsNote(f *Facts) string {
 	ps := f.paidOrders()
 	var wrong []paid
 	var ratio *big.Rat
-	same := true
+	same, byPrice := true, true
 	for _, p := range ps {
-		o, c := p.order.Amount, p.charge.Amount
-		if o == nil || c == nil || o.Cmp(c) == 0 {
+		if !p.wrong(f.OrderAmounts) {
 			same = false
 			continue
 		}
 		wrong = append(wrong, p)
-		if o.Sign() == 0 {
+		o, price := p.against()
+		c := p.charge.Amount
+		byPrice = byPrice && price
+		if o == nil || c == nil || o.Sign() == 0 {
 			same = false
 			continue
 		}
@@ -398,9 +426,9 @@ func AmountsNote(f *Facts) string {
 	if same && len(wrong) == len(ps) {
 		for _, k := range []int64{100, 1000} {
 			switch {
-			case f.Price != nil && ratio.Cmp(big.NewRat(k, 1)) == 0:
+			case byPrice && ratio.Cmp(big.NewRat(k, 1)) == 0:
 				return fmt.Sprintf("every approved charge took %d times its order's units at books.price: if books.charges gives amounts in a smaller unit than the price (cents against whole units), give the price in the charges' unit (%s)", k, decimal(new(big.Rat).Mul(f.Price, big.NewRat(k, 1))))
-			case f.Price != nil && ratio.Cmp(big.NewRat(1, k)) == 0:
+			case byPrice && ratio.Cmp(big.NewRat(1, k)) == 0:
 				return fmt.Sprintf("every approved charge took a %dth of its order's units at books.price: if the price is in a smaller unit than books.charges' amounts, give it in the charges' unit", k)
 			case ratio.Cmp(big.NewRat(k, 1)) == 0:
 				return fmt.Sprintf("every approved charge took %d times what its order costs: if books.charges gives amounts in a smaller unit than books.orders (cents against whole units), give both in the same unit (in books.orders' SQL: amount * %d AS amount)", k, k)
@@ -420,8 +448,9 @@ func AmountsNote(f *Facts) string {
 		charge += " " + first.charge.ID
 	}
 	order := "an order of " + decimal(first.order.Amount)
+	_, firstByPrice := first.against()
 	switch {
-	case f.Price != nil:
+	case firstByPrice:
 		order = fmt.Sprintf("an order of %d at %s (books.price)", first.units, decimal(f.Price))
 	case first.rows > 1:
 		order = fmt.Sprintf("an order of %s in %d rows", decimal(first.order.Amount), first.rows)

@@ -125,6 +125,17 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 	if n := AmountsNote(f); !strings.Contains(n, "took 15.99 for an order of 1 at 12.99 (books.price)") {
 		t.Errorf("note %q", n)
 	}
+	// With the price and the orders' amounts, both hold the charge: an
+	// order that records 45 for a charge of 12.99 at the price 12.99 is
+	// still a wrong amount, told against the order.
+	f, s = healthy()
+	f.Price, f.Orders[0].Amount = amt("12.99"), amt("45")
+	if iv, _ := Reconcile(f, s, 0); iv.WrongAmounts != 1 {
+		t.Errorf("the order's amount wrong, the charge right at the price: wrong amounts %d, want 1", iv.WrongAmounts)
+	}
+	if n := AmountsNote(f); !strings.Contains(n, "took 12.990 for an order of 45") && !strings.Contains(n, "took 12.99 for an order of 45") {
+		t.Errorf("note %q", n)
+	}
 	// With the price, orders need no amount of their own, and an order of
 	// two units costs twice the price.
 	f, s = healthy()
