@@ -304,7 +304,7 @@ func TestUnitsStillHeldAreNoted(t *testing.T) {
 		// After settle_after the books are final: held units are
 		// stranded_units, and the note says how to tell a leak from a
 		// wait too short.
-		{"  settle_after: 1ms\n", true, "they count as stranded_units"},
+		{"  settle_after: 1ms\n", true, "those not also counted as sold (units_created) count as stranded_units"},
 		// Read the moment the load ends, a hold may be on its way.
 		{"", false, "books.settled can wait for them"},
 	} {
