@@ -25,7 +25,8 @@ type Facts struct {
 	OrderAmounts, ChargeAmounts bool
 	// Price is what one unit costs, in the unit of the charges' amounts
 	// (books.price); nil when not given. With it, an order costs its
-	// units times the price, whatever amount it records.
+	// units times the price, and an approved charge is held to that as
+	// well as to the amount the order records, where it records one.
 	Price *big.Rat
 	// Final: the books were read once the system said they were final
 	// (books.settled), or once they should have been (its settle_after
