@@ -1,9 +1,12 @@
 package checkout
 
 import (
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/gameday-dev/gameday/internal/rawsock"
 )
 
 // NewRedisClient returns a go-redis client configured for a network that
@@ -19,6 +22,9 @@ import (
 //     the checkout repeats it itself, deliberately, never the driver.
 //   - Short dial, read, write and pool timeouts, so a dead dependency is
 //     noticed in milliseconds rather than seconds.
+//   - Connections whose reads and writes are raw system calls
+//     (internal/rawsock): each command is a write and a read, and made the
+//     ordinary way each wakes the Go scheduler's monitor between arrivals.
 func NewRedisClient(addr string, timeout time.Duration) *redis.Client {
 	return newRedisClient(addr, "", timeout)
 }
@@ -42,5 +48,8 @@ func newRedisClient(addr, password string, timeout time.Duration) *redis.Client 
 		PoolTimeout:           timeout,
 		PoolSize:              64,
 		MinIdleConns:          0,
+		Dialer: rawsock.Dialer(&net.Dialer{Timeout: timeout, KeepAliveConfig: net.KeepAliveConfig{
+			Enable: true, Idle: 30 * time.Second, Interval: 5 * time.Second, Count: 3, // go-redis's own
+		}}),
 	})
 }

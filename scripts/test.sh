@@ -63,6 +63,7 @@ mkdir -p "$GAMEDAY_ARTIFACTS"
 # timing, and a 2-core machine running several drills and a browser at once
 # would measure itself, not the checkout.
 go test -race -count=1 -p 1 -timeout 30m ./...
-# The generator's transport makes raw system calls where the race detector
-# is off (gameday/load/sysraw_linux.go): its tests, once more without it.
-go test -count=1 ./gameday/load/
+# The generator's transport, the checkout's and the stand-in's connections
+# make raw system calls where the race detector is off (internal/rawsock):
+# their tests, once more without it.
+go test -count=1 ./internal/rawsock/ ./gameday/load/

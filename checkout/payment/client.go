@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/rawsock"
 )
 
 // maxErrorBytes bounds how much of an error answer the client reads.
@@ -82,10 +84,12 @@ func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 func newTransport() *http.Transport {
 	return &http.Transport{
 		Proxy: nil, // the gateway is part of the drill environment, never behind a proxy
-		DialContext: (&net.Dialer{
+		// Raw reads and writes (internal/rawsock): a charge is a write and
+		// a read, and made the ordinary way each wakes the Go scheduler.
+		DialContext: rawsock.Dialer(&net.Dialer{
 			Timeout:   5 * time.Second,
 			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		}),
 		MaxIdleConns:          256,
 		MaxIdleConnsPerHost:   256,
 		IdleConnTimeout:       90 * time.Second,

@@ -24,6 +24,7 @@ import (
 	"github.com/gameday-dev/gameday/checkout/admission"
 	"github.com/gameday-dev/gameday/checkout/payment"
 	"github.com/gameday-dev/gameday/checkout/router"
+	"github.com/gameday-dev/gameday/internal/rawsock"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -389,7 +390,10 @@ func serveHTTP(name, addr string, h http.Handler, log *slog.Logger) error {
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 60 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	// Its connections read and write with raw system calls
+	// (internal/rawsock): a request is a read and an answer a write, and
+	// made the ordinary way each wakes the Go scheduler between arrivals.
+	go func() { errc <- srv.Serve(rawsock.Listener{Listener: ln}) }()
 	// The "listening" line is what a supervising runner waits for; it
 	// carries the bound address, which differs from -listen with port 0.
 	log.Info("listening", "addr", ln.Addr().String())

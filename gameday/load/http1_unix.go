@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"syscall"
+
+	"github.com/gameday-dev/gameday/internal/rawsock"
 )
 
 // sock is a connection's socket as the transport waits on it: its raw
@@ -15,7 +17,7 @@ import (
 // allocate them, and the raw connection, every time).
 //
 // The socket is non-blocking, so on Linux its reads, writes and peeks
-// are made as raw system calls (sysraw_linux.go), which do not tell the
+// are made as raw system calls (internal/rawsock), which do not tell the
 // Go scheduler that the thread may block: it does not, so there is
 // nothing to tell, and telling costs. Between two arrivals every
 // processor of the runtime is idle and its monitor thread sleeps; the
@@ -26,32 +28,26 @@ import (
 // (docs/benchmarks.md, fourth pass). A write or read that cannot go on
 // at once returns EAGAIN and the poller waits, as it does for net.Conn.
 type sock struct {
-	raw    syscall.RawConn // nil: the connection has no socket (a test's pipe)
-	c      net.Conn
-	take   func() *[]byte
-	peekF  func(uintptr) bool
-	readF  func(uintptr) bool
-	writeF func(uintptr) bool
+	raw   syscall.RawConn // nil: the connection has no socket (a test's pipe)
+	c     net.Conn
+	w     net.Conn // c, its writes raw where it is TCP (rawsock.Wrap)
+	take  func() *[]byte
+	peekF func(uintptr) bool
+	readF func(uintptr) bool
 
 	// What the last call of peekF or readF found.
 	quiet bool
 	buf   *[]byte
 	n     int
 	err   error
-
-	// What writeF is writing, how much of it went, and why it stopped.
-	out   []byte
-	sent  int
-	werr  syscall.Errno
-	short bool // a write took nothing
 }
 
 func (s *sock) init(c net.Conn, take func() *[]byte) {
-	s.c, s.take = c, take
+	s.c, s.w, s.take = c, rawsock.Wrap(c), take
 	if sc, ok := c.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			s.raw = raw
-			s.peekF, s.readF, s.writeF = s.peek, s.read, s.write
+			s.peekF, s.readF = s.peek, s.read
 		}
 	}
 }
@@ -72,52 +68,13 @@ func (s *sock) open() bool {
 }
 
 func (s *sock) peek(fd uintptr) bool {
-	s.quiet = sysQuiet(fd)
+	s.quiet = rawsock.Quiet(fd)
 	return true
 }
 
 // Write writes p whole, waiting through the poller when the socket's
-// buffer is full; its errors are those of a net.Conn's Write.
-func (s *sock) Write(p []byte) (int, error) {
-	if s.raw == nil {
-		return s.c.Write(p)
-	}
-	s.out, s.sent, s.werr, s.short = p, 0, 0, false
-	err := s.raw.Write(s.writeF)
-	n := s.sent
-	s.out = nil
-	switch {
-	case err != nil:
-		return n, err
-	case s.short:
-		return n, io.ErrUnexpectedEOF
-	case s.werr != 0:
-		return n, &net.OpError{Op: "write", Net: "tcp", Source: s.c.LocalAddr(), Addr: s.c.RemoteAddr(), Err: os.NewSyscallError("write", s.werr)}
-	}
-	return n, nil
-}
-
-func (s *sock) write(fd uintptr) bool {
-	for s.sent < len(s.out) {
-		n, e := sysWrite(fd, s.out[s.sent:])
-		switch {
-		case e == 0 && n > 0:
-			s.sent += n
-		case e == 0:
-			// Nothing written and no error: give up rather than spin
-			// (net.Conn's Write says the same).
-			s.short = true
-			return true
-		case e == syscall.EINTR:
-		case again(e):
-			return false // the poller waits until it can go on
-		default:
-			s.werr = e
-			return true
-		}
-	}
-	return true
-}
+// buffer is full (rawsock.Conn's Write).
+func (s *sock) Write(p []byte) (int, error) { return s.w.Write(p) }
 
 // readFirst waits, holding no buffer, until the connection has something
 // to say, and reads it into a buffer from the pool: a shopper waiting for
@@ -154,14 +111,14 @@ func (s *sock) readFirst() (*[]byte, int, error) {
 func (s *sock) read(fd uintptr) bool {
 	s.buf = s.take()
 	for {
-		n, e := sysRead(fd, *s.buf)
+		n, e := rawsock.Read(fd, *s.buf)
 		switch e {
 		case 0:
 			s.n, s.err = n, nil
 			return true
 		case syscall.EINTR:
 		default:
-			if !again(e) {
+			if !rawsock.Again(e) {
 				s.n, s.err = 0, e
 				return true
 			}
@@ -171,7 +128,3 @@ func (s *sock) read(fd uintptr) bool {
 		}
 	}
 }
-
-// again reports a call that would have had to wait (EAGAIN; EWOULDBLOCK,
-// which is another number on some systems).
-func again(e syscall.Errno) bool { return e == syscall.EAGAIN || e == syscall.EWOULDBLOCK }

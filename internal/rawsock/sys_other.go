@@ -1,16 +1,16 @@
 //go:build unix && (!linux || race)
 
-package load
+package rawsock
 
 import "syscall"
 
-// The socket calls of sock, the ordinary way: where Go makes system calls
+// Read, Write and Quiet the ordinary way: where Go makes system calls
 // through the C library, a raw one is not the cheap path; and under the
 // race detector, whose model of a program learns from syscall.Read and
 // syscall.Write that what one goroutine wrote to a socket another read
 // (a test's server and client in one process), which raw calls would hide.
-// scripts/test.sh runs this package's tests without the detector too, so
-// that the raw calls are tested.
+// scripts/test.sh runs the tests of this package and of the generator's
+// transport without the detector too, so that the raw calls are tested.
 
 func errno(err error) syscall.Errno {
 	if err == nil {
@@ -22,18 +22,25 @@ func errno(err error) syscall.Errno {
 	return syscall.EIO
 }
 
-func sysRead(fd uintptr, b []byte) (int, syscall.Errno) {
+// Read reads from the socket fd into b with one read(2).
+func Read(fd uintptr, b []byte) (int, syscall.Errno) {
 	n, err := syscall.Read(int(fd), b)
 	return max(n, 0), errno(err)
 }
 
-func sysWrite(fd uintptr, b []byte) (int, syscall.Errno) {
+// Write writes b to the socket fd with one write(2).
+func Write(fd uintptr, b []byte) (int, syscall.Errno) {
 	n, err := syscall.Write(int(fd), b)
 	return max(n, 0), errno(err)
 }
 
-func sysQuiet(fd uintptr) bool {
+// Quiet reports whether a socket has nothing to read (a peek that does
+// not wait finds nothing).
+func Quiet(fd uintptr) bool {
 	var b [1]byte
 	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	return again(errno(err))
+	return Again(errno(err))
 }
+
+// Raw reports whether Read and Write are raw system calls in this build.
+const Raw = false
