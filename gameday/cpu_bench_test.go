@@ -2,8 +2,10 @@ package gameday_test
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -166,7 +168,8 @@ func shortName(cmd string) string {
 // BenchmarkStackThroughput drives testdata/throughput.yaml (payments of
 // 1-5 ms, no limits, 10 s at the rate) through the whole local stack at
 // 1,000, 2,000 and 3,000 arrivals a second, and reports whether it
-// passed, the confirmed p95, the share refused or in error, the drops and
+// passed, the confirmed p95, the share refused or in error (and in its
+// log the refusals by the reason the checkout gave), the drops and
 // the CPU the machine spent (all processes' cores, and milliseconds of CPU
 // a shopper). Each rate runs twice, side by side: proxied (the checkout's
 // dependencies behind the embedded Toxiproxy, as in every drill) and
@@ -196,13 +199,17 @@ func stackThroughput(b *testing.B, sc *scenarios.Scenario, scale float64, e env.
 		o.Environment = e
 		self0, kids0 := testenv.Usage()
 		began := time.Now()
-		rec, _, err := gameday.Run(context.Background(), sc, o)
+		rec, dir, err := gameday.Run(context.Background(), sc, o)
 		wall := time.Since(began)
 		self1, kids1 := testenv.Usage()
 		if err != nil {
 			b.Fatal(err)
 		}
 		runner, children := procCPUDelta(self0, self1), procCPUDelta(kids0, kids1)
+		why, err := refusalReasons(filepath.Join(dir, gameday.AttemptsFile))
+		if err != nil {
+			b.Fatal(err)
+		}
 		pass := 0.0
 		if rec.Verdict == gameday.VerdictPass {
 			pass = 1
@@ -228,6 +235,42 @@ func stackThroughput(b *testing.B, sc *scenarios.Scenario, scale float64, e env.
 		// left reservations held waits for their leases before it reads
 		// the books, and that idle wait would dilute the cores.
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(max(rec.Load.Scheduled, 1)), "cpu-ms/shopper")
-		b.Logf("rate %.0f/s: %s (%s); outcomes %v; load %+v", 1000*scale, rec.Verdict, rec.Reason, rec.Outcomes, rec.Load)
+		b.Logf("rate %.0f/s: %s (%s); outcomes %v; refused by reason %v; load %+v", 1000*scale, rec.Verdict, rec.Reason, rec.Outcomes, why, rec.Load)
 	}
+}
+
+// refusalReasons counts the answers of a run's attempts.csv that were
+// neither confirmed nor declined by the reason the checkout gave
+// (bulkhead_full, breaker_open, a timeout's dependency), so that a rate
+// that fails says which limit it met.
+func refusalReasons(path string) (map[string]int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	status, reason, errc := col("status"), col("reason"), col("error")
+	if status < 0 || reason < 0 || errc < 0 {
+		return nil, fmt.Errorf("%s: want status, reason and error columns, got %v", path, rows[0])
+	}
+	why := map[string]int{}
+	for _, r := range rows[1:] {
+		if r[status] == "confirmed" || r[status] == "declined" {
+			continue
+		}
+		w := r[reason]
+		if w == "" {
+			w = r[errc]
+		}
+		if w == "" {
+			w = r[status]
+		}
+		why[w]++
+	}
+	return why, nil
 }
