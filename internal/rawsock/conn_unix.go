@@ -58,7 +58,7 @@ func Wrap(c net.Conn) net.Conn {
 // something to read.
 func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
-		return 0, nil
+		return c.TCPConn.Read(p) // nothing to read; a closed connection still says so
 	}
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -139,10 +139,11 @@ func (c *Conn) write(fd uintptr) bool {
 // opError says err as a *net.TCPConn's Read or Write would: the raw
 // connection's own error names its operation "raw-read" or "raw-write".
 func (c *Conn) opError(op string, err error) error {
+	network := "tcp"
 	if oe, ok := err.(*net.OpError); ok {
-		err = oe.Err
+		err, network = oe.Err, oe.Net
 	}
-	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	return &net.OpError{Op: op, Net: network, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
 // ReadFrom and WriteTo are io.Copy's, through Read and Write: the

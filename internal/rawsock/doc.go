@@ -14,15 +14,10 @@
 // has to be woken and later put back to sleep. Made raw, the call keeps its
 // thread and tells nobody; it cannot block, so there is nothing to tell.
 // The generator's CPU a request fell by a third this way, and the
-// checkout's too (docs/benchmarks.md, fourth and ninth passes).
+// checkout's in a drop by a tenth (docs/benchmarks.md, fourth and ninth
+// passes).
 //
 // Under the race detector, and off Linux, the calls are the ordinary ones
 // (sys_other.go); scripts/test.sh runs this package's tests without the
 // detector too.
 package rawsock
-
-import "syscall"
-
-// Again reports a call that would have had to wait (EAGAIN; EWOULDBLOCK,
-// which is another number on some systems).
-func Again(e syscall.Errno) bool { return e == syscall.EAGAIN || e == syscall.EWOULDBLOCK }

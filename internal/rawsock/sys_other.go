@@ -1,4 +1,4 @@
-//go:build unix && (!linux || race)
+//go:build unix && (!linux || race || msan || asan)
 
 package rawsock
 
@@ -8,7 +8,8 @@ import "syscall"
 // through the C library, a raw one is not the cheap path; and under the
 // race detector, whose model of a program learns from syscall.Read and
 // syscall.Write that what one goroutine wrote to a socket another read
-// (a test's server and client in one process), which raw calls would hide.
+// (a test's server and client in one process), which raw calls would hide
+// (and the memory and address sanitizers, which annotate those calls too).
 // scripts/test.sh runs the tests of this package and of the generator's
 // transport without the detector too, so that the raw calls are tested.
 
@@ -41,6 +42,3 @@ func Quiet(fd uintptr) bool {
 	_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	return Again(errno(err))
 }
-
-// Raw reports whether Read and Write are raw system calls in this build.
-const Raw = false
