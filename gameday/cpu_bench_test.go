@@ -235,14 +235,15 @@ func stackThroughput(b *testing.B, sc *scenarios.Scenario, scale float64, e env.
 		// left reservations held waits for their leases before it reads
 		// the books, and that idle wait would dilute the cores.
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(max(rec.Load.Scheduled, 1)), "cpu-ms/shopper")
-		b.Logf("rate %.0f/s: %s (%s); outcomes %v; refused by reason %v; load %+v", 1000*scale, rec.Verdict, rec.Reason, rec.Outcomes, why, rec.Load)
+		b.Logf("rate %.0f/s: %s (%s); outcomes %v; refused attempts by reason %v; load %+v", 1000*scale, rec.Verdict, rec.Reason, rec.Outcomes, why, rec.Load)
 	}
 }
 
-// refusalReasons counts the answers of a run's attempts.csv that were
-// neither confirmed nor declined by the reason the checkout gave
-// (bulkhead_full, breaker_open, a timeout's dependency), so that a rate
-// that fails says which limit it met.
+// refusalReasons counts the attempts of a run's attempts.csv that were
+// answered neither confirmed nor declined, by the reason the checkout gave
+// (bulkhead_full, breaker_open, a timeout's dependency) or else the error
+// or the status, so that a rate that fails says which limit it met. (The
+// throughput scenario makes one attempt a shopper and never sells out.)
 func refusalReasons(path string) (map[string]int, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -250,8 +251,11 @@ func refusalReasons(path string) (map[string]int, error) {
 	}
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) == 0 {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	case len(rows) == 0:
+		return nil, fmt.Errorf("%s: empty, want a header row", path)
 	}
 	col := func(name string) int { return slices.Index(rows[0], name) }
 	status, reason, errc := col("status"), col("reason"), col("error")
