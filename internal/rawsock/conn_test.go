@@ -136,8 +136,8 @@ func TestReadDeadlineIsATimeout(t *testing.T) {
 			t.Fatalf("read past the deadline: %v; want a net.Error that is a timeout (os.ErrDeadlineExceeded)", err)
 		}
 		var oe *net.OpError
-		if !errors.As(err, &oe) || oe.Op != "read" || oe.Net != "tcp" {
-			t.Fatalf("read past the deadline: %#v; want a *net.OpError of op \"read\"", err)
+		if !errors.As(err, &oe) || oe.Op != "read" || oe.Net != "tcp" || oe.Err != os.ErrDeadlineExceeded {
+			t.Fatalf("read past the deadline: %#v; want a *net.OpError of op \"read\" around os.ErrDeadlineExceeded itself", err)
 		}
 
 		// A read already waiting is woken by a deadline set in the past:
