@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/gameday-dev/gameday/internal/redact"
 )
 
 // Check asks the server named by raw, within ctx: GET an http(s) URL and
@@ -36,19 +38,11 @@ func Check(ctx context.Context, raw string) (string, error) {
 		pw, _ := u.User.Password()
 		return checkRedis(ctx, u.Host, pw)
 	}
-	return "", fmt.Errorf("%q: %w", u.Redacted(), ErrScheme)
+	return "", fmt.Errorf("%q: %w", redact.URL(raw), ErrScheme)
 }
 
-// Redact is raw as messages may show it: its password replaced by "xxxxx",
-// and a URL that does not parse (which could be anything, a password
-// included) not shown at all.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "<a URL that does not parse>"
-	}
-	return u.Redacted()
-}
+// Redact is raw as messages may show it (redact.URL).
+func Redact(raw string) string { return redact.URL(raw) }
 
 // ErrScheme is the error for a URL whose scheme Check does not speak.
 var ErrScheme = fmt.Errorf("want an http, https, tcp or redis URL")
