@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/redact"
 )
 
 // DefaultCallTimeout bounds every API call whose context has no deadline.
@@ -50,11 +52,15 @@ type Client struct {
 }
 
 // NewClient returns a client for the API at addr ("host:port" or a URL).
+// It never follows a redirect: a 3xx answer is an error naming the status
+// (what answers at addr is not a Toxiproxy, or not only one), and nothing
+// is sent to where it points.
 func NewClient(addr string) *Client {
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
 	}
-	return &Client{base: strings.TrimRight(addr, "/"), hc: &http.Client{}}
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &Client{base: strings.TrimRight(addr, "/"), hc: hc}
 }
 
 // Addr is the API's base URL.
@@ -188,6 +194,10 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		msg := strings.TrimSpace(string(data))
 		if json.Unmarshal(data, &apiErr) == nil && apiErr.Error != "" {
 			msg = apiErr.Error
+		}
+		if resp.StatusCode < 400 {
+			msg = fmt.Sprintf("%s: a redirect (to %s), which gameday does not follow: give the Toxiproxy API's own address",
+				http.StatusText(resp.StatusCode), redact.URL(resp.Header.Get("Location")))
 		}
 		return &APIError{Method: method, Path: path, Status: resp.StatusCode, Message: msg}
 	}
