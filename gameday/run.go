@@ -25,6 +25,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
 	"github.com/gameday-dev/gameday/gameday/fleet"
+	"github.com/gameday-dev/gameday/gameday/hostmon"
 	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
@@ -510,9 +511,14 @@ func (d *drill) drive(ctx context.Context) {
 	// Faults come off on every way out of here, a panic included: on a
 	// Toxiproxy or a container that outlives the runner nobody else would
 	// remove them. After the normal removal below this finds none.
+	var leftErr error // the removal at the end of the load, when it failed
 	defer func() {
-		if err := d.inj.RemoveAll(); err != nil {
+		err := d.inj.RemoveAll()
+		switch {
+		case err != nil && leftErr == nil:
 			d.rec.Notes = append(d.rec.Notes, "removing faults: "+err.Error())
+		case err == nil && leftErr != nil:
+			d.rec.Notes = append(d.rec.Notes, "the faults that could not be removed when the load ended were removed once the books were read")
 		}
 	}()
 	var shards *fleet.Coordinator
@@ -537,11 +543,11 @@ func (d *drill) drive(ctx context.Context) {
 		d.fail(VerdictError, "read the breakers of %s: %v", d.sys.Name, err)
 		return
 	}
-	host := newHostMonitor(start)
+	host := hostmon.New(start)
 	hostCtx, stopHost := context.WithCancel(context.Background())
 	var hostDone sync.WaitGroup
 	hostDone.Add(1)
-	go func() { defer hostDone.Done(); host.run(hostCtx) }()
+	go func() { defer hostDone.Done(); host.Run(hostCtx) }()
 	probeCtx, stopProbe := context.WithCancel(context.Background())
 	var probeDone sync.WaitGroup
 	probeDone.Add(1)
@@ -601,9 +607,12 @@ func (d *drill) drive(ctx context.Context) {
 	// begun never begins.
 	d.rec.Moves = moving.wait()
 	beforeRemovingFaults()
-	if err := d.inj.RemoveAll(); err != nil {
-		d.rec.Notes = append(d.rec.Notes, "removing faults: "+err.Error())
-		d.fail(VerdictError, "could not remove every fault: %v", err)
+	// A fault that cannot be removed makes the run an error, decided with
+	// the books: money or stock proven wrong in the same run still fails
+	// it (judge.Decide).
+	leftErr = d.inj.RemoveAll()
+	if leftErr != nil {
+		d.rec.Notes = append(d.rec.Notes, "removing faults: "+leftErr.Error())
 	}
 	d.rec.Faults = tl.records(end)
 	// Let the breakers recover and the books settle: holds expire, voids
@@ -614,7 +623,7 @@ func (d *drill) drive(ctx context.Context) {
 	probeDone.Wait()
 	stopHost()
 	hostDone.Wait()
-	d.rec.Host = host.record()
+	d.rec.Host = host.Record()
 
 	if report == nil {
 		d.fail(VerdictError, "run the load: %v", loadErr)
@@ -635,6 +644,12 @@ func (d *drill) drive(ctx context.Context) {
 	}
 	d.rec.Outcomes = report.Outcomes()
 	shoppers := shoppers(report)
+	if shards != nil {
+		// Shard k of n sent the plan's arrivals k, k+n, ... (load.Shard).
+		for i, s := range report.Shoppers {
+			shoppers[i].Shard = s.Index % d.o.Shards.N
+		}
+	}
 	d.rec.Load.CheckoutP95MS = stats.MS(stats.PercentileOf(judge.Latencies(shoppers, judge.Windows{End: end}, "all"), 95))
 	d.rec.Series = buildSeries(report, shoppers, end)
 	d.rec.Pods = d.podSeries(report, shoppers, end)
@@ -680,15 +695,43 @@ func (d *drill) drive(ctx context.Context) {
 		return
 	}
 	e := ending(context.Cause(loadCtx), loadErr, guard)
-	e.Interrupted, e.Halt, e.Unsettled = ctx.Err() != nil, haltReason, d.unsettled
+	e.Interrupted, e.Halt, e.Unsettled, e.Left = ctx.Err() != nil, haltReason, d.unsettled, leftErr
 	e.Expectations, e.Checks = d.rec.Expectations, checks
-	e.Starved = func() ([]string, int) { return judge.Starved(d.sc, d.rec.Expectations, checks, w, ft, host.starved) }
-	e.Host = hostEvidence(d.rec.Host)
+	obs := judge.Observed{Shoppers: shoppers, Windows: w, Faults: ft, Order: d.sc.Faults, Breakers: trans}
+	e.Starved = func() ([]string, int) { return judge.Excuse(d.sc, d.rec.Expectations, checks, obs, d.starvation()) }
+	e.Host = hostmon.Evidence(d.rec.Host)
 	j := judge.Decide(e)
 	d.rec.Verdict, d.rec.Reason = j.Verdict, j.Reason
 	if j.Starved != nil {
 		d.rec.Host.Starved = j.Starved
 	}
+}
+
+// starvation is the evidence of the machines that measured the run: the
+// runner's own stalls, and in a sharded run each worker's, as it reported
+// them (a worker that reported none excuses nothing).
+func (d *drill) starvation() judge.Starvation {
+	var st judge.Starvation
+	if h := d.rec.Host; h != nil {
+		st.Runner = stalls(h.StarvedSpans)
+	}
+	if d.o.Shards != nil {
+		st.Shards = make([][]judge.Stall, d.o.Shards.N)
+		for _, sh := range d.rec.Load.Shards {
+			if sh.Index >= 0 && sh.Index < len(st.Shards) {
+				st.Shards[sh.Index] = stalls(sh.StarvedSpans)
+			}
+		}
+	}
+	return st
+}
+
+func stalls(spans []runrecord.StallSpan) []judge.Stall {
+	out := make([]judge.Stall, 0, len(spans))
+	for _, sp := range spans {
+		out = append(out, judge.Stall{From: time.Duration(sp.FromMS) * time.Millisecond, To: time.Duration(sp.ToMS) * time.Millisecond})
+	}
+	return out
 }
 
 // ending says why the load stopped, as judge.Decide reads it: a fault that
@@ -814,7 +857,7 @@ func (d *drill) flash(r *load.Report, f *judge.Facts) {
 
 var (
 	errAborted = errors.New("aborted by the abort guard")
-	errFault   = errors.New("a fault could not be injected")
+	errFault   = errors.New("a fault could not be injected or lifted")
 )
 
 // SettleLimit bounds the wait for the reference checkout's books after

@@ -20,7 +20,9 @@ type timeline struct {
 	t0     time.Time
 	wg     sync.WaitGroup
 
-	// onError, when set, is told of a fault that could not be injected.
+	// onError, when set, is told of a fault that could not be injected,
+	// or lifted at its time: either way the drill no longer tests what
+	// the scenario says, and its load must stop.
 	onError func(name string, err error)
 
 	mu   sync.Mutex
@@ -96,17 +98,25 @@ func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
 	err = tl.inj.Remove(context.Background(), f.Name)
 	tl.mu.Lock()
 	rec.LiftedMS = &lifted
-	rec.EndMS = time.Since(tl.t0).Milliseconds()
-	if err != nil {
-		rec.Error = err.Error()
+	if err == nil {
+		rec.EndMS = time.Since(tl.t0).Milliseconds()
+	} else {
+		// Still in place (the injector keeps it, and the journal its
+		// entry, for the removal at the end of the load to try again):
+		// it ends with the load, which stops now.
+		rec.LiftError = err.Error()
 	}
 	tl.mu.Unlock()
+	if err != nil && tl.onError != nil {
+		tl.onError(sf.Name, err)
+	}
 }
 
 func (tl *timeline) wait() { tl.wg.Wait() }
 
 // records lists the faults that started, in scenario order; a fault still
-// in place at the end is recorded as ending then.
+// in place at the end (one meant to stay, or one that could not be
+// lifted) is recorded as ending then.
 func (tl *timeline) records(end time.Duration) []FaultRecord {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
@@ -126,7 +136,7 @@ func (tl *timeline) records(end time.Duration) []FaultRecord {
 func (tl *timeline) spans(end time.Duration) judge.FaultTimes {
 	ft := judge.FaultTimes{}
 	for _, r := range tl.records(end) {
-		if r.Error == "" {
+		if r.Error == "" { // in place from its start, lifted or not
 			sp := judge.Span{From: time.Duration(r.StartMS) * time.Millisecond, To: time.Duration(r.EndMS) * time.Millisecond}
 			sp.Lifted = sp.To
 			if r.LiftedMS != nil {

@@ -245,20 +245,47 @@ func toxicOf(in *Injector, f Fault) string {
 	return in.ToxicName(f)
 }
 
+// removeTries bounds RemoveAll's rounds over the faults still in place,
+// and removeBackoff is the wait before the second (doubled before each
+// next): a Toxiproxy API that answered 500 or timed out once may answer
+// the next call.
+const removeTries = 3
+
+var removeBackoff = 500 * time.Millisecond
+
 // RemoveAll removes every active fault, trying each even when one fails,
 // on a fresh context: it runs when the run's own context is already done.
+// Faults it could not remove are tried again, up to removeTries rounds in
+// all; what still fails stays active (and journaled, where the Toxiproxy
+// outlives the runner, for the next run's cleanup), and the error says so.
 func (in *Injector) RemoveAll() error {
-	in.mu.Lock()
-	names := make([]string, 0, len(in.active))
-	for n := range in.active {
-		names = append(names, n)
-	}
-	in.mu.Unlock()
 	var errs []error
-	for _, n := range names {
-		errs = append(errs, in.Remove(context.Background(), n))
+	for try := range removeTries {
+		if try > 0 {
+			time.Sleep(removeBackoff << (try - 1))
+		}
+		in.mu.Lock()
+		names := make([]string, 0, len(in.active))
+		for n := range in.active {
+			names = append(names, n)
+		}
+		in.mu.Unlock()
+		sort.Strings(names)
+		errs = errs[:0]
+		for _, n := range names {
+			if err := in.Remove(context.Background(), n); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == 0 {
+			return nil
+		}
 	}
-	return errors.Join(errs...)
+	left := "it is still in place"
+	if in.journal != nil {
+		left += ", and journaled: the next gameday run, or gameday cleanup, removes it once this runner is gone"
+	}
+	return fmt.Errorf("%w (tried %d times; %s)", errors.Join(errs...), removeTries, left)
 }
 
 // Active lists the names of the faults known to be in place.

@@ -12,9 +12,12 @@ import (
 // turns it into the verdict, so that the precedence is one pure function,
 // tested on its own (decide_test.go).
 type Ending struct {
-	// Fault is the error of a fault that could not be injected or lifted,
-	// which stopped the drill; nil when none did.
+	// Fault is the error of a fault that could not be injected or lifted
+	// at its time, which stopped the drill; nil when none did.
 	Fault error
+	// Left is the error of the removal of the faults when the load ended,
+	// when some could not be removed; nil when all were.
+	Left error
 	// Aborted: the halt condition (Halt says why) or the abort guard
 	// (Guard says why) stopped the load.
 	Aborted bool
@@ -48,9 +51,11 @@ type Judgement struct {
 }
 
 // Decide applies the verdict's precedence. Money or stock proven wrong
-// fails the run even if it was cut short (what was reconciled is real);
-// otherwise a run cut short, or whose steady state failed before any
-// fault, proves nothing. Books read before they settled prove only an
+// fails the run whatever else happened — a fault that could not be
+// injected or lifted, a run cut short: what was reconciled is real, and
+// the reason says what else went wrong; otherwise a run that could not
+// be carried out is an error, and one cut short, or whose steady state
+// failed before any fault, proves nothing. Books read before they settled prove only an
 // oversell (units sold beyond the stock never come back): a held lease or
 // a void still pending would read as lost units or a charge without an
 // order. A drill whose only broken promises fell while the runner's
@@ -63,10 +68,19 @@ func Decide(e Ending) Judgement {
 		}
 	}
 	switch {
+	case broken(books, "") != "":
+		reason := broken(books, "")
+		if e.Fault != nil {
+			reason += fmt.Sprintf("; besides, %v, and the drill was stopped", e.Fault)
+		}
+		if e.Left != nil {
+			reason += fmt.Sprintf("; besides, %v", e.Left)
+		}
+		return Judgement{Verdict: runrecord.VerdictFail, Reason: reason}
 	case e.Fault != nil:
 		return Judgement{Verdict: runrecord.VerdictError, Reason: fmt.Sprintf("%v; the drill was stopped", e.Fault)}
-	case broken(books, "") != "":
-		return Judgement{Verdict: runrecord.VerdictFail, Reason: broken(books, "")}
+	case e.Left != nil:
+		return Judgement{Verdict: runrecord.VerdictError, Reason: fmt.Sprintf("could not remove every fault when the load ended: %v", e.Left)}
 	case e.Interrupted:
 		j := Judgement{Verdict: runrecord.VerdictInconclusive, Reason: "interrupted: the load was stopped and every fault removed"}
 		if b := broken(e.Checks, ""); b != "" && e.Unsettled {

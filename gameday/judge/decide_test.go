@@ -47,7 +47,13 @@ func TestVerdictPrecedence(t *testing.T) {
 		{"everything held", Ending{Expectations: fine, Checks: books()}, runrecord.VerdictPass, "", false},
 		{"a promise broke", Ending{Expectations: late, Checks: books()}, runrecord.VerdictFail, "p99 under 300ms (observed: bad)", false},
 		{"an invariant broke", Ending{Expectations: fine, Checks: books("lost_units")}, runrecord.VerdictFail, "lost units", false},
-		{"a fault could not be injected", Ending{Fault: errors.New("inject fault slow: refused"), Checks: books("oversold")}, runrecord.VerdictError, "the drill was stopped", false},
+		{"a fault could not be injected", Ending{Fault: errors.New("inject fault slow: refused"), Checks: books()}, runrecord.VerdictError, "the drill was stopped", false},
+		// Money and stock proven wrong fail the drill whatever else
+		// happened, and the reason says what else did.
+		{"books beat a fault that could not be injected", Ending{Fault: errors.New("inject fault slow: refused"), Checks: books("oversold")}, runrecord.VerdictFail, "oversold is at most 0 (observed: 1); besides, inject fault slow: refused, and the drill was stopped", false},
+		{"a fault left in place", Ending{Left: errors.New("remove fault slow: 500"), Expectations: fine, Checks: books()}, runrecord.VerdictError, "could not remove every fault when the load ended: remove fault slow: 500", false},
+		{"books beat a fault left in place", Ending{Left: errors.New("remove fault slow: 500"), Checks: books("charges_without_order")}, runrecord.VerdictFail, "charges without order is at most 0 (observed: 1); besides, remove fault slow: 500", false},
+		{"a fault left in place beats a broken promise", Ending{Left: errors.New("remove fault slow: 500"), Expectations: late, Checks: books()}, runrecord.VerdictError, "could not remove every fault", false},
 		{"books beat an interruption", Ending{Interrupted: true, Checks: books("oversold")}, runrecord.VerdictFail, "oversold", false},
 		{"books beat the guard", Ending{Aborted: true, Guard: "errors 95%", Checks: books("charges_without_order")}, runrecord.VerdictFail, "charges without order", false},
 		{"books beat a lost shard", Ending{ShardLost: shardErr, Checks: books("lost_units")}, runrecord.VerdictFail, "lost units", false},

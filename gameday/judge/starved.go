@@ -2,46 +2,359 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
-// Starved sorts the broken timing promises of a run: those that
-// failed while the machine was starved (the runner's own timer stalled
-// within the promise's window, as stalled says), with the evidence,
-// and how many others failed. Books are never excused: money and stock
-// must be right however slow the machine. stalled reports whether the
-// runner's own timer stalled long enough to starve it within [from, to),
-// and its worst stall.
-func Starved(sc *scenarios.Scenario, expectations, checks []ExpectationResult, w Windows, ft FaultTimes, stalled func(from, to time.Duration) (bool, time.Duration)) (starved []string, others int) {
-	end := w.End
+// Stall is a time in which a machine that measured the run could not run
+// the drill: its timer was due at From and fired at To, both from the
+// start of the load.
+type Stall struct{ From, To time.Duration }
+
+// Starvation is the evidence that the machines measuring a run were
+// starved, kept by the machine that measured each observation.
+type Starvation struct {
+	// Runner is the runner's own: it sampled the breakers and, unless the
+	// load came from workers, sent and timed the shoppers.
+	Runner []Stall
+	// Shards, when the load came from workers, are each worker's, by shard
+	// index (Shopper.Shard): a promise over shoppers is excused only by
+	// the stalls of the machines that timed them, never by the
+	// coordinator's, which sent nothing.
+	Shards [][]Stall
+}
+
+// of is the evidence that applies to what shopper s saw.
+func (st Starvation) of(s *Shopper) []Stall {
+	if st.Shards == nil {
+		return st.Runner
+	}
+	if s.Shard >= 0 && s.Shard < len(st.Shards) {
+		return st.Shards[s.Shard]
+	}
+	return nil
+}
+
+// Observed is what a run saw that its promises are judged on: Evaluate's
+// inputs, without the metrics' samples and the moves, which the machine's
+// stalls never excuse.
+type Observed struct {
+	Shoppers []Shopper
+	Windows  Windows
+	Faults   FaultTimes
+	Order    []scenarios.Fault
+	Breakers map[string][]Transition
+}
+
+// Excuse sorts a run's broken promises into those a starved machine can
+// explain and the others. The rule is one for every promise: each
+// observation a stall touched is given the benefit of the doubt — a
+// duration loses the stalled time it overlaps, and an outcome decided
+// during a stall, or within one stall's length after it (what the stall
+// held back comes out then), is counted on the promise's side — and the
+// promise is judged again. A promise that holds then is excused, with the
+// evidence; one that still fails is a failure the stalls cannot explain
+// (0 % confirmed, a breaker that never opened) and stays one. Metric and
+// PromQL promises are the system's own figures, as Prometheus scraped
+// them: the runner's timer says nothing of them, and they are never
+// excused; nor is how a move ended. Books are never excused: money and
+// stock must be right however slow the machine. Of the invariants only
+// dropped arrivals are the generator's, excused when every one was due
+// while the machine that was to send it was stalled or just after.
+func Excuse(sc *scenarios.Scenario, expectations, checks []ExpectationResult, o Observed, st Starvation) (starved []string, others int) {
 	for i, r := range expectations {
-		if r.Held {
+		if r.Held || r.NotChecked {
 			continue
 		}
-		from, to := expectationSpan(sc.Expect[i], w, ft, sc.Faults, end)
-		if ok, worst := stalled(from, to); ok {
-			starved = append(starved, fmt.Sprintf("%s (observed: %s; the runner stalled %s between %s and %s)", r.Promise, r.Observed, worst.Round(time.Millisecond), from.Round(time.Millisecond), to.Round(time.Millisecond)))
-			continue
+		if i < len(sc.Expect) {
+			if why, ok := excuse(sc, sc.Expect[i], r, o, st); ok {
+				starved = append(starved, why)
+				continue
+			}
 		}
 		others++
 	}
 	for _, c := range checks {
-		if c.Held {
+		if c.Held || c.NotChecked {
 			continue
 		}
-		// Dropped arrivals are the load generator's: a starved machine
-		// cannot start its shoppers on time.
 		if c.Invariant == "dropped" {
-			if ok, worst := stalled(0, end); ok {
-				starved = append(starved, fmt.Sprintf("%s (observed: %s; the runner stalled %s)", c.Promise, c.Observed, worst.Round(time.Millisecond)))
+			if why, ok := excuseDropped(c, o.Shoppers, st); ok {
+				starved = append(starved, why)
 				continue
 			}
 		}
 		others++
 	}
 	return starved, others
+}
+
+// excuse judges the broken promise e again with the benefit of the doubt,
+// and says why it is excused when it then holds.
+func excuse(sc *scenarios.Scenario, e scenarios.Expectation, r ExpectationResult, o Observed, st Starvation) (string, bool) {
+	if e.Metric != nil || e.Moved != nil {
+		return "", false
+	}
+	breaker := e.BreakerOpens != nil || e.BreakerCloses != nil
+	if !st.any(breaker) {
+		return "", false
+	}
+	// What the stalls could touch: for a breaker, from the fault's start
+	// or lifting on; for shoppers, from the window's start to the end of
+	// the load (a shopper arriving in the window ends up to its patience
+	// later).
+	from, _ := expectationSpan(e, o.Windows, o.Faults, o.Order, o.Windows.End)
+	to := o.Windows.End
+	var stalled time.Duration
+	if breaker {
+		stalled = overlap(st.Runner, from, to)
+	} else {
+		stalled = st.stalledBetween(from, to)
+	}
+	best, ok := bestCase(sc, e, o, st)
+	if !ok || !best.Held {
+		return "", false
+	}
+	return fmt.Sprintf("%s (observed: %s; the machine that measured it stalled %s in all between %s and %s; given the benefit of the doubt for what the stalls touched: %s)",
+		r.Promise, r.Observed, stalled.Round(time.Millisecond), from.Round(time.Millisecond), to.Round(time.Millisecond), best.Observed), true
+}
+
+// any reports whether there is any evidence: of the runner's for the
+// breakers, else of the machines that timed the shoppers.
+func (st Starvation) any(breakers bool) bool {
+	if breakers || st.Shards == nil {
+		return len(st.Runner) > 0
+	}
+	for _, s := range st.Shards {
+		if len(s) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// stalledBetween is the most stalled time any one measuring machine shows
+// within [from, to).
+func (st Starvation) stalledBetween(from, to time.Duration) time.Duration {
+	if st.Shards == nil {
+		return overlap(st.Runner, from, to)
+	}
+	var worst time.Duration
+	for _, s := range st.Shards {
+		worst = max(worst, overlap(s, from, to))
+	}
+	return worst
+}
+
+// bestCase judges e on observations adjusted in its favour.
+func bestCase(sc *scenarios.Scenario, e scenarios.Expectation, o Observed, st Starvation) (ExpectationResult, bool) {
+	judge := func(e scenarios.Expectation, shoppers []Shopper, brk map[string][]Transition) ExpectationResult {
+		one := *sc
+		one.Expect = []scenarios.Expectation{e}
+		return Evaluate(&one, shoppers, o.Windows, o.Faults, o.Order, brk, nil, nil)[0]
+	}
+	switch {
+	case e.BreakerOpens != nil:
+		return judge(e, o.Shoppers, earlierBreakers(o, e.BreakerOpens, false, st.Runner)), true
+	case e.BreakerCloses != nil:
+		return judge(e, o.Shoppers, earlierBreakers(o, e.BreakerCloses, true, st.Runner)), true
+	case e.Latency != nil, e.FastRefusals != nil:
+		return judge(e, adjust(o.Shoppers, st, func(*Shopper) bool { return true }, shorter), o.Breakers), true
+	case e.Degraded != nil:
+		return judge(e, adjust(o.Shoppers, st, func(*Shopper) bool { return true }, markDegraded), o.Breakers), true
+	case e.Ratio != nil:
+		// Each bound on its own: a shopper cannot be counted for both.
+		rb := *e.Ratio
+		var results []ExpectationResult
+		for _, b := range []struct {
+			atLeast, atMost *float64
+		}{{rb.AtLeast, nil}, {nil, rb.AtMost}} {
+			if b.atLeast == nil && b.atMost == nil {
+				continue
+			}
+			one := rb
+			one.AtLeast, one.AtMost = b.atLeast, b.atMost
+			in := outcomeSet(rb.Outcomes)
+			flip := func(s *Shopper, stalls []Stall) {
+				if !inShadow(stalls, s.Finished) {
+					return
+				}
+				switch {
+				case b.atLeast != nil && !in(string(s.Outcome)):
+					s.Outcome = excusedHit(rb.Outcomes)
+				case b.atMost != nil && in(string(s.Outcome)):
+					s.Outcome = excusedMiss
+				}
+			}
+			results = append(results, judge(scenarios.Expectation{Ratio: &one}, adjust(o.Shoppers, st, func(*Shopper) bool { return true }, flip), o.Breakers))
+		}
+		best := ExpectationResult{Held: true}
+		for i, r := range results {
+			best.Held = best.Held && r.Held
+			if i > 0 {
+				best.Observed += "; "
+			}
+			best.Observed += r.Observed
+		}
+		return best, len(results) > 0
+	case e.BlastRadius != nil:
+		// Only the shoppers of the part judged: the baseline's, given the
+		// benefit of the doubt, would make the comparison stricter.
+		name, from, to := e.BlastRadius.Span()
+		judged := span{name: name, from: from, to: to}
+		inJudged := func(s *Shopper) bool { return judged.contains(o.Windows, s.Scheduled) }
+		return judge(e, adjust(o.Shoppers, st, inJudged, func(s *Shopper, stalls []Stall) {
+			shorter(s, stalls)
+			if s.Outcome != "" && s.Outcome != Dropped && s.Outcome != Confirmed && inShadow(stalls, s.Finished) {
+				s.Outcome = Confirmed
+				s.Attempts = append(s.Attempts, Attempt{At: s.Finished, Status: string(Confirmed)})
+			}
+		}), o.Breakers), true
+	}
+	return ExpectationResult{}, false
+}
+
+// excusedMiss is the outcome a shopper counted against an "at most" bound
+// is given in the best case: one no promise names.
+const excusedMiss Outcome = "excused"
+
+// excusedHit is an outcome the promise counts: its first, or confirmed
+// when it names none (then every outcome counts).
+func excusedHit(outcomes []string) Outcome {
+	if len(outcomes) == 0 {
+		return Confirmed
+	}
+	return Outcome(outcomes[0])
+}
+
+// adjust copies shoppers, applying f with each one's evidence to those
+// pick takes and the evidence touches.
+func adjust(shoppers []Shopper, st Starvation, pick func(*Shopper) bool, f func(*Shopper, []Stall)) []Shopper {
+	out := make([]Shopper, len(shoppers))
+	for i := range shoppers {
+		s := shoppers[i]
+		if stalls := st.of(&s); len(stalls) > 0 && pick(&s) {
+			s.Attempts = slices.Clone(s.Attempts)
+			f(&s, stalls)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// shorter takes from each of the shopper's durations the stalled time it
+// overlaps: a first attempt's from its scheduled start, a later one's from
+// its sending, the whole purchase's from arrival to final answer.
+func shorter(s *Shopper, stalls []Stall) {
+	for k := range s.Attempts {
+		a := &s.Attempts[k]
+		start := a.At
+		if k == 0 {
+			start = s.Scheduled
+		}
+		a.Latency -= overlap(stalls, start, start+a.Latency)
+	}
+	if s.Finished > s.Scheduled {
+		s.Finished -= overlap(stalls, s.Scheduled, s.Finished)
+	}
+}
+
+// markDegraded counts as degraded an answer that came during a stall or
+// just after it.
+func markDegraded(s *Shopper, stalls []Stall) {
+	for k := range s.Attempts {
+		a := &s.Attempts[k]
+		start := a.At
+		if k == 0 {
+			start = s.Scheduled
+		}
+		if inShadow(stalls, start+a.Latency) {
+			a.Degraded = true
+		}
+	}
+}
+
+// earlierBreakers moves the dependency's transitions after the reference
+// (the fault's start for opens, its lifting for closes) earlier by the
+// stalled time between the reference and each.
+func earlierBreakers(o Observed, b *scenarios.BreakerWithin, closes bool, stalls []Stall) map[string][]Transition {
+	out := make(map[string][]Transition, len(o.Breakers))
+	for dep, ts := range o.Breakers {
+		out[dep] = ts
+	}
+	f, ok := faultFor(b.Fault, b.Dependency, o.Order)
+	sp, ok2 := o.Faults[f.Name]
+	if !ok || !ok2 {
+		return out
+	}
+	ref := sp.From
+	if closes {
+		ref = sp.Lifted
+	}
+	ts := slices.Clone(o.Breakers[b.Dependency])
+	for i := range ts {
+		at := time.Duration(ts[i].AtMS) * time.Millisecond
+		if at > ref {
+			ts[i].AtMS = (at - overlap(stalls, ref, at)).Milliseconds()
+		}
+	}
+	out[b.Dependency] = ts
+	return out
+}
+
+// excuseDropped excuses dropped arrivals when every one was due while the
+// machine that was to send it was stalled, or within one stall's length
+// after (the shoppers the stall held up were still holding the pool).
+func excuseDropped(c ExpectationResult, shoppers []Shopper, st Starvation) (string, bool) {
+	n, explained := 0, 0
+	var stalled time.Duration
+	for i := range shoppers {
+		s := &shoppers[i]
+		if s.Outcome != Dropped {
+			continue
+		}
+		n++
+		if stalls := st.of(s); inShadow(stalls, s.Scheduled) {
+			explained++
+			stalled = max(stalled, longest(stalls))
+		}
+	}
+	if n == 0 || explained < n {
+		return "", false
+	}
+	return fmt.Sprintf("%s (observed: %s; every dropped arrival was due while the machine that was to send it was stalled, up to %s, or just after)", c.Promise, c.Observed, stalled.Round(time.Millisecond)), true
+}
+
+// overlap is how much of [from, to) the stalls cover.
+func overlap(stalls []Stall, from, to time.Duration) time.Duration {
+	var d time.Duration
+	for _, s := range stalls {
+		if lo, hi := max(from, s.From), min(to, s.To); hi > lo {
+			d += hi - lo
+		}
+	}
+	return d
+}
+
+// inShadow reports whether t falls in a stall or within one stall's
+// length after it.
+func inShadow(stalls []Stall, t time.Duration) bool {
+	for _, s := range stalls {
+		if t >= s.From && t < s.To+(s.To-s.From) {
+			return true
+		}
+	}
+	return false
+}
+
+func longest(stalls []Stall) time.Duration {
+	var d time.Duration
+	for _, s := range stalls {
+		d = max(d, s.To-s.From)
+	}
+	return d
 }
 
 // expectationSpan is the part of the run an expectation judged: its
@@ -55,9 +368,9 @@ func expectationSpan(e scenarios.Expectation, w Windows, ft FaultTimes, order []
 			return 0, end
 		}
 		if closes {
-			return sp.Lifted, min(end, sp.To+b.Within.D())
+			return sp.Lifted, end
 		}
-		return sp.From, min(end, sp.From+b.Within.D())
+		return sp.From, end
 	}
 	switch {
 	case e.BreakerOpens != nil:
@@ -70,28 +383,16 @@ func expectationSpan(e scenarios.Expectation, w Windows, ft FaultTimes, order []
 		return w.Bounds(e.Ratio.Window)
 	case e.Degraded != nil:
 		return w.Bounds(e.Degraded.Window)
-	case e.Metric != nil:
-		return w.Bounds(e.Metric.Window)
 	case e.FastRefusals != nil:
 		if sp, ok := ft[e.FastRefusals.Fault]; ok {
 			return sp.From, min(end, sp.To+e.FastRefusals.FallsWithin.D()+settle)
 		}
 	case e.BlastRadius != nil:
-		// The part judged and its baseline: a stall in either moves the
-		// comparison.
-		b := e.BlastRadius
-		bounds := func(name scenarios.Window, from, to time.Duration) (time.Duration, time.Duration) {
-			if to > 0 {
-				return from, to
-			}
-			return w.Bounds(name)
+		name, from, to := e.BlastRadius.Span()
+		if to > 0 {
+			return from, to
 		}
-		f1, t1 := bounds(b.Span())
-		f2, t2 := bounds(b.BaselineSpan())
-		return min(f1, f2), max(t1, t2)
-	case e.Moved != nil:
-		// How a move ended is not the machine's doing: never excused.
-		return 0, 0
+		return w.Bounds(name)
 	}
 	return 0, end
 }

@@ -24,6 +24,7 @@ type Attempt struct {
 type Shopper struct {
 	ID        string        // its checkout id
 	Shop      string        // its shop, in a sale across shops
+	Shard     int           // the load worker that timed it, when the load came from workers
 	Scheduled time.Duration // its arrival, from the start of the load
 	Outcome   Outcome       // "" when it never started
 	Attempts  []Attempt

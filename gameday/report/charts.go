@@ -91,7 +91,7 @@ func newTimeScale(r *runrecord.Record) timeScale {
 		if f.Error != "" {
 			label = f.Name + " (not applied)"
 		}
-		bands = append(bands, faultBand{label: label, start: float64(f.StartMS) / 1000, end: float64(f.EndMS) / 1000, failed: f.Error != ""})
+		bands = append(bands, faultBand{label: label, start: float64(f.StartMS) / 1000, end: float64(f.EndMS) / 1000, failed: f.Error != "" || f.LiftError != ""})
 	}
 	return timeScale{xMax: xMax, left: left, faults: bands}
 }

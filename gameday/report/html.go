@@ -177,7 +177,7 @@ func newPage(r *runrecord.Record) page {
 	}
 	for _, f := range r.Faults {
 		p.Faults = append(p.Faults, faultView{Name: f.Name, Target: f.Target, Kind: f.Kind,
-			Start: seconds(f.StartMS), End: seconds(f.EndMS), Error: f.Error})
+			Start: seconds(f.StartMS), End: seconds(f.EndMS), Error: faultError(f)})
 	}
 	p.Flash, p.FlashNote = flashViews(r.Flash)
 	p.Ledger = []fact{
@@ -432,4 +432,13 @@ func outcomesByCount(counts map[string]int) []string {
 		return names[i] < names[j]
 	})
 	return names
+}
+
+// faultError is what went wrong with a fault, for its row: not applied,
+// or not lifted at its time.
+func faultError(f runrecord.FaultRecord) string {
+	if f.LiftError != "" {
+		return "not lifted at its time: " + f.LiftError
+	}
+	return f.Error
 }

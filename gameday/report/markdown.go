@@ -367,6 +367,9 @@ func writeNotes(b *strings.Builder, r *runrecord.Record) {
 		if f.Error != "" {
 			notes = append(notes, fmt.Sprintf("fault %s (%s %s) was not applied: %s", md(f.Name), md(f.Target), md(f.Kind), md(f.Error)))
 		}
+		if f.LiftError != "" {
+			notes = append(notes, fmt.Sprintf("fault %s (%s %s) could not be lifted at its time, stayed in place and stopped the load: %s", md(f.Name), md(f.Target), md(f.Kind), md(f.LiftError)))
+		}
 	}
 	for _, n := range r.Environment.Notes {
 		notes = append(notes, "environment: "+md(n))

@@ -261,8 +261,16 @@ type Host struct {
 	// Stalls lists the worst stalls (at most ten, worst first) with when
 	// they happened, in milliseconds from the start of the load.
 	Stalls []Stall `json:"stalls,omitempty"`
+	// StarvedSpans are the times the runner's timer stalled 100 ms or
+	// more (hostmon.StarvedStall), in milliseconds from the start of the
+	// load, in order: the evidence a timing promise is excused by
+	// (judge.Excuse). StarvedSpansCut counts stalls beyond the 4,096 kept,
+	// which excuse nothing.
+	StarvedSpans    []StallSpan `json:"starved_spans,omitempty"`
+	StarvedSpansCut int         `json:"starved_spans_cut,omitempty"`
 	// Starved names the promises that failed while the machine was
-	// starved, with the evidence; they make the verdict inconclusive.
+	// starved, with the evidence; they make the verdict inconclusive
+	// when no other promise failed.
 	Starved []string `json:"starved,omitempty"`
 }
 
@@ -270,6 +278,13 @@ type Host struct {
 type Stall struct {
 	AtMS int64   `json:"at_ms"`
 	MS   float64 `json:"ms"`
+}
+
+// StallSpan is a time in which a machine that measured the drill could not
+// run it: its timer was due at FromMS and fired at ToMS.
+type StallSpan struct {
+	FromMS int64 `json:"from_ms"`
+	ToMS   int64 `json:"to_ms"`
 }
 
 // Flash is the flash-sale figures of a run beside their prediction.
@@ -361,6 +376,13 @@ type Shard struct {
 	Scheduled int     `json:"scheduled"`
 	Shoppers  int     `json:"shoppers"`
 	LateP99MS float64 `json:"late_p99_ms"`
+	// StarvedSpans are the times the worker's own timer stalled 100 ms or
+	// more, on the coordinator's clock from the start of the load: the
+	// evidence that excuses a timing promise over the shoppers this worker
+	// measured (host.starved_spans is the coordinator's, which measured
+	// the breakers only). StarvedSpansCut counts those beyond the kept.
+	StarvedSpans    []StallSpan `json:"starved_spans,omitempty"`
+	StarvedSpansCut int         `json:"starved_spans_cut,omitempty"`
 	// Error is why the shard failed (it died, started late, could not
 	// reach the target), which makes the run inconclusive.
 	Error string `json:"error,omitempty"`
@@ -427,7 +449,12 @@ type FaultRecord struct {
 	StartMS  int64  `json:"start_ms"`
 	LiftedMS *int64 `json:"lifted_ms,omitempty"`
 	EndMS    int64  `json:"end_ms"`
-	Error    string `json:"error,omitempty"`
+	// Error is why the fault could not be injected: it was never in
+	// place (EndMS is StartMS).
+	Error string `json:"error,omitempty"`
+	// LiftError is why the fault could not be lifted at LiftedMS: it
+	// stayed in place, the load was stopped, and EndMS is the load's end.
+	LiftError string `json:"lift_error,omitempty"`
 }
 
 // ExpectationResult is one promise and what was seen.

@@ -1,4 +1,8 @@
-package gameday
+// Package hostmon watches whether the machine that measures a drill keeps
+// up with it: the runner's, and each load worker's. Its stalls are the
+// evidence on which package judge excuses a timing promise that a starved
+// machine, not the system under test, broke.
+package hostmon
 
 import (
 	"bytes"
@@ -17,7 +21,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 )
 
-// hostMonitor watches whether the machine keeps up with the drill. A
+// Monitor watches whether the machine keeps up with the drill. A
 // goroutine sleeps hostTick at a time and records how late it woke: a
 // runner that was ready and could not get a CPU. Where Linux reports it, it
 // also reads the CPU pressure (/proc/pressure/cpu, "some": time in which a
@@ -25,7 +29,7 @@ import (
 // one positioned read of a file it keeps open. Both are kept per
 // hostBucket, so a promise's window can be asked whether the machine was
 // starved during it.
-type hostMonitor struct {
+type Monitor struct {
 	start time.Time
 	now   func() time.Time
 
@@ -33,15 +37,19 @@ type hostMonitor struct {
 	buckets []hostBucketStats // index: offset from start / hostBucket
 	stalls  []time.Duration   // lateness of every tick
 	worst   []runrecord.Stall // the worst stalls, with when
-	psi     bool              // /proc/pressure/cpu was readable at start
-	psiF    *os.File          // it, open while run runs
-	psiFD   int               // psiF's descriptor
-	psi0    int64             // its "some total" (µs) at start
-	psiLast int64
-	psiAt   time.Time
-	psiB    int   // the bucket of psiAt
-	io      bool  // /proc/pressure/io was readable at start
-	io0     int64 // its "some total" (µs) at start
+	// spans are the stalls of StarvedStall or more, in order, from the
+	// start; at most maxSpans (spansCut counts those left out).
+	spans    []runrecord.StallSpan
+	spansCut int
+	psi      bool     // /proc/pressure/cpu was readable at start
+	psiF     *os.File // it, open while run runs
+	psiFD    int      // psiF's descriptor
+	psi0     int64    // its "some total" (µs) at start
+	psiLast  int64
+	psiAt    time.Time
+	psiB     int   // the bucket of psiAt
+	io       bool  // /proc/pressure/io was readable at start
+	io0      int64 // its "some total" (µs) at start
 }
 
 type hostBucketStats struct {
@@ -52,16 +60,21 @@ type hostBucketStats struct {
 const (
 	hostTick   = 10 * time.Millisecond
 	hostBucket = 100 * time.Millisecond
-	// starvedStall is the stall of the runner's timer at which the machine
+	// StarvedStall is the stall of the runner's timer at which the machine
 	// counts as starved: for a tenth of a second nothing that was ready
 	// could run, which is as long as the tighter latency promises (50-300
 	// ms) allow for a whole answer, and far beyond what a machine that
 	// keeps up shows (well under 10 ms).
-	starvedStall = 100 * time.Millisecond
+	StarvedStall = 100 * time.Millisecond
+	// maxSpans bounds the stalls kept as evidence: 4,096 of them are at
+	// least 410 s in which the machine could not run the drill.
+	maxSpans = 4096
 )
 
-func newHostMonitor(start time.Time) *hostMonitor {
-	m := &hostMonitor{start: start, now: time.Now}
+// New returns a monitor whose times count from start (the start of the
+// load); Run samples.
+func New(start time.Time) *Monitor {
+	m := &Monitor{start: start, now: time.Now}
 	if v, ok := readPressure("/proc/pressure/io"); ok {
 		m.io, m.io0 = true, v
 	}
@@ -75,8 +88,8 @@ func newHostMonitor(start time.Time) *hostMonitor {
 	return m
 }
 
-// run samples until ctx ends.
-func (m *hostMonitor) run(ctx context.Context) {
+// Run samples until ctx ends.
+func (m *Monitor) Run(ctx context.Context) {
 	// A ticker, not a timer reset after each tick: a reset from a
 	// goroutine wakes the runtime's network poller every time (a system
 	// call a tick). A tick carries the instant it was due, so its
@@ -99,7 +112,7 @@ func (m *hostMonitor) run(ctx context.Context) {
 	}
 }
 
-func (m *hostMonitor) tick(now time.Time, late time.Duration) {
+func (m *Monitor) tick(now time.Time, late time.Duration) {
 	late = max(late, 0)
 	var psi int64
 	var psiOK bool
@@ -115,6 +128,9 @@ func (m *hostMonitor) tick(now time.Time, late time.Duration) {
 	}
 	b.maxStall = max(b.maxStall, late)
 	m.stalls = append(m.stalls, late)
+	if late >= StarvedStall {
+		m.addSpan(now.Add(-late), now)
+	}
 	if late >= 5*time.Millisecond {
 		m.worst = append(m.worst, runrecord.Stall{AtMS: now.Sub(m.start).Milliseconds(), MS: stats.MS(late)})
 		if len(m.worst) > 64 { // keep the worst few, bounded
@@ -138,7 +154,31 @@ func (m *hostMonitor) tick(now time.Time, late time.Duration) {
 	}
 }
 
-func (m *hostMonitor) bucket(at time.Time) *hostBucketStats {
+// addSpan keeps the stall [from, to), joined to the last one where they
+// meet (a tick is late again before the runner caught up).
+func (m *Monitor) addSpan(from, to time.Time) {
+	sp := runrecord.StallSpan{FromMS: from.Sub(m.start).Milliseconds(), ToMS: to.Sub(m.start).Milliseconds()}
+	if n := len(m.spans); n > 0 && sp.FromMS <= m.spans[n-1].ToMS {
+		m.spans[n-1].ToMS = max(m.spans[n-1].ToMS, sp.ToMS)
+		return
+	}
+	if len(m.spans) >= maxSpans {
+		m.spansCut++
+		return
+	}
+	m.spans = append(m.spans, sp)
+}
+
+// Spans are the stalls of StarvedStall or more so far, from the start, in
+// order, and how many more there were than were kept: evidence left out
+// excuses nothing.
+func (m *Monitor) Spans() ([]runrecord.StallSpan, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.spans), m.spansCut
+}
+
+func (m *Monitor) bucket(at time.Time) *hostBucketStats {
 	i := int(at.Sub(m.start) / hostBucket)
 	if i < 0 || i > 1<<20 { // before the start, or a run of more than a day
 		return nil
@@ -149,7 +189,7 @@ func (m *hostMonitor) bucket(at time.Time) *hostBucketStats {
 	return &m.buckets[i]
 }
 
-func (m *hostMonitor) trimWorst(n int) {
+func (m *Monitor) trimWorst(n int) {
 	slices.SortFunc(m.worst, func(a, b runrecord.Stall) int {
 		if a.MS != b.MS {
 			return int(math.Copysign(1, b.MS-a.MS))
@@ -159,23 +199,9 @@ func (m *hostMonitor) trimWorst(n int) {
 	m.worst = m.worst[:min(n, len(m.worst))]
 }
 
-// starved reports whether the runner stalled for starvedStall or more in
-// [from, to), and the worst stall there.
-func (m *hostMonitor) starved(from, to time.Duration) (bool, time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var worst time.Duration
-	for i := int(from / hostBucket); i < len(m.buckets) && time.Duration(i)*hostBucket < to; i++ {
-		if i >= 0 {
-			worst = max(worst, m.buckets[i].maxStall)
-		}
-	}
-	return worst >= starvedStall, worst
-}
-
 // pressure is the CPU pressure over [from, to) as a share of wall time;
 // false where it is not reported.
-func (m *hostMonitor) pressure(from, to time.Duration) (float64, bool) {
+func (m *Monitor) pressure(from, to time.Duration) (float64, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.psi {
@@ -193,13 +219,14 @@ func (m *hostMonitor) pressure(from, to time.Duration) (float64, bool) {
 	return float64(us) / float64(time.Duration(n)*hostBucket/time.Microsecond), true
 }
 
-// record summarises the run for run.json.
-func (m *hostMonitor) record() *runrecord.Host {
+// Record summarises the run for run.json.
+func (m *Monitor) Record() *runrecord.Host {
 	m.mu.Lock()
 	h := &runrecord.Host{CPUs: runtime.NumCPU(), Load1: load1()}
 	s := slices.Clone(m.stalls)
 	m.trimWorst(10)
 	h.Stalls = slices.Clone(m.worst)
+	h.StarvedSpans, h.StarvedSpansCut = slices.Clone(m.spans), m.spansCut
 	psi, stallUS, at := m.psi, m.psiLast-m.psi0, m.psiAt
 	io, io0 := m.io, m.io0
 	m.mu.Unlock()
@@ -271,8 +298,8 @@ func load1() float64 {
 	return v
 }
 
-// hostEvidence says how the machine kept up, in one line.
-func hostEvidence(h *runrecord.Host) string {
+// Evidence says how the machine kept up, in one line.
+func Evidence(h *runrecord.Host) string {
 	s := fmt.Sprintf("the runner's 10 ms timer stalled up to %.0f ms, p99 %.0f ms", h.StallMaxMS, h.StallP99MS)
 	if h.CPUPressurePct != nil {
 		s += fmt.Sprintf("; CPU pressure %.0f%% of the run", *h.CPUPressurePct)
