@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/health"
+	"github.com/gameday-dev/gameday/internal/redact"
 	"github.com/gameday-dev/gameday/internal/wait"
 )
 
@@ -152,7 +155,10 @@ func newHandle(ctx context.Context, dep string, p *system.Process, dir string, e
 }
 
 // runArgv runs a program (no shell) in dir within ctx; its output, cut
-// short, goes into the error.
+// short, goes into the error. The error shows the command as
+// redact.Command does, and what the program printed with the values it
+// masks masked too: the error reaches run.json, the summary and the
+// reports.
 func runArgv(ctx context.Context, dir, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
@@ -160,13 +166,57 @@ func runArgv(ctx context.Context, dir, name string, args ...string) error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
+		argv := append([]string{name}, args...)
 		msg := strings.TrimSpace(out.String())
+		for _, h := range hidden(argv) {
+			msg = strings.ReplaceAll(msg, h, redact.Mask)
+		}
 		if len(msg) > 300 {
 			msg = msg[:300] + "..."
 		}
-		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, msg)
+		return fmt.Errorf("%s: %w: %s", redact.Command(argv), err, msg)
 	}
 	return nil
+}
+
+// hidden lists the values redact.Command masks in argv, longest first:
+// each argument it does not show whole, the value of one written
+// NAME=VALUE, and a URL's password and query values. A program that
+// prints its own arguments must not show them either. Values shorter
+// than 4 bytes are left: masking them everywhere would mangle the rest.
+func hidden(argv []string) []string {
+	shown := " " + redact.Command(argv) + " "
+	var out []string
+	add := func(v string) {
+		if len(v) >= 4 && v != redact.Mask {
+			out = append(out, v)
+		}
+	}
+	for _, a := range argv[1:] {
+		if strings.Contains(shown, " "+a+" ") {
+			continue
+		}
+		add(a)
+		if _, v, ok := strings.Cut(a, "="); ok {
+			add(v)
+		}
+		raw := a // a URL, or --flag=URL
+		if i := strings.Index(a, "="); i > 0 && i < strings.Index(a, "://") {
+			raw = a[i+1:]
+		}
+		if u, err := url.Parse(raw); err == nil && u.Scheme != "" {
+			if p, ok := u.User.Password(); ok {
+				add(p)
+			}
+			for _, vs := range u.Query() {
+				for _, v := range vs {
+					add(v)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 // startDetached starts a program that keeps running after the runner
