@@ -50,8 +50,11 @@ type Reader struct {
 func Open(ctx context.Context, sys *system.System, vals system.Values, timeout time.Duration) (_ *Reader, err error) {
 	r := &Reader{sys: sys, vals: vals, sql: map[string]*sql.DB{}, redis: map[string]*redis.Client{},
 		// No client-wide timeout: each request is bounded by its query's
-		// own (or the ping's) context.
-		hc: &http.Client{}}
+		// own (or the ping's) context. No redirect is followed: it would
+		// send the request's body and headers (a store's token) to
+		// wherever the answer points, and read that host's answer as the
+		// store's. The 3xx is the store's answer (see failed).
+		hc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -63,7 +66,7 @@ func Open(ctx context.Context, sys *system.System, vals system.Values, timeout t
 		err := r.open(pctx, name, st)
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("store %s (%s): %w", name, st.Kind(), err)
+			return nil, fmt.Errorf("store %s (%s): %w", name, st.Kind(), hide(err, storeSecrets(st)))
 		}
 	}
 	return r, nil
@@ -175,8 +178,9 @@ func (r *Reader) actWithin(ctx context.Context, a *system.Action) error {
 	}
 }
 
-func (r *Reader) act(ctx context.Context, a *system.Action) error {
+func (r *Reader) act(ctx context.Context, a *system.Action) (err error) {
 	q := &a.Query
+	defer r.hiding(q, &err)
 	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
 	defer cancel()
 	rq := r.sys.Render(q, r.vals)
@@ -187,12 +191,12 @@ func (r *Reader) act(ctx context.Context, a *system.Action) error {
 	case "redis":
 		return r.redis[q.Store].Do(ctx, rq.Redis...).Err()
 	case "http":
-		code, body, err := r.get(ctx, rq)
+		ans, err := r.get(ctx, rq)
 		if err != nil && !errors.As(err, new(*tooLong)) {
 			return err
 		}
-		if (a.Expect != 0 && code != a.Expect) || (a.Expect == 0 && code/100 != 2) {
-			return fmt.Errorf("%s %s answered %d: %s", rq.Method, rq.URL, code, clip(body))
+		if (a.Expect != 0 && ans.code != a.Expect) || (a.Expect == 0 && ans.code/100 != 2) {
+			return r.failed(q, rq, ans)
 		}
 		return nil
 	case "command":

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -19,17 +21,21 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/redact"
 )
 
-// maxOutput bounds what one query may answer; maxRows the rows of an SQL
-// query.
-const (
-	maxOutput = 16 << 20
-	maxRows   = 1_000_000
-)
+// maxOutput bounds what one query may answer.
+const maxOutput = 16 << 20
 
-// Value reads one number (a boolean reads as 1 or 0) from q.
-func (r *Reader) Value(ctx context.Context, q *system.Query) (float64, error) {
+// maxRows bounds the rows of a query: an SQL query's, or a Redis
+// collection's (its fields, members or items). (A variable only so that a
+// test can lower it.)
+var maxRows = 1_000_000
+
+// Value reads one number (a boolean reads as 1 or 0) from q. NaN and the
+// infinities are not numbers here: each is an error.
+func (r *Reader) Value(ctx context.Context, q *system.Query) (_ float64, err error) {
+	defer r.hiding(q, &err)
 	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
 	defer cancel()
 	rq := r.sys.Render(q, r.vals)
@@ -44,7 +50,7 @@ func (r *Reader) Value(ctx context.Context, q *system.Query) (float64, error) {
 		}
 		return number(v)
 	case "redis":
-		v, err := r.redis[q.Store].Do(ctx, rq.Redis...).Result()
+		v, err := r.redisDo(ctx, q, rq.Redis)
 		if errors.Is(err, redis.Nil) {
 			return 0, fmt.Errorf("%v: no such key", rq.Redis)
 		}
@@ -53,14 +59,14 @@ func (r *Reader) Value(ctx context.Context, q *system.Query) (float64, error) {
 		}
 		return number(v)
 	case "http":
-		code, body, err := r.get(ctx, rq)
+		ans, err := r.get(ctx, rq)
 		if err != nil {
 			return 0, err
 		}
-		if code/100 != 2 {
-			return 0, fmt.Errorf("%s %s answered %d: %s", rq.Method, rq.URL, code, clip(body))
+		if ans.code/100 != 2 {
+			return 0, r.failed(q, rq, ans)
 		}
-		return jsonNumber(body, q.JSON)
+		return jsonNumber(ans.body, q.JSON)
 	case "command":
 		out, err := run(ctx, r.sys.Dir(), rq.Command)
 		if err != nil {
@@ -72,6 +78,45 @@ func (r *Reader) Value(ctx context.Context, q *system.Query) (float64, error) {
 		return jsonNumber(out, q.JSON)
 	}
 	return 0, errors.New("unknown kind of query")
+}
+
+// maxCount bounds a count either way: 2^53, past which a float64 (what a
+// JSON number, a float column or a command's text is read as) no longer
+// holds every whole number, so that one unit more or less could not be
+// told.
+const maxCount = 1 << 53
+
+// Count reads one count of units from q: a whole number (12, or 12.0 from
+// a decimal column), at most maxCount either way. NaN, an infinity, a
+// fraction, or a number past maxCount is an error that names the store (or
+// the command) and what it answered: a count cannot be judged from it.
+func (r *Reader) Count(ctx context.Context, q *system.Query) (int64, error) {
+	v, err := r.Value(ctx, q)
+	if err == nil {
+		switch {
+		case v != math.Trunc(v):
+			err = fmt.Errorf("want a whole number of units, got %v", v)
+		case math.Abs(v) > maxCount:
+			err = fmt.Errorf("want a count, got %v, beyond the ±%d a count can be read as", v, int64(maxCount))
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", r.source(q), err)
+	}
+	return int64(v), nil
+}
+
+// source names where q is asked: "store kv (redis)", or "command
+// ./stock.sh".
+func (r *Reader) source(q *system.Query) string {
+	if q.Kind() == "command" {
+		return "command " + q.Command[0]
+	}
+	kind := "?"
+	if st := r.sys.Stores[q.Store]; st != nil {
+		kind = st.Kind()
+	}
+	return fmt.Sprintf("store %s (%s)", q.Store, kind)
 }
 
 // Row is one row of a query, its columns as text.
@@ -96,7 +141,8 @@ type Table struct {
 }
 
 // Table reads q's rows as Rows does, with the columns of an SQL answer.
-func (r *Reader) Table(ctx context.Context, q *system.Query, cols []string) (Table, error) {
+func (r *Reader) Table(ctx context.Context, q *system.Query, cols []string) (_ Table, err error) {
+	defer r.hiding(q, &err)
 	if q.Kind() == "sql" {
 		ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
 		defer cancel()
@@ -116,23 +162,27 @@ func (r *Reader) rows(ctx context.Context, q *system.Query, cols []string) ([]Ro
 	}
 	switch q.Kind() {
 	case "redis":
-		v, err := r.redis[q.Store].Do(ctx, rq.Redis...).Result()
+		v, err := r.redisDo(ctx, q, rq.Redis)
 		if errors.Is(err, redis.Nil) {
 			return nil, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		return redisRows(v, fields, strings.EqualFold(fmt.Sprint(rq.Redis[0]), "HGETALL"))
+		rows, err := redisRows(v, fields, strings.EqualFold(fmt.Sprint(rq.Redis[0]), "HGETALL"))
+		if err == nil && len(rows) > maxRows {
+			return nil, r.tooMany(q, rq.Redis, fmt.Sprintf("answered %d rows", len(rows)))
+		}
+		return rows, err
 	case "http":
-		code, body, err := r.get(ctx, rq)
+		ans, err := r.get(ctx, rq)
 		if err != nil {
 			return nil, err
 		}
-		if code/100 != 2 {
-			return nil, fmt.Errorf("%s %s answered %d: %s", rq.Method, rq.URL, code, clip(body))
+		if ans.code/100 != 2 {
+			return nil, r.failed(q, rq, ans)
 		}
-		return jsonRows(body, q.Items, fields)
+		return jsonRows(ans.body, q.Items, fields)
 	case "command":
 		out, err := run(ctx, r.sys.Dir(), rq.Command)
 		if err != nil {
@@ -318,7 +368,19 @@ func text(v any) string {
 	return fmt.Sprint(v)
 }
 
+// number reads v as a number. NaN and the infinities are errors, whatever
+// sent them (a float column, a Redis string, a JSON 1e999): no count or
+// amount is one, and arithmetic on them gives nonsense that looks like a
+// count (NaN is read as -9.2e18 units).
 func number(v any) (float64, error) {
+	f, err := anyNumber(v)
+	if err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return 0, fmt.Errorf("want a number, got %v", f)
+	}
+	return f, err
+}
+
+func anyNumber(v any) (float64, error) {
 	switch x := v.(type) {
 	case int64:
 		return float64(x), nil
@@ -366,7 +428,7 @@ func jsonNumber(body []byte, path string) (float64, error) {
 	}
 	switch r.Type {
 	case gjson.Number:
-		return r.Num, nil
+		return number(r.Num)
 	case gjson.True:
 		return 1, nil
 	case gjson.False:
@@ -377,14 +439,23 @@ func jsonNumber(body []byte, path string) (float64, error) {
 	return 0, fmt.Errorf("want a number or a boolean at %q, got %s", path, clip([]byte(r.Raw)))
 }
 
-func (r *Reader) get(ctx context.Context, rq system.Rendered) (int, []byte, error) {
+// answer is an http store's answer to a query.
+type answer struct {
+	code     int
+	body     []byte
+	location string // a redirect's Location header
+}
+
+// get asks an http store: one request, whose answer is the store's, a
+// redirect included (the client follows none).
+func (r *Reader) get(ctx context.Context, rq system.Rendered) (answer, error) {
 	var body io.Reader
 	if rq.Body != "" {
 		body = strings.NewReader(rq.Body)
 	}
 	req, err := http.NewRequestWithContext(ctx, rq.Method, rq.URL, body)
 	if err != nil {
-		return 0, nil, err
+		return answer{}, err
 	}
 	for k, v := range rq.Headers {
 		req.Header[k] = v
@@ -394,14 +465,37 @@ func (r *Reader) get(ctx context.Context, rq system.Rendered) (int, []byte, erro
 	}
 	resp, err := r.hc.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return answer{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxOutput+1))
+	a := answer{code: resp.StatusCode, body: b, location: resp.Header.Get("Location")}
 	if err == nil && len(b) > maxOutput {
-		return resp.StatusCode, b[:maxOutput], &tooLong{rq.Method + " " + rq.URL + " answered"}
+		a.body = b[:maxOutput]
+		return a, &tooLong{rq.Method + " " + redact.URL(rq.URL) + " answered"}
 	}
-	return resp.StatusCode, b, err
+	return a, err
+}
+
+// failed is the error of an http query answered other than it should be:
+// the request (redacted) and the status, and for a redirect where it
+// pointed, else the start of the answer. A redirect is not followed: the
+// store is named, with where its file gives its URL.
+func (r *Reader) failed(q *system.Query, rq system.Rendered, a answer) error {
+	req := rq.Method + " " + redact.URL(rq.URL)
+	if a.code/100 == 3 {
+		to := "nowhere (no Location)"
+		if a.location != "" {
+			to = redact.URL(a.location)
+			if base, err := url.Parse(rq.URL); err == nil {
+				if loc, err := base.Parse(a.location); err == nil {
+					to = redact.URL(loc.String())
+				}
+			}
+		}
+		return fmt.Errorf("%s answered %d, a redirect to %s: gameday follows no redirect from a store (store %s, %s): give the URL that answers itself", req, a.code, to, q.Store, r.sys.Where("stores."+q.Store))
+	}
+	return errors.New(scrub(fmt.Sprintf("%s answered %d: %s", req, a.code, clip(a.body)), requestSecrets(rq.URL, rq.Headers)))
 }
 
 // tooLong is an answer past maxOutput, cut there. Books never read one:
@@ -455,7 +549,8 @@ func (l *limited) Write(p []byte) (int, error) {
 // Settled asks q whether the books are final: a boolean (true when
 // settled) or a number of things still open (0 when settled). detail says
 // what it answered.
-func (r *Reader) Settled(ctx context.Context, q *system.Query) (bool, string, error) {
+func (r *Reader) Settled(ctx context.Context, q *system.Query) (_ bool, _ string, err error) {
+	defer r.hiding(q, &err)
 	ctx, cancel := context.WithTimeout(ctx, q.Timeout.D())
 	defer cancel()
 	rq := r.sys.Render(q, r.vals)
@@ -466,7 +561,7 @@ func (r *Reader) Settled(ctx context.Context, q *system.Query) (bool, string, er
 			return false, "", err
 		}
 	case "redis":
-		x, err := r.redis[q.Store].Do(ctx, rq.Redis...).Result()
+		x, err := r.redisDo(ctx, q, rq.Redis)
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return false, "", err
 		}
@@ -474,14 +569,14 @@ func (r *Reader) Settled(ctx context.Context, q *system.Query) (bool, string, er
 	case "http", "command":
 		var body []byte
 		if q.Kind() == "http" {
-			code, b, err := r.get(ctx, rq)
+			ans, err := r.get(ctx, rq)
 			if err != nil {
 				return false, "", err
 			}
-			if code/100 != 2 {
-				return false, "", fmt.Errorf("%s %s answered %d", rq.Method, rq.URL, code)
+			if ans.code/100 != 2 {
+				return false, "", r.failed(q, rq, ans)
 			}
-			body = b
+			body = ans.body
 		} else {
 			out, err := run(ctx, r.sys.Dir(), rq.Command)
 			if err != nil {
