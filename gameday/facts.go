@@ -33,11 +33,10 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			if x.q == nil {
 				continue
 			}
-			v, err := r.Value(ctx, x.q)
+			n, err := r.Count(ctx, x.q)
 			if err != nil {
 				return nil, fmt.Errorf("read books.stock.%s: %w", x.name, err)
 			}
-			n := int64(math.Round(v))
 			*x.dst = &n
 		}
 	}
@@ -372,7 +371,7 @@ func parseTime(s string) (time.Time, bool) {
 			return t, true
 		}
 	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 {
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && !math.IsInf(f, 0) {
 		if f > 1e11 { // milliseconds
 			return time.UnixMilli(int64(f)), true
 		}
