@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -297,6 +298,21 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 		}
 		d.rec.Shops = append(d.rec.Shops, runrecord.Shop{Name: lg.shop, Pod: lg.pod, Outcomes: outcomes, Invariants: iv, Ledger: ledger, Charges: charges})
 	}
+	// What belongs to no shop's shopper is no shop's, but it is the
+	// sale's: a charge of this run that no shopper made still took money.
+	if u := unattributed(facts, shoppers); u != nil {
+		r := judge.ReconcileAll(u, nil, 0)
+		total = addInvariants(total, r.Invariants)
+		for n, c := range r.Examples {
+			examples[n] = examples[n].Add(c)
+		}
+		ledger, charges := judge.Summarise(u)
+		d.rec.Ledger.Orders += ledger.Orders
+		d.rec.Charges.Approved += charges.Approved
+		d.rec.Charges.Declined += charges.Declined
+		d.rec.Charges.Voided += charges.Voided
+		d.rec.Notes = append(d.rec.Notes, unattributedNote(u, r.Invariants))
+	}
 	d.rec.Invariants = total
 	for n, who := range missing {
 		if len(who) < shops {
@@ -305,6 +321,139 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 		}
 	}
 	return notChecked, examples
+}
+
+// unattributed is what the books of a sale across shops hold of this run
+// that belongs to no shop's shopper: the charges and orders whose checkout
+// id begins with the run's prefix (readFacts kept only those) and is none
+// of the shoppers'. onlyTheirs leaves them out of every shop; here they
+// are reconciled on their own, so that a charge no shopper made is counted
+// once, as in a sale without shops (charges_without_order, and
+// double_charges or wrong_amounts where they apply). The charges of a
+// provider the shops share are read once per shop: a row read by several
+// ledgers counts as often as the ledger that read it most holds it. nil
+// when there is none.
+func unattributed(facts []*judge.Facts, shoppers []judge.Shopper) *judge.Facts {
+	ids := make(map[string]bool, len(shoppers))
+	for _, s := range shoppers {
+		ids[s.ID] = true
+	}
+	u := &judge.Facts{OrdersKnown: true, OrderCharges: true, OrderAmounts: true, ChargeAmounts: true}
+	charges, orders := map[string]int{}, map[string]int{}
+	var chargeKeys, orderKeys []string
+	chargeOf, orderOf := map[string]judge.Charge{}, map[string]judge.Order{}
+	for i, f := range facts {
+		if f == nil {
+			continue
+		}
+		if i == 0 {
+			u.Price = f.Price
+		}
+		u.OrdersKnown = u.OrdersKnown && f.OrdersKnown
+		u.OrderCharges = u.OrderCharges && f.OrderCharges
+		u.OrderAmounts = u.OrderAmounts && f.OrderAmounts
+		if f.ChargesKnown {
+			u.ChargesKnown = true
+			u.ChargeAmounts = u.ChargeAmounts && f.ChargeAmounts
+		}
+		mine := map[string]int{}
+		for _, c := range f.Charges {
+			if ids[c.CheckoutID] {
+				continue
+			}
+			k := fmt.Sprintf("%q %q %q %d %s", c.CheckoutID, c.ID, c.Status, c.At.UnixNano(), ratText(c.Amount))
+			mine[k]++
+			chargeOf[k] = c
+		}
+		for k, n := range mine {
+			if _, seen := charges[k]; !seen {
+				chargeKeys = append(chargeKeys, k)
+			}
+			charges[k] = max(charges[k], n)
+		}
+		mine = map[string]int{}
+		for _, o := range f.Orders {
+			if ids[o.CheckoutID] {
+				continue
+			}
+			k := fmt.Sprintf("%q %q %d %s", o.CheckoutID, o.Charge, o.Units, ratText(o.Amount))
+			mine[k]++
+			orderOf[k] = o
+		}
+		for k, n := range mine {
+			if _, seen := orders[k]; !seen {
+				orderKeys = append(orderKeys, k)
+			}
+			orders[k] = max(orders[k], n)
+		}
+	}
+	if len(chargeKeys)+len(orderKeys) == 0 {
+		return nil
+	}
+	slices.Sort(chargeKeys)
+	slices.Sort(orderKeys)
+	for _, k := range chargeKeys {
+		for range charges[k] {
+			u.Charges = append(u.Charges, chargeOf[k])
+		}
+	}
+	for _, k := range orderKeys {
+		for range orders[k] {
+			u.Orders = append(u.Orders, orderOf[k])
+		}
+	}
+	return u
+}
+
+func ratText(r *big.Rat) string {
+	if r == nil {
+		return "-"
+	}
+	return r.RatString()
+}
+
+// unattributedNote says which rows of this run belong to no shop's
+// shopper, and what they broke.
+func unattributedNote(u *judge.Facts, iv runrecord.Invariants) string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, c := range u.Charges {
+		if !seen[c.CheckoutID] {
+			seen[c.CheckoutID] = true
+			ids = append(ids, c.CheckoutID)
+		}
+	}
+	for _, o := range u.Orders {
+		if !seen[o.CheckoutID] {
+			seen[o.CheckoutID] = true
+			ids = append(ids, o.CheckoutID)
+		}
+	}
+	ids = judge.SortIDs(ids)
+	shown := strings.Join(ids[:min(len(ids), judge.MaxExamples)], ", ")
+	if len(ids) > judge.MaxExamples {
+		shown += ", ..."
+	}
+	var broke []string
+	counts := iv.ByName()
+	for _, n := range scenarios.InvariantNames() {
+		if counts[n] > 0 {
+			broke = append(broke, fmt.Sprintf("%s %d", n, counts[n]))
+		}
+	}
+	what := "none broke an invariant"
+	if len(broke) > 0 {
+		what = "counted in the sale's invariants, in no shop's: " + strings.Join(broke, ", ")
+	}
+	return fmt.Sprintf("%s and %s of this run belong to no shop's shopper (checkout ids %s): reconciled on their own, %s", howMany(len(u.Charges), "charge"), howMany(len(u.Orders), "order"), shown, what)
+}
+
+// howMany is "1 charge" or "N charges".
+func howMany(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // onlyTheirs is f with the charges and orders of shoppers other than
