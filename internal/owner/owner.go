@@ -30,6 +30,13 @@ func Self() Owner {
 	return Owner{Pid: pid, Started: procStart(pid), Boot: bootID(), Where: where()}
 }
 
+// Of is the process pid of this host and pid namespace, identified as
+// Self is: its start time, the boot and where it runs. A pid that does not
+// run has no start time ("").
+func Of(pid int) Owner {
+	return Owner{Pid: pid, Started: procStart(pid), Boot: bootID(), Where: where()}
+}
+
 // where is this process's host name and pid namespace.
 func where() string {
 	host, _ := os.Hostname()
@@ -41,6 +48,23 @@ func where() string {
 // same host, same pid namespace. A runner elsewhere (another machine on a
 // shared Docker engine, another container) is never judged dead from here.
 func (o Owner) Here() bool { return o.Where == "" || o.Where == where() }
+
+// SameHost reports whether the owner ran on this host (its host name;
+// the pid namespace may differ): what a host's systemd or a program run
+// there acts on. An owner whose host is unknown is not on this host.
+func (o Owner) SameHost() bool {
+	return o.Where != "" && hostOf(o.Where) == hostOf(where())
+}
+
+// Host is the owner's host name, "" if unknown.
+func (o Owner) Host() string { return hostOf(o.Where) }
+
+func hostOf(where string) string {
+	if i := strings.LastIndexByte(where, '@'); i >= 0 {
+		return where[:i]
+	}
+	return where
+}
 
 // Alive reports whether the process may still run: a pid that exists, on
 // this boot, started when the owner did.
@@ -107,6 +131,3 @@ func bootID() string {
 	}
 	return strings.TrimSpace(string(data))
 }
-
-// update runs f on the entries under an exclusive lock and writes the
-// result atomically.

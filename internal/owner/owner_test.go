@@ -2,6 +2,7 @@ package owner
 
 import (
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -43,6 +44,36 @@ func TestStringParses(t *testing.T) {
 	for _, bad := range []string{"", "12", "x/1/b", "0/1/b", "-3/1/b"} {
 		if _, ok := Parse(bad); ok {
 			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}
+
+// Of identifies another process as Self does this one: a child is alive
+// until it exits, and its record then names a dead process even though
+// the pid may come back. SameHost compares the host name only (a systemd
+// unit or a program acts on the host, whatever the pid namespace).
+func TestOfAndSameHost(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	o := Of(cmd.Process.Pid)
+	if o.Pid != cmd.Process.Pid || o.Started == "" || o.Boot != Self().Boot || !o.Alive() || !o.Here() {
+		t.Errorf("Of(child) = %+v: want its own start time, alive, here", o)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if o.Alive() {
+		t.Errorf("Of(child) still alive after it exited: %+v", o)
+	}
+	self := Self()
+	other := Owner{Pid: 1, Where: self.Host() + "@pid:[1]"}
+	if !self.SameHost() || !other.SameHost() || other.Here() {
+		t.Errorf("SameHost: self %v, another pid namespace here %v (Here %v)", self.SameHost(), other.SameHost(), other.Here())
+	}
+	for _, o := range []Owner{{Pid: 1, Where: "elsewhere@pid:[1]"}, {Pid: 1}} {
+		if o.SameHost() {
+			t.Errorf("SameHost(%q) = true", o.Where)
 		}
 	}
 }
