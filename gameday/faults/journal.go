@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/env"
@@ -16,6 +17,7 @@ import (
 	"github.com/gameday-dev/gameday/internal/durable"
 	"github.com/gameday-dev/gameday/internal/filelock"
 	"github.com/gameday-dev/gameday/internal/owner"
+	"github.com/gameday-dev/gameday/internal/redact"
 )
 
 // Entry is one fault on a Toxiproxy that outlives the runner.
@@ -41,6 +43,19 @@ type Entry struct {
 	// unpauses it. Toxiproxy and Proxy are empty then.
 	Container string `json:"container,omitempty"`
 	Action    string `json:"action,omitempty"`
+	// Dependency, with Action "pause" and Paused, is a dependency of a
+	// described system paused through its own process handle (systemd,
+	// command, pid_file): cleanup resumes it as Paused says, on the host
+	// that paused it. Toxiproxy, Proxy and Container are empty then.
+	Dependency string      `json:"dependency,omitempty"`
+	Paused     *env.Paused `json:"paused,omitempty"`
+	// Lease is the time (RFC 3339, UTC) until which the runner is known
+	// to run: a live runner renews it every renewEvery while it has
+	// entries in the journal. Past it and leaseMargin (for clocks that
+	// differ between the hosts sharing a journal) the runner is judged
+	// gone wherever it ran. "" in entries written before leases: only
+	// the same host and pid namespace can judge those.
+	Lease string `json:"lease,omitempty"`
 	// SetAside says why cleanup could not undo the fault of a dead runner
 	// (its Toxiproxy unreachable, its container gone), and since when.
 	// Such an entry no longer stops anything: every cleanup tries it
@@ -51,12 +66,53 @@ type Entry struct {
 // String names the fault for messages.
 func (e Entry) String() string {
 	switch {
+	case e.Paused != nil:
+		return "pause of " + e.Dependency + " (" + e.Paused.String() + ")"
 	case e.Container != "":
 		return e.Action + " of container " + e.Container
 	case e.Disabled:
-		return "disabled proxy " + e.Toxiproxy + "/" + e.Proxy
+		return "disabled proxy " + redact.URL(e.Toxiproxy) + "/" + e.Proxy
 	}
-	return "toxic " + e.Toxic + " on " + e.Toxiproxy + "/" + e.Proxy
+	return "toxic " + e.Toxic + " on " + redact.URL(e.Toxiproxy) + "/" + e.Proxy
+}
+
+// The lease of a runner's entries: renewed every renewEvery to run
+// leaseFor ahead, and judged run out leaseMargin after it ends, so that a
+// runner whose clock is up to leaseMargin ahead of the judge's, or which
+// could not renew for a while (a starved machine, a slow disk), is not
+// judged gone. A runner killed elsewhere is judged gone at most
+// leaseFor+leaseMargin (a minute) after its last renewal.
+var (
+	renewEvery  = 5 * time.Second
+	leaseFor    = 30 * time.Second
+	leaseMargin = 30 * time.Second
+)
+
+// newLease is a lease that runs leaseFor from now.
+func newLease() string { return time.Now().Add(leaseFor).UTC().Format(time.RFC3339Nano) }
+
+// Runner says who wrote e and how cleanup judges it, at now: for
+// messages about entries left alone.
+func (e Entry) Runner(now time.Time) string {
+	o := e.owner()
+	switch {
+	case o.Here():
+		state := "still running"
+		if !o.Alive() {
+			state = "gone"
+		}
+		return fmt.Sprintf("pid %d here, %s", e.Pid, state)
+	case e.Lease == "":
+		return fmt.Sprintf("pid %d on %s, written without a lease (an older gameday): only a cleanup there can judge it", e.Pid, o.Host())
+	}
+	until, err := time.Parse(time.RFC3339Nano, e.Lease)
+	if err != nil {
+		return fmt.Sprintf("pid %d on %s, with a lease that does not read (%q): only a cleanup there can judge it", e.Pid, o.Host(), e.Lease)
+	}
+	if now.After(until.Add(leaseMargin)) {
+		return fmt.Sprintf("pid %d on %s, gone: its lease ran out at %s", e.Pid, o.Host(), e.Lease)
+	}
+	return fmt.Sprintf("pid %d on %s, alive: its lease runs until %s (judged gone %s after that, for clock skew)", e.Pid, o.Host(), e.Lease, leaseMargin)
 }
 
 // Journal is a small JSON file of the faults in place on external
@@ -72,6 +128,12 @@ type Journal struct {
 	// a fault aside, saying that a container engine is needed (the gameday
 	// command gives Docker's).
 	Engine env.Engine
+
+	// mu orders Add against the heartbeat's decision to stop: beating
+	// says a goroutine renews this process's leases.
+	mu      sync.Mutex
+	beating bool
+	stop    chan struct{} // closed by StopRenewing
 }
 
 // DefaultJournalPath is $GAMEDAY_JOURNAL, else
@@ -96,11 +158,88 @@ func DefaultJournalPath() string {
 // the directory stays.
 func OpenJournal(path string) *Journal { return &Journal{path: path} }
 
-// Add records e for this process.
+// Add records e for this process, with a lease that this process renews
+// (every renewEvery, from a goroutine) while it has entries in the
+// journal.
 func (j *Journal) Add(e Entry) error {
 	self := owner.Self()
 	e.Pid, e.Started, e.Boot, e.Where = self.Pid, self.Started, self.Boot, self.Where
-	return j.update(true, func(es []Entry) []Entry { return append(es, e) })
+	e.Lease = newLease()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.update(true, func(es []Entry) []Entry { return append(es, e) }); err != nil {
+		return err
+	}
+	if !j.beating {
+		j.beating, j.stop = true, make(chan struct{})
+		go j.heartbeat(self, j.stop, renewEvery)
+	}
+	return nil
+}
+
+// heartbeat renews self's leases every renewEvery, and ends once the
+// journal holds none of self's entries, or StopRenewing is called. A
+// renewal that fails is tried again at the next beat: the lease has
+// leaseFor to spare.
+func (j *Journal) heartbeat(self owner.Owner, stop <-chan struct{}, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		j.mu.Lock()
+		select {
+		case <-stop: // StopRenewing ran while this beat waited
+			j.mu.Unlock()
+			return
+		default:
+		}
+		n, err := j.renew(self)
+		if err == nil && n == 0 {
+			j.beating, j.stop = false, nil
+			j.mu.Unlock()
+			return
+		}
+		j.mu.Unlock()
+	}
+}
+
+// StopRenewing ends the renewal of this process's leases, at once: its
+// entries keep the leases they have, which run out as a dead runner's do
+// (on this host the process is still judged by its pid). Once it
+// returns, no renewal runs or will run. For a program (or a test) that is
+// done with the journal while entries of its own remain in it; the next
+// Add starts renewing again.
+func (j *Journal) StopRenewing() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.beating {
+		close(j.stop)
+		j.beating, j.stop = false, nil
+	}
+}
+
+// renew moves the lease of self's entries to leaseFor from now, and
+// counts them.
+func (j *Journal) renew(self owner.Owner) (n int, err error) {
+	lease := newLease()
+	err = j.update(false, func(es []Entry) []Entry {
+		for i := range es {
+			if es[i].owner() == self {
+				es[i].Lease = lease
+				n++
+			}
+		}
+		return es
+	})
+	return n, err
+}
+
+func (e Entry) owner() owner.Owner {
+	return owner.Owner{Pid: e.Pid, Started: e.Started, Boot: e.Boot, Where: e.Where}
 }
 
 // Remove forgets e (matched on everything but the pid).
@@ -108,7 +247,7 @@ func (j *Journal) Remove(e Entry) error {
 	return j.update(false, func(es []Entry) []Entry {
 		out := es[:0]
 		for _, x := range es {
-			if !(x.RunID == e.RunID && x.Toxiproxy == e.Toxiproxy && x.Proxy == e.Proxy && x.Toxic == e.Toxic && x.Disabled == e.Disabled && x.Container == e.Container) {
+			if !(x.RunID == e.RunID && x.Toxiproxy == e.Toxiproxy && x.Proxy == e.Proxy && x.Toxic == e.Toxic && x.Disabled == e.Disabled && x.Container == e.Container && x.Dependency == e.Dependency) {
 				out = append(out, x)
 			}
 		}
@@ -125,18 +264,25 @@ func (j *Journal) Entries() ([]Entry, error) {
 
 // Cleanup undoes the faults of runners that are gone and forgets them;
 // it leaves the entries of live runners, and of runners it cannot judge
-// (on another host or in another pid namespace), alone. A fault it cannot
-// undo (its Toxiproxy unreachable, its container removed) is set aside:
-// kept with the reason, tried again at every cleanup, returned in
-// setAside, and never an error, so that it does not stop unrelated
-// drills. The error is the journal's own (unreadable, unwritable).
+// (on another host or in another pid namespace, with no lease), alone. A
+// fault it cannot undo (its Toxiproxy unreachable, its container removed,
+// a process paused on another host) is set aside: kept with the reason,
+// tried again at every cleanup, returned in setAside, and never an error,
+// so that it does not stop unrelated drills. The error is the journal's
+// own (unreadable, unwritable).
 func (j *Journal) Cleanup(ctx context.Context) (removed, setAside []Entry, err error) {
-	now := time.Now().UTC().Format(time.RFC3339)
+	return j.cleanup(ctx, nil)
+}
+
+// cleanup is Cleanup of the entries only picks (nil: all).
+func (j *Journal) cleanup(ctx context.Context, only func(Entry) bool) (removed, setAside []Entry, err error) {
+	now := time.Now()
+	stamp := now.UTC().Format(time.RFC3339)
 	err = j.update(false, func(es []Entry) []Entry {
 		keep := es[:0]
 		down := map[string]error{} // a Toxiproxy that did not answer is not asked again
 		for _, e := range es {
-			if !gone(e) {
+			if (only != nil && !only(e)) || !gone(e, now) {
 				keep = append(keep, e)
 				continue
 			}
@@ -152,7 +298,7 @@ func (j *Journal) Cleanup(ctx context.Context) (removed, setAside []Entry, err e
 				removed = append(removed, e)
 				continue
 			}
-			since := now
+			since := stamp
 			if i := strings.LastIndex(e.SetAside, " (since "); i >= 0 {
 				since = strings.TrimSuffix(e.SetAside[i+len(" (since "):], ")")
 			}
@@ -186,6 +332,11 @@ func (j *Journal) Drop(run string) ([]Entry, error) {
 }
 
 func undo(ctx context.Context, engine env.Engine, e Entry) error {
+	if e.Paused != nil {
+		ctx, cancel := context.WithTimeout(ctx, processTimeout)
+		defer cancel()
+		return e.Paused.Resume(ctx)
+	}
 	if e.Container != "" {
 		if engine == nil {
 			return env.ErrNoEngine
@@ -217,12 +368,21 @@ func undo(ctx context.Context, engine env.Engine, e Entry) error {
 	return err
 }
 
-// gone reports whether the runner that wrote e is judged gone: it ran
-// here (same host and pid namespace), and its pid, started at the same
-// time since the same boot, no longer runs.
-func gone(e Entry) bool {
-	o := owner.Owner{Pid: e.Pid, Started: e.Started, Boot: e.Boot, Where: e.Where}
-	return o.Here() && !o.Alive()
+// gone reports whether the runner that wrote e is judged gone at now:
+// it ran here (same host and pid namespace) and its pid, started at the
+// same time since the same boot, no longer runs; or it ran elsewhere (a
+// pod, a container, another host sharing the journal) and its lease ran
+// out more than leaseMargin ago. A runner elsewhere without a lease (an
+// older gameday's entry) cannot be judged from here.
+func gone(e Entry, now time.Time) bool {
+	if o := e.owner(); o.Here() {
+		return !o.Alive()
+	}
+	if e.Lease == "" {
+		return false
+	}
+	until, err := time.Parse(time.RFC3339Nano, e.Lease)
+	return err == nil && now.After(until.Add(leaseMargin))
 }
 
 // update applies f to the journal's entries under its lock and writes

@@ -27,6 +27,7 @@ func TestCleanupRemovesDeadRunnersFaults(t *testing.T) {
 	testenv.AddToxic(t, c, "inventory", toxiFor("gameday-live-slow"))
 
 	j := OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
+	t.Cleanup(j.StopRenewing) // its live entries stay to the end
 	// Entries as a runner in a container (pid 1, another start) left them.
 	dead := []Entry{
 		{RunID: "dead", Pid: 1, Started: "12345", Boot: owner.Self().Boot, Toxiproxy: c.Addr(), Proxy: "inventory", Toxic: "gameday-dead-slow"},
@@ -71,6 +72,7 @@ func TestCleanupSetsAsideWhatItCannotUndo(t *testing.T) {
 	closed := testenv.FreeAddr(t)
 
 	j := OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
+	t.Cleanup(j.StopRenewing) // its live entries stay to the end
 	boot := owner.Self().Boot
 	for _, e := range []Entry{
 		{RunID: "unreachable", Pid: 1, Started: "12345", Boot: boot, Toxiproxy: closed, Proxy: "inventory", Toxic: "gameday-unreachable-a"},
@@ -146,6 +148,7 @@ func TestJournalLeavesNothingWhenEmpty(t *testing.T) {
 	if err := j.Add(e); err != nil {
 		t.Fatal(err)
 	}
+	j.StopRenewing() // no renewal's lock file in the listings below
 	if left := testenv.DirNames(t, filepath.Dir(path)); len(left) != 1 || left[0] != "journal.json" {
 		t.Fatalf("while a fault is journaled the directory holds %v; want the journal alone", left)
 	}
@@ -172,6 +175,7 @@ func TestJournalLeavesNothingWhenEmpty(t *testing.T) {
 // locked a lock file its holder removed starts again on the new one).
 func TestJournalConcurrentRunnersLoseNothing(t *testing.T) {
 	j := OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
+	t.Cleanup(j.StopRenewing) // its live entries stay to the end
 	const n = 24
 	entry := func(i int) Entry {
 		return Entry{RunID: fmt.Sprintf("run%02d", i), Toxiproxy: "127.0.0.1:1", Proxy: "inventory", Toxic: "slow"}
