@@ -133,6 +133,19 @@ func (r Result) last() (Last, error) {
 			return fail("negative count %s: %d", b.name, b.count)
 		}
 	}
+	var nc []string
+	for _, name := range f.NotChecked {
+		if !slices.Contains(invariantNames, name) {
+			return fail("not_checked: %s is not an invariant (known: %s)", strictyaml.Quote(name), strings.Join(invariantNames, ", "))
+		}
+	}
+	for _, name := range invariantNames {
+		if slices.Contains(f.NotChecked, name) {
+			nc = append(nc, name)
+			*f.counts()[name] = 0 // not judged: no count
+		}
+	}
+	f.NotChecked = nc
 	return Last{At: r.At.UTC().Truncate(time.Second), Commit: r.Commit, Verdict: r.Verdict, Figures: f}, nil
 }
 
@@ -337,8 +350,11 @@ func renderLast(l Last, ind, step int) []string {
 			out = append(out, pad2+d.name+": "+d.d.String())
 		}
 	}
-	for _, b := range f.books() {
+	for _, b := range f.judged() {
 		out = append(out, pad2+b.name+": "+strconv.FormatInt(b.count, 10))
+	}
+	if len(f.NotChecked) > 0 {
+		out = append(out, pad2+"not_checked: ["+strings.Join(f.NotChecked, ", ")+"]")
 	}
 	return out
 }

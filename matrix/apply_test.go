@@ -211,7 +211,7 @@ func TestFromRecordMapsRunJSON(t *testing.T) {
 	}
 	r := FromRecord(rec, "abc1234")
 	want := Result{Scenario: "payment-latency", At: time.Date(2026, 11, 29, 14, 0, 0, 123_000_000, time.UTC), Commit: "abc1234", Verdict: VerdictPass,
-		Figures: Figures{BreakerOpenedAfter: dur("1.212s"), RecoveredAfter: dur("3.4s"), CheckoutP95During: dur("140.5ms"), DoubleCharges: 1}}
+		Figures: Figures{BreakerOpenedAfter: dur("1.212s"), RecoveredAfter: dur("3.4s"), CheckoutP95During: dur("140.5ms"), DoubleCharges: 1, Dropped: 3}}
 	if r.Scenario != want.Scenario || !r.At.Equal(want.At) || r.Commit != want.Commit || r.Verdict != want.Verdict || !r.Figures.equal(want.Figures) {
 		t.Errorf("FromRecord = %+v\nwant %+v", r, want)
 	}

@@ -116,15 +116,9 @@ func proof(r Row) (bool, string) {
 	if l.Commit != "" {
 		run += " (commit " + l.Commit + ")"
 	}
-	var bad []string
-	for _, b := range l.Figures.books() {
-		if b.count > 0 {
-			bad = append(bad, fmt.Sprintf("%s %d", b.name, b.count))
-		}
-	}
 	books := ""
-	if len(bad) > 0 {
-		books = "; books: " + strings.Join(bad, ", ")
+	if t := l.Figures.booksText(); t != "ok" {
+		books = "; books: " + t
 	}
 	switch l.Verdict {
 	case VerdictFail:

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,7 +84,11 @@ type Last struct {
 // Figures are the measurements of a run that the matrix keeps. Durations
 // are nil when not measured (the breaker did not open or close, or the
 // scenario has no fault on the row's dependency) and are written rounded
-// to 10ms. The counts are the run's invariants; all zero is correct books.
+// to 10ms. The counts are the run's invariants, every one it judged; those
+// it could not judge, for want of the facts, are named in NotChecked and
+// their counts are not written (a zero there would read as correct books).
+// A count a file does not give (one written before it was kept) reads as
+// zero.
 type Figures struct {
 	// BreakerOpenedAfter: from the start of the fault to the breaker of
 	// the row's dependency opening.
@@ -94,13 +99,31 @@ type Figures struct {
 	// fault was in place.
 	CheckoutP95During *time.Duration
 
-	Oversold            int64
-	LostUnits           int64
-	DoubleCharges       int64
-	ChargesWithoutOrder int64
-	OrdersWithoutCharge int64
-	ChargedAfterLeaving int64
+	Oversold              int64
+	LostUnits             int64
+	DoubleCharges         int64
+	ChargesWithoutOrder   int64
+	OrdersWithoutCharge   int64
+	ChargedAfterLeaving   int64
+	OrdersToldFailed      int64
+	ConfirmedWithoutOrder int64
+	UnitsCreated          int64
+	WrongAmounts          int64
+	StrandedUnits         int64
+	Dropped               int64
+
+	// NotChecked names the invariants the run could not judge (run.json's
+	// invariant_checks marked not_checked), in the order of [Invariants];
+	// nil when it judged them all.
+	NotChecked []string
 }
+
+// Invariants are the names of the counts Figures keeps, in the order the
+// file lists them: those of run.json's invariants.
+func Invariants() []string { return slices.Clone(invariantNames) }
+
+var invariantNames = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving",
+	"orders_told_failed", "confirmed_without_order", "units_created", "wrong_amounts", "stranded_units", "dropped"}
 
 // Matrix is a parsed matrix file. It keeps the file's text and its YAML
 // node tree, so that an update rewrites only the `last` blocks it changes
@@ -182,6 +205,7 @@ func (f Figures) clone() Figures {
 	f.BreakerOpenedAfter = cloneDur(f.BreakerOpenedAfter)
 	f.RecoveredAfter = cloneDur(f.RecoveredAfter)
 	f.CheckoutP95During = cloneDur(f.CheckoutP95During)
+	f.NotChecked = slices.Clone(f.NotChecked)
 	return f
 }
 
@@ -205,9 +229,7 @@ func (f Figures) equal(o Figures) bool {
 	return durEqual(f.BreakerOpenedAfter, o.BreakerOpenedAfter) &&
 		durEqual(f.RecoveredAfter, o.RecoveredAfter) &&
 		durEqual(f.CheckoutP95During, o.CheckoutP95During) &&
-		f.Oversold == o.Oversold && f.LostUnits == o.LostUnits &&
-		f.DoubleCharges == o.DoubleCharges && f.ChargesWithoutOrder == o.ChargesWithoutOrder &&
-		f.OrdersWithoutCharge == o.OrdersWithoutCharge && f.ChargedAfterLeaving == o.ChargedAfterLeaving
+		slices.Equal(f.books(), o.books()) && slices.Equal(f.NotChecked, o.NotChecked)
 }
 
 func durEqual(a, b *time.Duration) bool {
@@ -224,20 +246,72 @@ func rowEqual(a, b Row) bool {
 	return a == b && la.equal(lb)
 }
 
-// books lists the invariant counts by their names in the file.
-func (f Figures) books() []struct {
+// count is one invariant's count, by its name in the file.
+type count struct {
 	name  string
 	count int64
-} {
-	return []struct {
-		name  string
-		count int64
-	}{
+}
+
+// books lists the invariant counts by their names in the file, in its
+// order, those not checked included (as zero).
+func (f Figures) books() []count {
+	return []count{
 		{"oversold", f.Oversold},
 		{"lost_units", f.LostUnits},
 		{"double_charges", f.DoubleCharges},
 		{"charges_without_order", f.ChargesWithoutOrder},
 		{"orders_without_charge", f.OrdersWithoutCharge},
 		{"charged_after_leaving", f.ChargedAfterLeaving},
+		{"orders_told_failed", f.OrdersToldFailed},
+		{"confirmed_without_order", f.ConfirmedWithoutOrder},
+		{"units_created", f.UnitsCreated},
+		{"wrong_amounts", f.WrongAmounts},
+		{"stranded_units", f.StrandedUnits},
+		{"dropped", f.Dropped},
 	}
+}
+
+// counts maps each invariant's name in the file to its count in f.
+func (f *Figures) counts() map[string]*int64 {
+	return map[string]*int64{
+		"oversold": &f.Oversold, "lost_units": &f.LostUnits, "double_charges": &f.DoubleCharges,
+		"charges_without_order": &f.ChargesWithoutOrder, "orders_without_charge": &f.OrdersWithoutCharge,
+		"charged_after_leaving": &f.ChargedAfterLeaving, "orders_told_failed": &f.OrdersToldFailed,
+		"confirmed_without_order": &f.ConfirmedWithoutOrder, "units_created": &f.UnitsCreated,
+		"wrong_amounts": &f.WrongAmounts, "stranded_units": &f.StrandedUnits, "dropped": &f.Dropped,
+	}
+}
+
+// judged lists the counts the run judged: every one not in NotChecked.
+func (f Figures) judged() []count {
+	var out []count
+	for _, b := range f.books() {
+		if !slices.Contains(f.NotChecked, b.name) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// booksText says what the books showed, for show and check: the counts
+// above zero ("oversold 1, charges_without_order 2", or "ok"), and the
+// invariants not checked; "not checked" alone when none was judged.
+func (f Figures) booksText() string {
+	if len(f.NotChecked) == len(invariantNames) {
+		return "not checked"
+	}
+	var bad []string
+	for _, b := range f.judged() {
+		if b.count > 0 {
+			bad = append(bad, fmt.Sprintf("%s %d", b.name, b.count))
+		}
+	}
+	out := "ok"
+	if len(bad) > 0 {
+		out = strings.Join(bad, ", ")
+	}
+	if len(f.NotChecked) > 0 {
+		out += "; not checked: " + strings.Join(f.NotChecked, ", ")
+	}
+	return out
 }

@@ -26,7 +26,7 @@ var (
 	topKeys    = []string{"version", "rows"}
 	rowKeys    = []string{"dependency", "failure", "expectation", "recovery_objective", "runbook", "owner", "cadence", "scenario", "status", "last"}
 	lastKeys   = []string{"at", "commit", "verdict", "figures"}
-	figureKeys = []string{"breaker_opened_after", "recovered_after", "checkout_p95_during", "oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving"}
+	figureKeys = append([]string{"breaker_opened_after", "recovered_after", "checkout_p95_during"}, append(slices.Clone(invariantNames), "not_checked")...)
 	verdicts   = []string{VerdictPass, VerdictFail, VerdictError, VerdictInconclusive}
 	statuses   = []string{StatusPromise, StatusKnownGap}
 )
@@ -391,17 +391,18 @@ func (p *parser) figures(n *yaml.Node, path string) Figures {
 		"recovered_after":      &out.RecoveredAfter,
 		"checkout_p95_during":  &out.CheckoutP95During,
 	}
-	counts := map[string]*int64{
-		"oversold":              &out.Oversold,
-		"lost_units":            &out.LostUnits,
-		"double_charges":        &out.DoubleCharges,
-		"charges_without_order": &out.ChargesWithoutOrder,
-		"orders_without_charge": &out.OrdersWithoutCharge,
-		"charged_after_leaving": &out.ChargedAfterLeaving,
+	counts := out.counts()
+	if f, ok := fs["not_checked"]; ok && !strictyaml.IsNull(f.val) {
+		out.NotChecked = p.notChecked(f, joinPath(path, "not_checked"))
+		for _, name := range out.NotChecked {
+			if c, given := fs[name]; given && !strictyaml.IsNull(c.val) {
+				p.Fail(c.key, joinPath(path, name), "given a count, though not_checked lists it: an invariant not checked has no count")
+			}
+		}
 	}
 	for _, key := range figureKeys {
 		f, ok := fs[key]
-		if !ok || strictyaml.IsNull(f.val) {
+		if !ok || strictyaml.IsNull(f.val) || key == "not_checked" {
 			continue
 		}
 		fp := joinPath(path, key)
@@ -421,6 +422,36 @@ func (p *parser) figures(n *yaml.Node, path string) Figures {
 			continue
 		}
 		*counts[key] = v
+	}
+	return out
+}
+
+// notChecked reads figures.not_checked: a list of invariants, each named
+// once, returned in the order of [Invariants].
+func (p *parser) notChecked(f field, path string) []string {
+	if f.val.Kind != yaml.SequenceNode {
+		p.Fail(f.val, path, "want a list of invariants, such as [wrong_amounts, stranded_units], got %s", strictyaml.Describe(f.val))
+		return nil
+	}
+	seen := map[string]bool{}
+	for i, n := range f.val.Content {
+		fp := path + "[" + strconv.Itoa(i) + "]"
+		switch {
+		case n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str":
+			p.Fail(n, fp, "want the name of an invariant, got %s", strictyaml.Describe(n))
+		case !slices.Contains(invariantNames, n.Value):
+			p.Fail(n, fp, "%s is not an invariant (known: %s)", strictyaml.Quote(n.Value), strings.Join(invariantNames, ", "))
+		case seen[n.Value]:
+			p.Fail(n, fp, "%s is listed twice", strictyaml.Quote(n.Value))
+		default:
+			seen[n.Value] = true
+		}
+	}
+	var out []string
+	for _, name := range invariantNames {
+		if seen[name] {
+			out = append(out, name)
+		}
 	}
 	return out
 }

@@ -15,7 +15,9 @@ import (
 // as given to gameday run otherwise. The breaker figures are those of the
 // breaker of the scenario's matrix dependency: opened after (from the
 // fault's start) and recovered after (closed, from the fault's end); the
-// p95 is that of checkout requests sent during the faults.
+// p95 is that of checkout requests sent during the faults. The counts are
+// the run's invariants that its invariant_checks judged; the others are
+// named in Figures.NotChecked.
 func FromRecord(rec *runrecord.Record, commit string) Result {
 	r := Result{Scenario: rec.Scenario, At: rec.StartedAt, Commit: commit, Verdict: string(rec.Verdict)}
 	if rec.File != "" && !strings.HasPrefix(rec.File, "catalogue:") {
@@ -29,13 +31,25 @@ func FromRecord(rec *runrecord.Record, commit string) Result {
 		d := time.Duration(*p * float64(time.Millisecond))
 		r.Figures.CheckoutP95During = &d
 	}
-	iv := rec.Invariants
-	r.Figures.Oversold = iv.Oversold
-	r.Figures.LostUnits = iv.LostUnits
-	r.Figures.DoubleCharges = iv.DoubleCharges
-	r.Figures.ChargesWithoutOrder = iv.ChargesWithoutOrder
-	r.Figures.OrdersWithoutCharge = iv.OrdersWithoutCharge
-	r.Figures.ChargedAfterLeaving = iv.ChargedAfterLeaving
+	// Every invariant the run judged, by its count; those it could not
+	// judge, named. A run that judged none (it stopped before it read its
+	// books: interrupted, or its load's workers never joined) has
+	// invariant_checks empty, and every invariant is not checked: its
+	// zeros would read as books that balanced.
+	judged := map[string]bool{}
+	for _, c := range rec.InvariantChecks {
+		if c.Invariant != "" && !c.NotChecked {
+			judged[c.Invariant] = true
+		}
+	}
+	counts := rec.Invariants.ByName()
+	for _, name := range invariantNames {
+		if judged[name] {
+			*r.Figures.counts()[name] = counts[name]
+		} else {
+			r.Figures.NotChecked = append(r.Figures.NotChecked, name)
+		}
+	}
 	return r
 }
 

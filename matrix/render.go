@@ -19,7 +19,7 @@ type view struct {
 	opened    string
 	recovered string
 	p95       string
-	books     string // "ok", or the counts above zero
+	books     string // "ok", or the counts above zero; and those not checked
 	check     string // "ok", or the reasons
 }
 
@@ -31,16 +31,7 @@ func (m *Matrix) views(now time.Time) ([]view, []Problem) {
 		if l := r.Last; l != nil {
 			v.last, v.age, v.verdict = stamp(l.At), age(now, l.At), l.Verdict
 			v.opened, v.recovered, v.p95 = durOrDash(l.Figures.BreakerOpenedAfter), durOrDash(l.Figures.RecoveredAfter), durOrDash(l.Figures.CheckoutP95During)
-			var bad []string
-			for _, b := range l.Figures.books() {
-				if b.count > 0 {
-					bad = append(bad, fmt.Sprintf("%s %d", b.name, b.count))
-				}
-			}
-			v.books = "ok"
-			if len(bad) > 0 {
-				v.books = strings.Join(bad, ", ")
-			}
+			v.books = l.Figures.booksText()
 		}
 		var reasons []string
 		for _, p := range problems {
