@@ -20,7 +20,9 @@ import (
 	"github.com/gameday-dev/gameday/internal/redact"
 )
 
-// Entry is one fault on a Toxiproxy that outlives the runner.
+// Entry is one fault that outlives the runner: on a Toxiproxy it did not
+// start, on a Compose project's container, or a process paused through a
+// system file's handle.
 type Entry struct {
 	RunID string `json:"run_id"`
 	// Pid, Started (the process's start time in clock ticks since boot)
@@ -30,8 +32,9 @@ type Entry struct {
 	Started string `json:"started,omitempty"`
 	Boot    string `json:"boot,omitempty"`
 	// Where is the runner's host and pid namespace, as containers are
-	// labelled (package owner): a runner elsewhere sharing the journal is
-	// never judged dead from here. "" in entries written before it.
+	// labelled (package owner): its pid is judged only there, and a
+	// runner elsewhere sharing the journal by its Lease. "" in entries
+	// written before it.
 	Where     string `json:"where,omitempty"`
 	Toxiproxy string `json:"toxiproxy"`
 	Proxy     string `json:"proxy"`
@@ -115,8 +118,8 @@ func (e Entry) Runner(now time.Time) string {
 	return fmt.Sprintf("pid %d on %s, alive: its lease runs until %s (judged gone %s after that, for clock skew)", e.Pid, o.Host(), e.Lease, leaseMargin)
 }
 
-// Journal is a small JSON file of the faults in place on external
-// Toxiproxies. Every change is written atomically (temporary file, fsync,
+// Journal is a small JSON file of the faults in place that outlive their
+// runner (Entry). Every change is written atomically (temporary file, fsync,
 // rename) under an exclusive lock (flock on the file's name with ".lock"
 // added), so concurrent runners do not lose each other's entries. The
 // journal exists only while it records a fault, and the lock file only
