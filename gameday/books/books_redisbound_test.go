@@ -105,6 +105,49 @@ books:
 		r.Close()
 	}
 
+	// A range, a LIMIT or a COUNT asks for part of a collection: what it
+	// asks for is held to the bound, not the collection.
+	fill(bound + 5)
+	for _, c2 := range []struct {
+		cmd  string
+		rows int    // read; 0: refused
+		want string // in the error
+	}{
+		{"[LRANGE, l, '0', '9']", 10, ""},
+		{"[LRANGE, l, '-5', '-1']", 5, ""},
+		{"[ZRANGE, z, '0', '4']", 5, ""},
+		{"[ZREVRANGE, z, '0', '19']", 20, ""},
+		{"[ZRANGEBYSCORE, z, '-inf', '+inf', LIMIT, '0', '7']", 7, ""},
+		{"[XRANGE, x, '-', '+', COUNT, '3']", 3, ""},
+		{"[LRANGE, l, '2', '-1']", 0, "LRANGE l 2 -1: it asks for 23 of the 25 items l holds (LLEN), more than the 20 rows"},
+		{"[ZRANGEBYSCORE, z, '-inf', '+inf']", 0, "ZRANGEBYSCORE z -inf +inf: z holds 25 members (ZCARD)"},
+	} {
+		sys, err := system.Parse("shop.yaml", []byte(`name: shop
+base_url: http://127.0.0.1:1
+sku: s
+purchase: {steps: [{url: /, answers: [{outcome: confirmed}]}]}
+stores:
+  kv: {redis: "`+rs.Addr()+`"}
+books:
+  orders: {store: kv, redis: `+c2.cmd+`}
+`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := books.Open(ctx, sys, system.Values{Run: "r1"}, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := r.Rows(ctx, sys.Books.Orders, []string{"checkout_id"})
+		switch {
+		case c2.rows > 0 && (err != nil || len(rows) != c2.rows):
+			t.Errorf("%s: %d rows, %v; want %d", c2.cmd, len(rows), err, c2.rows)
+		case c2.rows == 0 && (err == nil || !strings.Contains(err.Error(), c2.want)):
+			t.Errorf("%s: %d rows, %v; want an error with %q", c2.cmd, len(rows), err, c2.want)
+		}
+		r.Close()
+	}
+
 	// KEYS is measured by the database's size.
 	fill(bound)
 	sys, err := system.Parse("shop.yaml", []byte(`name: shop

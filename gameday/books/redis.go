@@ -3,6 +3,8 @@ package books
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gameday-dev/gameday/gameday/system"
@@ -58,11 +60,69 @@ func (r *Reader) redisDo(ctx context.Context, q *system.Query, args []any) (any,
 	for _, k := range keys {
 		// An error here (a key of another type, a connection gone) is
 		// left to the command itself to say.
-		if n, err := c.Do(ctx, sz.count, k).Int64(); err == nil && n > int64(maxRows) {
+		n, err := c.Do(ctx, sz.count, k).Int64()
+		if err != nil {
+			continue
+		}
+		switch asked := asks(args, n); {
+		case asked <= int64(maxRows):
+		case asked == n:
 			return nil, r.tooMany(q, args, fmt.Sprintf("%v holds %d %s (%s)", k, n, sz.what, sz.count))
+		default:
+			return nil, r.tooMany(q, args, fmt.Sprintf("it asks for %d of the %d %s %v holds (%s)", asked, n, sz.what, k, sz.count))
 		}
 	}
 	return c.Do(ctx, args...).Result()
+}
+
+// asks is how many of a collection of size items a command answers at
+// most: the items of an index range (LRANGE, ZRANGE, ZREVRANGE: "0 99",
+// "-100 -1"), or of a LIMIT's or COUNT's count, else all of them.
+func asks(args []any, size int64) int64 {
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = strings.ToUpper(fmt.Sprint(a))
+	}
+	n := size
+	for i := 2; i < len(words); i++ {
+		switch {
+		case words[i] == "LIMIT" && i+2 < len(words):
+			if c, err := strconv.ParseInt(words[i+2], 10, 64); err == nil && c >= 0 {
+				n = min(n, c)
+			}
+		case words[i] == "COUNT" && i+1 < len(words):
+			if c, err := strconv.ParseInt(words[i+1], 10, 64); err == nil && c >= 0 {
+				n = min(n, c)
+			}
+		}
+	}
+	byIndex := words[0] == "LRANGE" || words[0] == "ZREVRANGE" ||
+		(words[0] == "ZRANGE" && !slices.Contains(words, "BYSCORE") && !slices.Contains(words, "BYLEX"))
+	if byIndex && len(words) >= 4 {
+		start, err1 := strconv.ParseInt(words[2], 10, 64)
+		stop, err2 := strconv.ParseInt(words[3], 10, 64)
+		if err1 == nil && err2 == nil {
+			n = min(n, indexRange(size, start, stop))
+		}
+	}
+	return n
+}
+
+// indexRange is how many items of a collection of size items the range
+// start..stop takes, as Redis reads it (a negative index counts from the
+// end; both ends included).
+func indexRange(size, start, stop int64) int64 {
+	if start < 0 {
+		start = max(0, start+size)
+	}
+	if stop < 0 {
+		stop += size
+	}
+	stop = min(stop, size-1)
+	if start > stop {
+		return 0
+	}
+	return stop - start + 1
 }
 
 // tooMany is the error of a Redis query that reads or answers more than
