@@ -359,6 +359,10 @@ func (d *drill) setup(ctx context.Context) error {
 		}
 		d.env = e
 	}
+	// A pause through a system file's own handle (systemd, a command, a
+	// pid file) outlives the runner whoever's Toxiproxy it uses: it is
+	// journaled before the SIGSTOP.
+	env.JournalPauses(d.env, faults.PauseJournal(journal, runID))
 	if env.OwnsToxiproxy(d.env) {
 		d.inj = faults.NewInjector(d.env, nil, runID) // its Toxiproxy dies with us
 	} else {
@@ -395,6 +399,16 @@ func (d *drill) setup(ctx context.Context) error {
 	d.rec.System = d.sys.Name
 	if err := d.checkTargets(); err != nil {
 		return err
+	}
+	// The drill starts on clean proxies: what a dead runner left is
+	// removed by the journal's rules; any other fault refuses the drill,
+	// changing nothing, rather than measure it as the system's.
+	cleaned, err := faults.Preflight(ctx, d.env, journal, d.proxies())
+	if err != nil {
+		return err
+	}
+	if len(cleaned) > 0 {
+		d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("removed %d faults a killed runner had left on the proxies this drill uses", len(cleaned)))
 	}
 	if err := errors.Join(needsPrometheus(d.sc, d.sys)...); err != nil {
 		return err
@@ -475,6 +489,26 @@ func needsPrometheus(sc *scenarios.Scenario, sys *system.System) []error {
 			Msg: fmt.Sprintf("a PromQL halt condition needs a Prometheus server: %s names none (prometheus:)", sys.File)})
 	}
 	return errs
+}
+
+// proxies are the names of the proxies the drill uses: every dependency's
+// and every fault target's that has one.
+func (d *drill) proxies() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(dep string) {
+		if p, ok := d.env.ProxyName(dep); ok && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, dep := range slices.Sorted(maps.Keys(d.sys.Dependencies)) {
+		add(dep)
+	}
+	for _, f := range d.sc.Faults {
+		add(f.Target)
+	}
+	return out
 }
 
 // checkTargets refuses a fault on a dependency the system does not have,

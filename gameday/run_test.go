@@ -41,10 +41,11 @@ func TestMain(m *testing.M) {
 }
 
 func options(t testing.TB) gameday.Options {
-	return gameday.Options{
-		Binary: binary, RunsDir: t.TempDir(), TimeScale: 0.4,
-		Journal: faults.OpenJournal(filepath.Join(t.TempDir(), "journal.json")),
-	}
+	j := faults.OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
+	// A lease renewed after the test would write into its removed
+	// directory.
+	t.Cleanup(j.StopRenewing)
+	return gameday.Options{Binary: binary, RunsDir: t.TempDir(), TimeScale: 0.4, Journal: j}
 }
 
 func lookup(t testing.TB, name string) *scenarios.Scenario {
@@ -386,12 +387,13 @@ func TestPanicMidFaultRemovesIt(t *testing.T) {
 func TestKilledRunnerLeftoversAreCleanedUp(t *testing.T) {
 	l := startService(t)
 	journal := filepath.Join(t.TempDir(), "journal.json")
-	// Someone else's toxic, which cleanup must leave alone.
+	cmd, stderr := startRun(t, journal, l, "payment-latency")
+	waitFor(t, stderr, "faults=[slow-provider]", 30*time.Second)
+	// Someone else's toxic, added once the drill is under way (a drill
+	// refuses to start on top of one), which cleanup must leave alone.
 	if _, err := l.Toxiproxy().AddToxic(context.Background(), "sessions", toxiFor("theirs")); err != nil {
 		t.Fatal(err)
 	}
-	cmd, stderr := startRun(t, journal, l, "payment-latency")
-	waitFor(t, stderr, "faults=[slow-provider]", 30*time.Second)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	if got := faultsOn(t, l); len(got) != 2 {
