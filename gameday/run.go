@@ -365,6 +365,10 @@ func (d *drill) setup(ctx context.Context) error {
 	env.JournalPauses(d.env, faults.PauseJournal(journal, runID))
 	if env.OwnsToxiproxy(d.env) {
 		d.inj = faults.NewInjector(d.env, nil, runID) // its Toxiproxy dies with us
+		if d.sys != nil {
+			// A described system's own containers do not.
+			d.inj.JournalContainers(journal)
+		}
 	} else {
 		d.inj = faults.NewInjector(d.env, journal, runID) // its Toxiproxy outlives us
 	}

@@ -49,7 +49,11 @@ func timeoutFor(f Fault) time.Duration {
 type Injector struct {
 	env     env.Environment
 	journal *Journal // nil: nothing outlives the runner
-	runID   string
+	// containers journals process faults on containers (nil: journal's):
+	// a system file's own container outlives the runner even when the
+	// Toxiproxy is the runner's.
+	containers *Journal
+	runID      string
 
 	mu      sync.Mutex
 	active  map[string]Fault // to remove: applied, or maybe applied
@@ -60,6 +64,20 @@ type Injector struct {
 // whose Toxiproxy dies with the runner.
 func NewInjector(e env.Environment, journal *Journal, runID string) *Injector {
 	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}, inPlace: map[string]bool{}}
+}
+
+// JournalContainers journals the process faults on containers in j even
+// though the environment's Toxiproxy dies with the runner (NewInjector
+// was given no journal): a system file's own containers outlive it.
+func (in *Injector) JournalContainers(j *Journal) { in.containers = j }
+
+// containerJournal is where process faults on containers are journaled;
+// nil: nowhere.
+func (in *Injector) containerJournal() *Journal {
+	if in.containers != nil {
+		return in.containers
+	}
+	return in.journal
 }
 
 // ToxicName is the name a fault's toxic has on the proxy: prefixed with
@@ -96,7 +114,7 @@ func (in *Injector) Apply(ctx context.Context, f Fault) error {
 		// journal to hold (its entry would otherwise outlive the run).
 		if p, ok := in.env.Process(f.Target); ok {
 			if e, ok := in.containerEntry(f, p); ok {
-				if err := in.journal.Remove(e); err != nil {
+				if err := in.containerJournal().Remove(e); err != nil {
 					return fmt.Errorf("inject fault %s: %w", f.Name, err)
 				}
 			}
@@ -154,7 +172,7 @@ func (in *Injector) applyProcess(ctx context.Context, f Fault) error {
 	// journaled first, as a toxic is: a runner killed while it is stopped
 	// or frozen leaves an entry that cleanup undoes.
 	if e, ok := in.containerEntry(f, p); ok {
-		if err := in.journal.Add(e); err != nil {
+		if err := in.containerJournal().Add(e); err != nil {
 			return err
 		}
 	}
@@ -176,7 +194,7 @@ func (in *Injector) applyProcess(ctx context.Context, f Fault) error {
 // when the injector keeps a journal (the environment outlives the runner).
 func (in *Injector) containerEntry(f Fault, p env.Process) (Entry, bool) {
 	c, ok := p.(interface{ ContainerID() string })
-	if !ok || c.ContainerID() == "" || in.journal == nil {
+	if !ok || c.ContainerID() == "" || in.containerJournal() == nil {
 		return Entry{}, false
 	}
 	action := "kill"
@@ -222,13 +240,13 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 		p, _ := in.env.Process(f.Target)
 		err = p.Start(ctx)
 		if e, ok := in.containerEntry(f, p); ok && err == nil {
-			err = in.journal.Remove(e)
+			err = in.containerJournal().Remove(e)
 		}
 	case f.Process == "pause":
 		p, _ := in.env.Process(f.Target)
 		err = p.Resume()
 		if e, ok := in.containerEntry(f, p); ok && err == nil {
-			err = in.journal.Remove(e)
+			err = in.containerJournal().Remove(e)
 		}
 	}
 	if err != nil {

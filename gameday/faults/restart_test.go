@@ -161,3 +161,26 @@ func TestCleanupRestoresContainersThroughTheEngine(t *testing.T) {
 		t.Errorf("after cleanup the journal holds %+v", es)
 	}
 }
+
+// A system file's own container outlives the runner even when the drill's
+// Toxiproxy is embedded and dies with it (NewInjector given no journal):
+// a pause of it is journaled all the same, and forgotten once resumed.
+func TestContainerFaultsJournaledBesideAnOwnToxiproxy(t *testing.T) {
+	j := OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
+	t.Cleanup(j.StopRenewing)
+	c := &container{}
+	in := NewInjector(containerEnv{c}, nil, "run1")
+	in.JournalContainers(j)
+	if err := in.Apply(context.Background(), Fault{Name: "freeze", Target: "redis", Process: "pause"}); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := j.Entries(); len(es) != 1 || es[0].Action != "pause" || es[0].Container != "0123456789ab" {
+		t.Errorf("during the pause the journal holds %+v, want its entry", es)
+	}
+	if err := in.RemoveAll(); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := j.Entries(); len(es) != 0 {
+		t.Errorf("after the resume the journal holds %+v", es)
+	}
+}
