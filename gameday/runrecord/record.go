@@ -104,7 +104,8 @@ type Record struct {
 	TransportErrors []TransportError `json:"transport_errors,omitempty"`
 	// Shops, in a sale across shops, are each shop's outcomes and books,
 	// reconciled on their own; Invariants, Ledger and Charges above are
-	// their sums.
+	// their sums, plus the rows of this run that belong to no shop's
+	// shopper, reconciled on their own and named in a note.
 	Shops []Shop `json:"shops,omitempty"`
 	// Moves are the shops moved between pods, and how each move went.
 	Moves []Move `json:"moves,omitempty"`
