@@ -19,6 +19,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/ports"
 )
 
 // ErrNotInstalled is returned when no redis-server binary can be found.
@@ -31,7 +33,8 @@ type Options struct {
 	Bin string
 	// Host is the address to bind; "" means 127.0.0.1.
 	Host string
-	// Port is the TCP port; 0 picks a free one.
+	// Port is the TCP port; 0 picks a free one, reserved for the server
+	// (internal/ports.Shared) until Close.
 	Port int
 	// StartTimeout bounds the wait for the first PONG; 0 means 10s.
 	StartTimeout time.Duration
@@ -52,6 +55,7 @@ type Server struct {
 	once sync.Once
 	werr error
 	opts Options
+	port *ports.Reservation // holds the port until Close; nil if none could
 }
 
 // Find returns the path of redis-server or ErrNotInstalled.
@@ -79,30 +83,29 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 10 * time.Second
 	}
-	// A free port picked by the kernel can be taken by someone else before
-	// redis binds it; try a few times before giving up.
-	var lastErr error
-	for attempt := 0; attempt < 5; attempt++ {
-		port := opts.Port
-		if port == 0 {
-			port, err = freePort(opts.Host)
-			if err != nil {
-				return nil, err
-			}
+	// The port is reserved before redis-server binds it, and while it runs
+	// and after it dies, until Close (internal/ports): nobody else is
+	// handed it by ":0" meanwhile, so a restart finds it free.
+	var res *ports.Reservation
+	if opts.Port == 0 {
+		if res, err = ports.Shared(opts.Host); err != nil {
+			return nil, fmt.Errorf("start redis-server: %w", err)
 		}
-		s, err := start(ctx, opts, port)
-		if err == nil {
-			return s, nil
-		}
-		lastErr = err
-		if opts.Port != 0 || ctx.Err() != nil {
-			break
-		}
+		opts.Port = res.Port()
+	} else if res, err = ports.Keep(opts.Host, opts.Port); err != nil {
+		// Someone listens there (or holds it for himself): redis-server
+		// says so when it cannot bind it.
+		res = nil
 	}
-	return nil, lastErr
+	s, err := start(ctx, opts, res)
+	if err != nil && res != nil {
+		res.Close()
+	}
+	return s, err
 }
 
-func start(ctx context.Context, opts Options, port int) (*Server, error) {
+func start(ctx context.Context, opts Options, res *ports.Reservation) (*Server, error) {
+	port := opts.Port
 	addr := net.JoinHostPort(opts.Host, strconv.Itoa(port))
 	dir, aof := opts.Dir, "no"
 	if dir == "" {
@@ -131,7 +134,7 @@ func start(ctx context.Context, opts Options, port int) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
-	s := &Server{addr: addr, cmd: cmd, done: make(chan struct{}), opts: opts}
+	s := &Server{addr: addr, cmd: cmd, done: make(chan struct{}), opts: opts, port: res}
 	go func() { s.werr = cmd.Wait(); close(s.done) }()
 	deadline := time.Now().Add(opts.StartTimeout)
 	for {
@@ -209,6 +212,17 @@ func (s *Server) Kill() error {
 	return nil
 }
 
+// Close kills the server, if it runs, and gives its port back. Stop and
+// Kill keep the port reserved, for a start on it again; a Server dropped
+// without Close gives it back when it is garbage-collected.
+func (s *Server) Close() error {
+	err := s.Kill()
+	if s.port != nil {
+		s.port.Close()
+	}
+	return err
+}
+
 // Restart kills the server and starts it again on the same address and
 // directory, as a supervisor would after a crash. With Persist it comes back
 // with its data; without, empty.
@@ -219,15 +233,6 @@ func (s *Server) Restart(ctx context.Context) (*Server, error) {
 	o := s.opts
 	o.Port = s.Port()
 	return Start(ctx, o)
-}
-
-func freePort(host string) (int, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("find a free port on %s: %w", host, err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 func ping(ctx context.Context, addr string) error {
