@@ -55,10 +55,7 @@ func MySQLServer(tb testing.TB) *MySQL {
 	if err := init.Run(); err != nil {
 		tb.Fatalf("mariadb-install-db: %v\n%s", err, out.String())
 	}
-	port, err := freeLoopbackPort()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	port := freePort(tb)
 	done, log := serve(tb, exec.Command(server, append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + filepath.Join(dir, "sock"),
 		"--pid-file=" + filepath.Join(dir, "pid"), "--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1",
 		"--skip-grant-tables", "--skip-name-resolve", "--innodb-flush-log-at-trx-commit=0", "--innodb-buffer-pool-size=16M"}, user...)...))

@@ -55,10 +55,7 @@ func PostgresServer(tb testing.TB) *Postgres {
 	if err := initdb.Run(); err != nil {
 		tb.Fatalf("initdb: %v\n%s", err, out.String())
 	}
-	port, err := freeLoopbackPort()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	port := freePort(tb)
 	done, log := serve(tb, run("postgres", "-D", data, "-k", dir, "-p", strconv.Itoa(port), "-h", "127.0.0.1",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"))
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
@@ -110,24 +107,4 @@ func runAs(dir string) (*syscall.Credential, error) {
 		return nil, err
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
-}
-
-// FreeAddr is a loopback address nothing listens on (now): for a proxy's
-// listen, or for a peer that must not answer.
-func FreeAddr(tb testing.TB) string {
-	tb.Helper()
-	port, err := freeLoopbackPort()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return "127.0.0.1:" + strconv.Itoa(port)
-}
-
-func freeLoopbackPort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

@@ -31,10 +31,7 @@ func PrometheusServer(tb testing.TB, targets ...string) string {
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		tb.Fatal(err)
 	}
-	port, err := freeLoopbackPort()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	port := freePort(tb)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	done, log := serve(tb, exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn"))

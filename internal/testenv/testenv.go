@@ -20,8 +20,10 @@ import (
 	"github.com/gameday-dev/gameday/gameday/toxi"
 )
 
-// Redis starts a real redis-server on a free loopback port and stops it when
-// the test ends.
+// Redis starts a real redis-server on a loopback port reserved for it
+// (FreeAddr's kind: no other server of the test binary, nor the kernel's
+// ":0", gets it, even while a test has it killed), and stops it and gives
+// the port back when the test ends.
 func Redis(tb testing.TB) *redisserver.Server {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -33,7 +35,7 @@ func Redis(tb testing.TB) *redisserver.Server {
 	if err != nil {
 		tb.Fatalf("start redis-server: %v", err)
 	}
-	tb.Cleanup(func() { _ = s.Kill() })
+	tb.Cleanup(func() { _ = s.Close() })
 	return s
 }
 
