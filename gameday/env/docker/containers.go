@@ -29,6 +29,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/internal/owner"
+	"github.com/gameday-dev/gameday/internal/ports"
 	"github.com/gameday-dev/gameday/internal/routetable"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -589,16 +590,28 @@ func (c *Containers) pickPort() (string, error) {
 	return freePort()
 }
 
-// freePort is a loopback port free at the moment (see run for when it is
-// taken before it is used).
+// freePort is a loopback port for a container to be published on,
+// reserved (internal/ports.Shared) until this process ends: the kernel's
+// ":0" hands it to no other program, nor this process to another
+// container, from the choice to the start and while a killed container is
+// down, and the engine's proxy (docker-proxy, which sets SO_REUSEADDR)
+// can still bind it. Only a program that binds it explicitly can take it;
+// run then tries another.
 func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	r, err := ports.Shared("127.0.0.1")
 	if err != nil {
 		return "", fmt.Errorf("find a free loopback port: %w", err)
 	}
-	defer ln.Close()
-	_, port, err := net.SplitHostPort(ln.Addr().String())
-	return port, err
+	heldPorts.Lock()
+	heldPorts.list = append(heldPorts.list, r)
+	heldPorts.Unlock()
+	return strconv.Itoa(r.Port()), nil
+}
+
+// heldPorts are the reservations of the ports freePort chose.
+var heldPorts struct {
+	sync.Mutex
+	list []*ports.Reservation
 }
 
 // published is the loopback address a container port is published on.
