@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -178,18 +177,14 @@ func composeUp(t *testing.T, dir, project string, fixed, portVars []string, args
 	}
 }
 
-// freePorts is n distinct loopback ports, free when chosen: each is held
-// until all are chosen, so no two are the same.
+// freePorts is n distinct loopback ports, reserved for the test
+// (testenv.FreeAddr): the engine's proxy can publish on them, no one
+// else's ":0" is handed them.
 func freePorts(t *testing.T, n int) []string {
 	t.Helper()
 	ports := make([]string, n)
 	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		ports[i] = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		_, ports[i], _ = net.SplitHostPort(testenv.FreeAddr(t))
 	}
 	return ports
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -266,7 +265,7 @@ func TestRefusals(t *testing.T) {
 	p1 := newPod(t, "pod-1")
 	f.waitVersion(t, f.write(t,
 		map[string]string{"shop-a": "pod-1", "shop-dead": "pod-dead"},
-		map[string]string{"pod-1": p1.srv.URL, "pod-dead": "http://" + closedAddr(t)}))
+		map[string]string{"pod-1": p1.srv.URL, "pod-dead": "http://" + testenv.ClosedAddr(t)}))
 	// A route to a pod with no URL cannot be written by WriteTable; a hand
 	// can write one.
 	if err := f.redis.HSet(context.Background(), router.DefaultRoutesKey, "shop-lost", "pod-9").Err(); err != nil {
@@ -459,16 +458,4 @@ func TestWriteTableRefusesABadTable(t *testing.T) {
 	if n, err := rdb.Exists(context.Background(), router.DefaultRoutesKey, router.DefaultPodsKey, router.DefaultRoutesKey+":version").Result(); err != nil || n != 0 {
 		t.Errorf("after refused writes %d of the table's keys exist (%v), want none", n, err)
 	}
-}
-
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

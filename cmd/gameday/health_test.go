@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,14 +18,7 @@ func TestHealthCommand(t *testing.T) {
 	defer ok.Close()
 	sick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
 	defer sick.Close()
-	closed := func() string { // a port nobody listens on any more
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}()
+	closed := testenv.ClosedAddr(t) // a port nobody listens on, or can
 	redis := testenv.Redis(t)
 	cases := []struct {
 		url  string

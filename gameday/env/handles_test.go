@@ -14,6 +14,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/redisserver"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/health"
+	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
 // redisArgv is a redis-server of the test's own on a free loopback port,
@@ -24,15 +25,11 @@ func redisArgv(t *testing.T, dir string) (argv []string, addr, pidFile string) {
 	if err != nil {
 		t.Fatalf("%v; the README's test command installs redis-server", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	addr = testenv.FreeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
 	pidFile = filepath.Join(dir, "redis.pid")
-	return []string{bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--appendonly", "no",
-		"--dir", dir, "--pidfile", pidFile, "--daemonize", "no"}, "127.0.0.1:" + strconv.Itoa(port), pidFile
+	return []string{bin, "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no",
+		"--dir", dir, "--pidfile", pidFile, "--daemonize", "no"}, addr, pidFile
 }
 
 func answers(addr string) bool {

@@ -69,7 +69,7 @@ func TestCleanupSetsAsideWhatItCannotUndo(t *testing.T) {
 	testenv.Proxy(t, c, "inventory", rs.Addr())
 	testenv.AddToxic(t, c, "inventory", toxiFor("gameday-dead-slow"))
 	testenv.AddToxic(t, c, "inventory", toxiFor("gameday-elsewhere-slow"))
-	closed := testenv.FreeAddr(t)
+	closed := testenv.ClosedAddr(t)
 
 	j := OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
 	t.Cleanup(j.StopRenewing) // its live entries stay to the end

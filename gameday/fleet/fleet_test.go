@@ -18,6 +18,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/fleet"
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
 // shopYAML is a one-step shop; its address comes in a variable, as an
@@ -249,15 +250,10 @@ func TestAShardThatDiesFailsTheSale(t *testing.T) {
 // TestAShardThatCannotReachTheTargetCallsTheSaleOff: before the start, so
 // nothing is sent anywhere.
 func TestAShardThatCannotReachTheTargetCallsTheSaleOff(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
+	closed := "http://" + testenv.ClosedAddr(t)
 	c, ctx := sale(t, closed, 2, load.Stage{Duration: time.Second, Target: 10})
 	wait := workers(ctx, c, 0, 1)
-	err = c.Join(ctx, 10*time.Second)
+	err := c.Join(ctx, 10*time.Second)
 	if !errors.Is(err, fleet.ErrShard) || !strings.Contains(err.Error(), "cannot reach the system under test at "+closed) {
 		t.Fatalf("Join: %v, want the unreachable target named", err)
 	}
@@ -361,12 +357,7 @@ func TestTheProtocolWantsTheToken(t *testing.T) {
 // coordinator listens; the worker calls again until it does.
 func TestAWorkerWaitsForItsCoordinator(t *testing.T) {
 	s := newShop(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testenv.FreeAddr(t) // the coordinator's, once it listens
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const token = "early-worker"
