@@ -80,20 +80,44 @@ func (r *Reservation) Close() error {
 	return sock.Close()
 }
 
+// An Allocator hands out ports, each once: it remembers every port it
+// handed out. The package's functions use one for the whole process;
+// the zero value is ready to use.
+type Allocator struct {
+	mu     sync.Mutex
+	handed map[int]bool
+}
+
+var process Allocator
+
 // Shared reserves a port of host (an IP address or a name; "" means
 // 127.0.0.1) that this process never handed out before, for someone who
 // will listen on it with SO_REUSEADDR. See the package comment.
-func Shared(host string) (*Reservation, error) { return take(host, true) }
+func Shared(host string) (*Reservation, error) { return process.Shared(host) }
 
 // Closed reserves a port of host ("" means 127.0.0.1) that this process
 // never handed out before, where nobody listens or can listen until
 // Close. See the package comment.
-func Closed(host string) (*Reservation, error) { return take(host, false) }
+func Closed(host string) (*Reservation, error) { return process.Closed(host) }
 
 // Keep reserves port of host as Shared does, a port chosen before (a
 // server started again on the port it had). It fails when the port is
 // bound by a socket that is listening or does not share it.
-func Keep(host string, port int) (*Reservation, error) {
+func Keep(host string, port int) (*Reservation, error) { return process.Keep(host, port) }
+
+// HandedOut is how many ports this process has handed out.
+func HandedOut() int { return process.HandedOut() }
+
+// Shared is as the package's Shared, never handing out a port a handed
+// out before.
+func (a *Allocator) Shared(host string) (*Reservation, error) { return a.take(host, true) }
+
+// Closed is as the package's Closed, never handing out a port a handed
+// out before.
+func (a *Allocator) Closed(host string) (*Reservation, error) { return a.take(host, false) }
+
+// Keep is as the package's Keep; a remembers the port as handed out.
+func (a *Allocator) Keep(host string, port int) (*Reservation, error) {
 	if port <= 0 || port > 65535 {
 		return nil, fmt.Errorf("reserve port %d: not a TCP port", port)
 	}
@@ -105,44 +129,38 @@ func Keep(host string, port int) (*Reservation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reserve %s: %w", net.JoinHostPort(h, strconv.Itoa(port)), err)
 	}
-	claim(port)
+	a.claim(port)
 	return newReservation(h, port, sock), nil
 }
 
-// handed is every port this process handed out.
-var handed struct {
-	sync.Mutex
-	ports map[int]bool
+// HandedOut is how many ports a has handed out.
+func (a *Allocator) HandedOut() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.handed)
 }
 
 // claim records port as handed out and reports whether it was new.
-func claim(port int) bool {
-	handed.Lock()
-	defer handed.Unlock()
-	if handed.ports == nil {
-		handed.ports = map[int]bool{}
+func (a *Allocator) claim(port int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.handed == nil {
+		a.handed = map[int]bool{}
 	}
-	if handed.ports[port] {
+	if a.handed[port] {
 		return false
 	}
-	handed.ports[port] = true
+	a.handed[port] = true
 	return true
 }
 
-func handedBefore(port int) bool {
-	handed.Lock()
-	defer handed.Unlock()
-	return handed.ports[port]
+func (a *Allocator) handedBefore(port int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.handed[port]
 }
 
-// HandedOut is how many ports this process has handed out.
-func HandedOut() int {
-	handed.Lock()
-	defer handed.Unlock()
-	return len(handed.ports)
-}
-
-func take(host string, shared bool) (*Reservation, error) {
+func (a *Allocator) take(host string, shared bool) (*Reservation, error) {
 	h, ip, err := resolve(host)
 	if err != nil {
 		return nil, err
@@ -158,7 +176,7 @@ func take(host string, shared bool) (*Reservation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reserve a port on %s: %w", h, err)
 		}
-		if claim(port) {
+		if a.claim(port) {
 			return newReservation(h, port, sock), nil
 		}
 		// Held until a new port is found, so the kernel offers another.
@@ -169,20 +187,20 @@ func take(host string, shared bool) (*Reservation, error) {
 	if lo, hi, skip, ok := ephemeral(); ok {
 		for range probes {
 			port := lo + rand.IntN(hi-lo+1)
-			if skip(port) || handedBefore(port) {
+			if skip(port) || a.handedBefore(port) {
 				continue
 			}
 			sock, _, err := bind(ip, port, shared, false)
 			if err != nil {
 				continue // someone has it
 			}
-			if claim(port) {
+			if a.claim(port) {
 				return newReservation(h, port, sock), nil
 			}
 			sock.Close()
 		}
 	}
-	return nil, fmt.Errorf("reserve a port on %s: no port found that this process has not handed out before (%d in all)", h, HandedOut())
+	return nil, fmt.Errorf("reserve a port on %s: no port found that was not handed out before (%d in all)", h, a.HandedOut())
 }
 
 func newReservation(host string, port int, sock io.Closer) *Reservation {
