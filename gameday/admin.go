@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/noredirect"
 )
 
 // adminAPI is a system's endpoint of gameday's admin protocol
@@ -22,7 +23,7 @@ type adminAPI struct {
 
 func newAdminAPI(sys *system.System) adminAPI {
 	base, h := sys.AdminEndpoint()
-	return adminAPI{base: base, header: h, hc: &http.Client{Timeout: 10 * time.Second}}
+	return adminAPI{base: base, header: h, hc: noredirect.Client(10 * time.Second)}
 }
 
 // ok reports whether the system speaks the admin protocol.

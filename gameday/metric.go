@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/judge"
+	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -30,7 +31,7 @@ type metricSample struct {
 }
 
 func newMetricSampler(server string, start time.Time) *metricSampler {
-	return &metricSampler{server: server, hc: &http.Client{Timeout: 2 * time.Second}, start: start, every: time.Second, samples: map[string][]metricSample{}}
+	return &metricSampler{server: server, hc: noredirect.Client(2 * time.Second), start: start, every: time.Second, samples: map[string][]metricSample{}}
 }
 
 // run samples every query until ctx ends. halt, when set, is checked after

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -97,7 +98,7 @@ func (d *drill) podAdmins() []podAdmin {
 }
 
 func newBreakerProbe(admin adminAPI, interval time.Duration, start time.Time) *breakerProbe {
-	hc := &http.Client{Timeout: time.Second}
+	hc := noredirect.Client(time.Second)
 	admin.hc = hc
 	return &breakerProbe{
 		admin: admin, interval: interval, start: start,

@@ -31,6 +31,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -983,7 +984,8 @@ func reachCheckout(ctx context.Context, sys *system.System) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", sys.Where("base_url"), err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// Any answer will do, a redirect included (not followed).
+	resp, err := noredirect.Client(0).Do(req)
 	if err != nil {
 		return fmt.Errorf("the checkout does not answer at %s (%s): %w; nothing was set up or sent", sys.BaseURL, sys.Where("base_url"), err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/internal/rawsock"
 )
 
@@ -71,7 +72,9 @@ type Client struct {
 // and no overall timeout: pass a context with a deadline to every call.
 func NewClient(baseURL string, hc *http.Client) *Client {
 	if hc == nil {
-		hc = &http.Client{Transport: newTransport()}
+		// A provider's redirect is not followed: it would re-send the
+		// charge, idempotency key and all, elsewhere (package noredirect).
+		hc = &http.Client{Transport: newTransport(), CheckRedirect: noredirect.Check}
 	}
 	return &Client{baseURL: strings.TrimRight(baseURL, "/"), hc: hc}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/noredirect"
 )
 
 // The MySQL driver logs a connection it finds broken and drops before a
@@ -54,7 +55,7 @@ func Open(ctx context.Context, sys *system.System, vals system.Values, timeout t
 		// send the request's body and headers (a store's token) to
 		// wherever the answer points, and read that host's answer as the
 		// store's. The 3xx is the store's answer (see failed).
-		hc: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+		hc: noredirect.Client(0)}
 	defer func() {
 		if err != nil {
 			r.Close()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/internal/routetable"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -111,7 +111,7 @@ func (l *Local) startPods(ctx context.Context, o LocalOptions, addrs, proxied ma
 func (l *Local) waitRouted(ctx context.Context, version int64) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := routetable.WaitServed(ctx, http.DefaultClient, l.coURL, func(t *routetable.Table) bool { return t.Version >= version }); err != nil {
+	if err := routetable.WaitServed(ctx, noredirect.Client(0), l.coURL, func(t *routetable.Table) bool { return t.Version >= version }); err != nil {
 		return fmt.Errorf("within 10s: %w", err)
 	}
 	return nil

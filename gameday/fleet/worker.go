@@ -19,6 +19,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/noredirect"
 )
 
 // clockReadings is how many times a worker reads the coordinator's clock;
@@ -52,7 +53,7 @@ const DefaultWorkerWait = 2 * time.Minute
 // coordinator says so, or cannot be reached, or ctx ends. It returns nil
 // when its whole part was sent and taken.
 func Work(ctx context.Context, o WorkerOptions) error {
-	w := &worker{o: o, hc: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}}
+	w := &worker{o: o, hc: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}, CheckRedirect: noredirect.Check}}
 	base, err := url.Parse(strings.TrimRight(o.Coordinator, "/"))
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return fmt.Errorf("worker: coordinator %q: want an http URL", o.Coordinator)

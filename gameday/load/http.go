@@ -1,6 +1,7 @@
 package load
 
 import (
+	"github.com/gameday-dev/gameday/internal/noredirect"
 	"net"
 	"net/http"
 	"time"
@@ -21,7 +22,9 @@ import (
 // shopper's deadline), a 5 s dial timeout.
 func NewClient() *http.Client {
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	return &http.Client{Transport: &transport{
+	// No redirect is followed (package noredirect): the 3xx is the
+	// checkout's answer, matched by the purchase's rules.
+	return &http.Client{CheckRedirect: noredirect.Check, Transport: &transport{
 		fallback: &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
 			DialContext:         d.DialContext,

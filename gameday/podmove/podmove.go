@@ -26,6 +26,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gameday-dev/gameday/internal/noredirect"
+	"github.com/gameday-dev/gameday/internal/redact"
 	"github.com/gameday-dev/gameday/internal/routetable"
 	"github.com/gameday-dev/gameday/internal/wait"
 )
@@ -107,7 +109,7 @@ func (m *Move) defaults() {
 		m.Transfer = 10 * time.Second
 	}
 	if m.HTTP == nil {
-		m.HTTP = &http.Client{Timeout: 6 * time.Second}
+		m.HTTP = noredirect.Client(6 * time.Second)
 	}
 }
 
@@ -341,7 +343,7 @@ func (m *Move) call(ctx context.Context, method, url string, h http.Header, body
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode != want {
-		return &StatusError{URL: url, Code: resp.StatusCode, Body: string(bytes.TrimSpace(b))}
+		return &StatusError{URL: url, Code: resp.StatusCode, Body: string(bytes.TrimSpace(b)), Location: resp.Header.Get("Location")}
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {
@@ -351,14 +353,19 @@ func (m *Move) call(ctx context.Context, method, url string, h http.Header, body
 	return nil
 }
 
-// StatusError is an answer of a status the mover did not want.
+// StatusError is an answer of a status the mover did not want. A
+// redirect is one (package noredirect): its Location is not followed.
 type StatusError struct {
-	URL  string
-	Code int
-	Body string
+	URL      string
+	Code     int
+	Body     string
+	Location string
 }
 
 func (e *StatusError) Error() string {
+	if e.Location != "" && e.Code/100 == 3 {
+		return fmt.Sprintf("%s answered %d, a redirect (to %s), which gameday does not follow", redact.URL(e.URL), e.Code, redact.URL(e.Location))
+	}
 	if len(e.Body) > 200 {
 		return fmt.Sprintf("%s answered %d: %s...", e.URL, e.Code, e.Body[:200])
 	}

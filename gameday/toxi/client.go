@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/internal/redact"
 )
 
@@ -59,7 +60,7 @@ func NewClient(addr string) *Client {
 	if !strings.Contains(addr, "://") {
 		addr = "http://" + addr
 	}
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hc := noredirect.Client(0)
 	return &Client{base: strings.TrimRight(addr, "/"), hc: hc}
 }
 

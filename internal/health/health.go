@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/internal/redact"
 )
 
@@ -50,11 +51,12 @@ var ErrScheme = fmt.Errorf("want an http, https, tcp or redis URL")
 func checkHTTP(ctx context.Context, raw string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
-		return "", err
+		return "", redact.Error(err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// A redirect is not followed: a 3xx is not ready (package noredirect).
+	resp, err := noredirect.Client(0).Do(req)
 	if err != nil {
-		return "", err
+		return "", redact.Error(err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/http"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/internal/routetable"
 )
 
@@ -97,7 +97,7 @@ func (c *Compose) route(ctx context.Context, o ComposeOptions) error {
 	}
 	// The router takes the table when it reads it: its version, and the
 	// very routes (a store that lost its data starts its versions again).
-	if err := routetable.WaitServed(wctx, http.DefaultClient, o.RouterURL, func(t *routetable.Table) bool {
+	if err := routetable.WaitServed(wctx, noredirect.Client(0), o.RouterURL, func(t *routetable.Table) bool {
 		return t.Version >= v && maps.Equal(t.Routes, o.Routes)
 	}); err != nil {
 		return fmt.Errorf("compose environment: within %s: %w", composeReady, err)
