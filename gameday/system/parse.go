@@ -54,18 +54,32 @@ func LoadFile(path string, vars map[string]string) (*System, error) {
 // line and field, several joined with errors.Join, and nothing is
 // contacted.
 func Parse(file string, data []byte, vars map[string]string) (*System, error) {
-	pods, err := readPods(file, data, vars)
+	return parseFrom(file, data, vars, true)
+}
+
+// ParseSource parses a system from its source exactly: a ${NAME} the
+// source's Vars do not give is its default or an error, never read from
+// this process's environment. It is how a load worker reads the job a
+// coordinator sent (FlowSource): the worker's own secrets stay its own.
+func ParseSource(src Source) (*System, error) {
+	return parseFrom(src.File, src.Data, src.Vars, false)
+}
+
+// parseFrom is Parse, reading the environment for a ${NAME} vars lack when
+// env is set.
+func parseFrom(file string, data []byte, vars map[string]string, env bool) (*System, error) {
+	pods, err := readPods(file, data, vars, env)
 	if err != nil {
 		return nil, err
 	}
 	if len(pods) == 0 {
-		return parseOne(file, data, vars)
+		return parseOne(file, data, vars, env)
 	}
-	return parsePods(file, data, vars, pods)
+	return parsePods(file, data, vars, pods, env)
 }
 
 // parseOne parses one system (or one pod's copy of a system of pods).
-func parseOne(file string, data []byte, vars map[string]string) (*System, error) {
+func parseOne(file string, data []byte, vars map[string]string, env bool) (*System, error) {
 	if len(data) > MaxSize {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB); a system file is a short file", MaxSize)}
 	}
@@ -78,7 +92,7 @@ func parseOne(file string, data []byte, vars map[string]string) (*System, error)
 	d.AnyBools = true // json: {degraded: true}
 	d.Substituted = map[*yaml.Node]bool{}
 	used := map[string]string{}
-	expandVars(file, root, "", vars, used, d.Substituted, &errs)
+	expandVars(file, root, "", vars, env, used, d.Substituted, &errs)
 	if len(errs) > 0 {
 		return nil, fileerr.Join(errs)
 	}
@@ -102,7 +116,7 @@ var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
 // expandVars replaces ${NAME} in every scalar value (never in keys), and
 // records in used the value each name was given.
-func expandVars(file string, n *yaml.Node, path string, vars, used map[string]string, substituted map[*yaml.Node]bool, errs *[]*Error) {
+func expandVars(file string, n *yaml.Node, path string, vars map[string]string, env bool, used map[string]string, substituted map[*yaml.Node]bool, errs *[]*Error) {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if !strings.Contains(n.Value, "${") {
@@ -114,7 +128,7 @@ func expandVars(file string, n *yaml.Node, path string, vars, used map[string]st
 				used[sub[1]] = v
 				return v
 			}
-			if v, ok := os.LookupEnv(sub[1]); ok && v != "" {
+			if v, ok := os.LookupEnv(sub[1]); env && ok && v != "" {
 				used[sub[1]] = v
 				return v
 			}
@@ -128,11 +142,11 @@ func expandVars(file string, n *yaml.Node, path string, vars, used map[string]st
 		substituted[n] = true // read by what the field wants (strictyaml.Decoder)
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			expandVars(file, n.Content[i+1], strictyaml.JoinPath(path, n.Content[i].Value), vars, used, substituted, errs)
+			expandVars(file, n.Content[i+1], strictyaml.JoinPath(path, n.Content[i].Value), vars, env, used, substituted, errs)
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			expandVars(file, c, path+"["+strconv.Itoa(i)+"]", vars, used, substituted, errs)
+			expandVars(file, c, path+"["+strconv.Itoa(i)+"]", vars, env, used, substituted, errs)
 		}
 	}
 }

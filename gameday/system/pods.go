@@ -19,7 +19,7 @@ const maxPods = 64
 // readPods reads the pods section alone (its values may use ${NAME} of
 // vars and the environment): the rest of the file may name variables only
 // a pod gives.
-func readPods(file string, data []byte, vars map[string]string) (map[string]map[string]string, error) {
+func readPods(file string, data []byte, vars map[string]string, env bool) (map[string]map[string]string, error) {
 	if len(data) > MaxSize {
 		return nil, nil // parseOne says so
 	}
@@ -39,7 +39,7 @@ func readPods(file string, data []byte, vars map[string]string) (map[string]map[
 	var errs []*Error
 	d := strictyaml.NewDecoder(file)
 	d.Substituted = map[*yaml.Node]bool{}
-	expandVars(file, node, "pods", vars, map[string]string{}, d.Substituted, &errs)
+	expandVars(file, node, "pods", vars, env, map[string]string{}, d.Substituted, &errs)
 	if len(errs) > 0 {
 		return nil, fileerr.Join(errs)
 	}
@@ -73,7 +73,7 @@ func readPods(file string, data []byte, vars map[string]string) (map[string]map[
 // the first pod's copy (by name) for the purchase, every pod's
 // dependencies, and no admin or breakers of its own (each pod's copy has
 // its own, which the runner reads pod by pod).
-func parsePods(file string, data []byte, vars map[string]string, pods map[string]map[string]string) (*System, error) {
+func parsePods(file string, data []byte, vars map[string]string, pods map[string]map[string]string, env bool) (*System, error) {
 	names := slices.Sorted(maps.Keys(pods))
 	copies := map[string]*System{}
 	used := map[string]string{}
@@ -83,7 +83,7 @@ func parsePods(file string, data []byte, vars map[string]string, pods map[string
 			v = map[string]string{}
 		}
 		maps.Copy(v, pods[name])
-		c, err := parseOne(file, data, v)
+		c, err := parseOne(file, data, v, env)
 		if err != nil {
 			return nil, fmt.Errorf("pod %s: %w", name, err)
 		}
