@@ -220,6 +220,9 @@ type drill struct {
 	// unsettled: the books were read before they settled (the run was
 	// interrupted), so only what no settling can undo is judged.
 	unsettled bool
+	// loadShift is the load's start minus the drill's (the zero of the
+	// faults and the probe): the workers count from the load's.
+	loadShift time.Duration
 	// prefix starts every checkout id of this run (set once by plan): the
 	// provider's books may hold other runs' charges, which are not ours to
 	// reconcile.
@@ -668,6 +671,7 @@ func (d *drill) drive(ctx context.Context) {
 		d.fail(VerdictError, "run the load: %v", loadErr)
 		return
 	}
+	d.loadShift = report.Start.Sub(start)
 	rebase(report, start)
 	d.rec.TransportErrors = transportErrors(report)
 	if err := writeAttempts(d.dir, report, d.sys.StepNames()); err != nil {
@@ -680,6 +684,15 @@ func (d *drill) drive(ctx context.Context) {
 	}
 	if shards != nil {
 		d.rec.Load.Shards = shards.Shards()
+		// The workers' stalls count from the load's start, as their
+		// records did before rebase.
+		shift := d.loadShift.Milliseconds()
+		for k := range d.rec.Load.Shards {
+			for i := range d.rec.Load.Shards[k].StarvedSpans {
+				d.rec.Load.Shards[k].StarvedSpans[i].FromMS += shift
+				d.rec.Load.Shards[k].StarvedSpans[i].ToMS += shift
+			}
+		}
 	}
 	d.rec.Outcomes = report.Outcomes()
 	shoppers := shoppers(report)
@@ -807,7 +820,13 @@ func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), err
 	if so.Remote && so.Token == "" {
 		return nil, nil, fmt.Errorf("remote workers need the run's token (%s) given to them and to the coordinator", fleet.TokenEnv)
 	}
-	job := fleet.Job{Of: so.N, System: d.sys.Source(), Plan: d.plan()}
+	// The workers are sent the purchase flow and its values only: not the
+	// books' DSNs, the admin token or anything else of the system file.
+	flow, err := d.sys.FlowSource()
+	if err != nil {
+		return nil, nil, err
+	}
+	job := fleet.Job{Of: so.N, System: flow, Plan: d.plan()}
 	c, err := fleet.Listen(listen, job, so.Token)
 	if err != nil {
 		return nil, nil, err

@@ -28,6 +28,7 @@ func TestManifestDecodesStrictly(t *testing.T) {
 	}
 	var svc *corev1.Service
 	jobs := map[string]*batchv1.Job{}
+	claims := map[string]*corev1.PersistentVolumeClaim{}
 	for i, doc := range bytes.Split(data, []byte("\n---\n")) {
 		var head struct {
 			APIVersion string `json:"apiVersion"`
@@ -37,6 +38,10 @@ func TestManifestDecodesStrictly(t *testing.T) {
 			t.Fatalf("document %d: %v", i, err)
 		}
 		switch head.APIVersion + " " + head.Kind {
+		case "v1 PersistentVolumeClaim":
+			pvc := &corev1.PersistentVolumeClaim{}
+			strict(t, i, doc, pvc)
+			claims[pvc.Name] = pvc
 		case "v1 Service":
 			svc = &corev1.Service{}
 			strict(t, i, doc, svc)
@@ -97,6 +102,27 @@ func TestManifestDecodesStrictly(t *testing.T) {
 		if strings.Contains(strings.Join(ct.Args, " "), "TOKEN") {
 			t.Errorf("%s: a token on the command line: %q", ct.Name, ct.Args)
 		}
+	}
+	// The fault journal outlives the coordinator's pod: it is on a claim
+	// the manifest makes, never on the pod's emptyDir, which goes with it.
+	journal := flags["-journal"]
+	var vol string
+	for _, m := range c.VolumeMounts {
+		if strings.HasPrefix(journal, strings.TrimSuffix(m.MountPath, "/")+"/") {
+			vol = m.Name
+		}
+	}
+	var claim string
+	for _, v := range coord.Spec.Template.Spec.Volumes {
+		if v.Name == vol && v.PersistentVolumeClaim != nil {
+			claim = v.PersistentVolumeClaim.ClaimName
+		}
+	}
+	if journal == "" || claim == "" || claims[claim] == nil {
+		t.Errorf("the coordinator's journal %q is on volume %q, not on a claim this manifest makes (%q): a killed coordinator's faults would be forgotten with its pod", journal, vol, claim)
+	}
+	if sc := coord.Spec.Template.Spec.SecurityContext; sc == nil || sc.FSGroup == nil {
+		t.Error("the coordinator runs as non-root: its pod needs an fsGroup to write the journal's volume")
 	}
 	for _, j := range jobs {
 		if j.Spec.BackoffLimit == nil || *j.Spec.BackoffLimit != 0 || j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {

@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/gameday-dev/gameday/internal/stats"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/internal/stats"
 )
 
 // How long the coordinator waits, by default.
@@ -41,7 +41,24 @@ const (
 	// maxLine bounds one line of a stream: a shopper of a hundred attempts
 	// is some 30 kB.
 	maxLine = 4 << 20
+	// MaxRTT bounds the round trip a worker may report (it reads the
+	// clock with calls of at most 5 s), and with it the start's lead;
+	// MaxClockOffset the clock difference it may report.
+	MaxRTT         = 5 * time.Second
+	MaxClockOffset = 24 * time.Hour
+	// MaxLead bounds how long before the start the workers are told it.
+	MaxLead = 30 * time.Second
+	// streamBase and streamPerShopper bound the bytes of a shard's stream:
+	// its records (a shopper of a thousand polls is some 300 kB; a usual
+	// one under 1 kB) and its done line.
+	streamBase       = 64 << 20
+	streamPerShopper = 64 << 10
+	// MaxStalls bounds the stalls a worker reports (hostmon keeps 4,096).
+	MaxStalls = 4096
 )
+
+// streamLimit is the most a shard of n arrivals may send.
+func streamLimit(n int) int64 { return streamBase + int64(n)*streamPerShopper }
 
 // Coordinator serves the shard protocol for one sale.
 type Coordinator struct {
@@ -68,7 +85,14 @@ type Coordinator struct {
 
 	offMu  sync.Mutex
 	offErr error // why the sale was called off or stopped
+
+	sessMu   sync.Mutex
+	sessions map[string]*session // by the coordinator's nonce, hex
 }
+
+// maxSessions bounds the sessions a coordinator keeps: hello is open to
+// anyone who reaches it, and a worker needs one (a few, if it retries).
+func (c *Coordinator) maxSessions() int { return 4*len(c.shards) + 64 }
 
 type shardState struct {
 	claimed   bool
@@ -77,6 +101,9 @@ type shardState struct {
 	got       int
 	done      *Done
 	err       error
+	// stalls are the worker's own, as its done line gave them.
+	stalls    []runrecord.StallSpan
+	stallsCut int
 }
 
 // event is what a shard's stream or its launcher tells Send.
@@ -114,11 +141,13 @@ func Listen(addr string, job Job, token string) (*Coordinator, error) {
 		job: job, token: token, ln: ln,
 		events: make(chan event, 1024), closed: make(chan struct{}), sent: make(chan struct{}),
 		joined: make(chan struct{}), begun: make(chan struct{}), stopped: make(chan struct{}),
+		sessions: map[string]*session{},
 	}
 	for range job.Of {
 		c.shards = append(c.shards, &shardState{})
 	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/hello", c.serveHello)
 	mux.HandleFunc("GET /v1/job", c.auth(c.serveJob))
 	mux.HandleFunc("GET /v1/clock", c.auth(c.serveClock))
 	mux.HandleFunc("POST /v1/ready", c.auth(c.serveReady))
@@ -150,14 +179,48 @@ func (c *Coordinator) Close() error {
 	return nil
 }
 
+// serveHello proves the coordinator knows the run's token, over the
+// worker's nonce and one of its own, and opens a session (auth.go).
+func (c *Coordinator) serveHello(w http.ResponseWriter, r *http.Request) {
+	nw, err := readNonce(r.URL.Query().Get("nonce"))
+	if err != nil {
+		http.Error(w, "hello: nonce: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	nc, err := newNonce()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	c.sessMu.Lock()
+	if len(c.sessions) >= c.maxSessions() {
+		c.sessMu.Unlock()
+		http.Error(w, fmt.Sprintf("hello: %d sessions already (%d shards): no more", len(c.sessions), len(c.shards)), http.StatusServiceUnavailable)
+		return
+	}
+	c.sessions[hex.EncodeToString(nc)] = newSession(c.token, nw, nc)
+	c.sessMu.Unlock()
+	b, _ := json.Marshal(hello{Nonce: hex.EncodeToString(nc), Proof: hex.EncodeToString(mac([]byte(c.token), labelCoordinator, nw, nc))})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// auth lets through a request that proves its worker knows the run's
+// token in a session of its own (auth.go); the session signs the answer.
 func (c *Coordinator) auth(h http.HandlerFunc) http.HandlerFunc {
-	want := []byte("Bearer " + c.token)
 	return func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			http.Error(w, "this sale's token is wanted ("+TokenEnv+")", http.StatusUnauthorized)
+		nc, proof, err := parseAuth(r.Header.Get("Authorization"))
+		var s *session
+		if err == nil {
+			c.sessMu.Lock()
+			s = c.sessions[hex.EncodeToString(nc)]
+			c.sessMu.Unlock()
+		}
+		if s == nil || !equal(proof, s.worker) {
+			http.Error(w, "this sale's workers are wanted: a worker proves it knows the run's token ("+TokenEnv+"), which it never sends", http.StatusUnauthorized)
 			return
 		}
-		h(w, r)
+		h(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
 	}
 }
 
@@ -198,11 +261,11 @@ func (c *Coordinator) serveJob(w http.ResponseWriter, r *http.Request) {
 	}
 	j := c.job
 	j.Shard = k
-	writeJSON(w, j)
+	writeJSON(w, r, j)
 }
 
-func (c *Coordinator) serveClock(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, map[string]int64{"now": time.Now().UnixNano()})
+func (c *Coordinator) serveClock(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, map[string]int64{"now": time.Now().UnixNano()})
 }
 
 func (c *Coordinator) serveReady(w http.ResponseWriter, r *http.Request) {
@@ -221,6 +284,14 @@ func (c *Coordinator) serveReady(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "called off", http.StatusConflict)
 		return
 	}
+	// The round trip sets the start's lead (Lead: four of the slowest);
+	// a worker measures it with calls of at most 5 s each.
+	if rd.RTT < 0 || rd.RTT > MaxRTT || rd.Offset < -MaxClockOffset || rd.Offset > MaxClockOffset {
+		err := fmt.Errorf("shard %d reported a round trip of %s and a clock offset of %s: want a round trip of 0 to %s and an offset within %s", k, rd.RTT, rd.Offset, MaxRTT, MaxClockOffset)
+		c.callOff(err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	c.mu.Lock()
 	if c.shards[k].ready == nil {
 		c.shards[k].ready = &rd
@@ -232,7 +303,7 @@ func (c *Coordinator) serveReady(w http.ResponseWriter, r *http.Request) {
 	c.mu.Unlock()
 	select {
 	case <-c.begun:
-		writeJSON(w, start{Start: c.start.UnixNano()})
+		writeJSON(w, r, start{Start: c.start.UnixNano()})
 	case <-c.stopped:
 		http.Error(w, "the sale was called off: "+c.offReason(), http.StatusConflict)
 	case <-r.Context().Done():
@@ -257,9 +328,9 @@ func (c *Coordinator) serveStop(w http.ResponseWriter, r *http.Request) {
 	defer t.Stop()
 	select {
 	case <-c.stopped:
-		writeJSON(w, map[string]any{"stop": true, "why": c.offReason()})
+		writeJSON(w, r, map[string]any{"stop": true, "why": c.offReason()})
 	case <-t.C:
-		writeJSON(w, map[string]any{"stop": false}) // go on, and ask again
+		writeJSON(w, r, map[string]any{"stop": false}) // go on, and ask again
 	case <-r.Context().Done():
 	}
 }
@@ -284,22 +355,46 @@ func (c *Coordinator) serveShoppers(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("shard %d is already sending", k), http.StatusConflict)
 		return
 	}
-	sc := bufio.NewScanner(r.Body)
+	// Bounded in lines and bytes: a shard sends a record per arrival of
+	// its own, then its done line, and nothing else.
+	arrivals := load.Shard{Index: k, Of: len(c.shards)}.Count(len(c.job.Plan.Arrivals()))
+	limit := streamLimit(arrivals)
+	body := &countingReader{r: r.Body}
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
+	lines := 0
 	for sc.Scan() {
+		lines++
+		refuse := func(err error) {
+			c.send(event{shard: k, err: err})
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+		if body.n > limit {
+			refuse(fmt.Errorf("shard %d sent more than %d bytes of records, the most %d arrivals may take", k, limit, arrivals))
+			return
+		}
 		var l Line
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			c.send(event{shard: k, err: fmt.Errorf("shard %d sent a line that is not a record: %v", k, err)})
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			refuse(fmt.Errorf("shard %d sent a line that is not a record: %v", k, err))
 			return
 		}
 		switch {
 		case l.Done != nil:
+			if n := len(l.Done.Stalls); n > MaxStalls {
+				refuse(fmt.Errorf("shard %d reported %d stalls, more than the %d a worker keeps", k, n, MaxStalls))
+				return
+			}
 			c.send(event{shard: k, done: l.Done})
 			w.WriteHeader(http.StatusNoContent)
 			return
-		case l.Shopper != nil:
+		case l.Shopper != nil && lines <= arrivals:
 			c.send(event{shard: k, shopper: l.Shopper})
+		case l.Shopper != nil:
+			refuse(fmt.Errorf("shard %d sent more records than its %d arrivals", k, arrivals))
+			return
+		default:
+			refuse(fmt.Errorf("shard %d sent a line that is neither a record nor its end", k))
+			return
 		}
 	}
 	err = sc.Err()
@@ -307,6 +402,18 @@ func (c *Coordinator) serveShoppers(w http.ResponseWriter, r *http.Request) {
 		err = errors.New("the stream ended before its last line")
 	}
 	c.send(event{shard: k, err: fmt.Errorf("shard %d died: %v", k, err)})
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // send hands an event to Send, unless Send has returned or the
@@ -385,7 +492,7 @@ func (c *Coordinator) Lead() time.Duration {
 		}
 	}
 	c.mu.Unlock()
-	return 100*time.Millisecond + 4*most
+	return min(100*time.Millisecond+4*most, MaxLead)
 }
 
 // Send fixes the sale's start (after Join), takes every shard's records
@@ -465,6 +572,7 @@ func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*loa
 					s.done = e.done
 					ended++
 				}
+				s.stalls, s.stallsCut = e.done.Stalls, e.done.StallsCut
 				c.unmatched = append(c.unmatched, e.done.Unmatched)
 				c.emptyKept = append(c.emptyKept, e.done.EmptyKept)
 			case e.err != nil:
@@ -562,6 +670,7 @@ func (c *Coordinator) Shards() []runrecord.Shard {
 		}
 		_, p99, _ := load.Lateness(mine[k])
 		r.LateP99MS = stats.MS(p99)
+		r.StarvedSpans, r.StarvedSpansCut = slices.Clone(s.stalls), s.stallsCut
 		if s.err != nil {
 			r.Error = s.err.Error()
 		}
@@ -570,7 +679,17 @@ func (c *Coordinator) Shards() []runrecord.Shard {
 	return out
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+// writeJSON answers r with v, signed under r's session.
+func writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	b = append(b, '\n')
+	if s := sessionOf(r.Context()); s != nil {
+		w.Header().Set(signatureHeader, s.sign(r.Method, r.URL.RequestURI(), b))
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(b)
 }

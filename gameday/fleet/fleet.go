@@ -9,8 +9,12 @@
 // coordinator joins the records into the whole sale's report
 // (load.Complete) and the drill judges it as today.
 //
-// The protocol, every request carrying "Authorization: Bearer TOKEN":
+// The protocol. A worker first proves it knows the run's token, and the
+// coordinator that it does, without either sending it (auth.go); every
+// later request carries the worker's proof, and every answer the
+// coordinator's signature, which the worker checks before it acts:
 //
+//	GET  /v1/hello?nonce=NW  {"nonce": NC, "proof": ...}, the coordinator's proof
 //	GET  /v1/job?shard=K     the Job (K a number, or "any": the first free shard)
 //	GET  /v1/clock           {"now": coordinator time, Unix nanoseconds}
 //	POST /v1/ready?shard=K   a Ready; answered when every shard is ready,
@@ -36,7 +40,7 @@ import (
 
 // Protocol names the protocol's version: a worker of another refuses the
 // job.
-const Protocol = "gameday-shard/1"
+const Protocol = "gameday-shard/2"
 
 // TokenEnv is the environment variable the run's token travels in: to a
 // worker (never on its command line: the job holds the system's variables,
@@ -90,6 +94,12 @@ type Done struct {
 	Unmatched []runrecord.Unmatched `json:"unmatched,omitempty"`
 	// EmptyKept are the steps that sent a kept value empty.
 	EmptyKept []runrecord.EmptyKept `json:"empty_kept,omitempty"`
+	// Stalls are the worker's own timer's stalls of 100 ms or more
+	// (hostmon), from the sale's start: the evidence that excuses a
+	// timing promise over the shoppers it timed. StallsCut counts those
+	// beyond the ones kept. At most MaxStalls.
+	Stalls    []runrecord.StallSpan `json:"stalls,omitempty"`
+	StallsCut int                   `json:"stalls_cut,omitempty"`
 }
 
 // start is the coordinator's answer to Ready: the sale's start instant on

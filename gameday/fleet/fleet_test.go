@@ -62,7 +62,11 @@ func job(t *testing.T, baseURL string, of int, stages ...load.Stage) fleet.Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fleet.Job{Of: of, System: sys.Source(), Plan: load.Plan{
+	src, err := sys.FlowSource()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fleet.Job{Of: of, System: src, Plan: load.Plan{
 		Stages: stages, Patience: 2 * time.Second, MaxShoppers: 64, Seed: 7, IDPrefix: "fleet",
 	}}
 }
@@ -193,11 +197,15 @@ func TestAShardThatDiesFailsTheSale(t *testing.T) {
 	wait := workers(ctx, c, 0)
 	// Shard 1 is a worker that sends one record and dies.
 	dying := make(chan struct{})
+	auth, err := fleet.AuthHeader(c.URL(), c.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		defer close(dying)
 		call := func(method, path, body string) (*http.Response, error) {
 			req, _ := http.NewRequest(method, c.URL()+path, strings.NewReader(body))
-			req.Header.Set("Authorization", "Bearer "+c.Token())
+			req.Header.Set("Authorization", auth)
 			return http.DefaultClient.Do(req)
 		}
 		for _, p := range []string{"/v1/job?shard=1", "/v1/ready?shard=1"} {
@@ -218,7 +226,7 @@ func TestAShardThatDiesFailsTheSale(t *testing.T) {
 			return
 		}
 		line := `{"shopper":{"Index":1,"ID":"fleet-1","Outcome":"confirmed","Started":1000,"Scheduled":1000}}` + "\n"
-		fmt.Fprintf(conn, "POST /v1/shoppers?shard=1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 100000\r\n\r\n%s", c.Token(), line)
+		fmt.Fprintf(conn, "POST /v1/shoppers?shard=1 HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\nContent-Length: 100000\r\n\r\n%s", auth, line)
 		time.Sleep(time.Second)
 		conn.Close() // the process dies
 	}()
@@ -336,10 +344,15 @@ func TestTheProtocolWantsTheToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	for _, tok := range []string{"", "wrong"} {
+	if _, err := fleet.AuthHeader(c.URL(), "wrong"); err == nil || !strings.Contains(err.Error(), "not this run's coordinator") {
+		t.Fatalf("a worker with the wrong token took the coordinator for its own: %v", err)
+	}
+	// No proof, the token itself as a bearer (it is never sent), a proof
+	// made up: none reads the job.
+	for _, auth := range []string{"", "Bearer " + c.Token(), "Gameday-Shard nonce=00112233445566778899aabbccddeeff, proof=00"} {
 		req, _ := http.NewRequest("GET", c.URL()+"/v1/job?shard=0", nil)
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -348,7 +361,7 @@ func TestTheProtocolWantsTheToken(t *testing.T) {
 		b, _ := io.ReadAll(bufio.NewReader(resp.Body))
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(b), "SHOP_URL") {
-			t.Errorf("token %q: %s %s, want 401 and nothing of the job", tok, resp.Status, b)
+			t.Errorf("authorization %q: %s %s, want 401 and nothing of the job", auth, resp.Status, b)
 		}
 	}
 }
@@ -500,9 +513,13 @@ func (r *relay) cut() {
 func TestAShardThatEndsEarlyFailsTheSale(t *testing.T) {
 	s := newShop(t)
 	c, ctx := sale(t, s.srv.URL, 1, load.Stage{Duration: time.Second, Target: 20})
+	auth, err := fleet.AuthHeader(c.URL(), c.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
 	call := func(method, path, body string) {
 		req, _ := http.NewRequest(method, c.URL()+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+c.Token())
+		req.Header.Set("Authorization", auth)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Error(err)
@@ -518,7 +535,7 @@ func TestAShardThatEndsEarlyFailsTheSale(t *testing.T) {
 	if err := c.Join(ctx, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Send(ctx, time.Now().Add(c.Lead()), nil)
+	_, err = c.Send(ctx, time.Now().Add(c.Lead()), nil)
 	if !errors.Is(err, fleet.ErrShard) || !strings.Contains(err.Error(), "ended with 1 of its 10 shoppers") {
 		t.Fatalf("Send: %v, want the short shard named", err)
 	}

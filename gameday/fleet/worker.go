@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,9 +18,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/hostmon"
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/noredirect"
+	"github.com/gameday-dev/gameday/internal/redact"
 )
 
 // clockReadings is how many times a worker reads the coordinator's clock;
@@ -67,8 +70,11 @@ func Work(ctx context.Context, o WorkerOptions) error {
 		shard = strconv.Itoa(o.Shard)
 	}
 
-	job, err := w.job(ctx, shard)
-	if err != nil {
+	if err := w.hello(ctx); err != nil {
+		return fmt.Errorf("worker: coordinator %s: %w", redact.URL(w.base), err)
+	}
+	var job Job
+	if err := w.get(ctx, "/v1/job?shard="+shard, &job, 10*time.Second); err != nil {
 		return fmt.Errorf("worker: fetch the job: %w", err)
 	}
 	w.shard = strconv.Itoa(job.Shard)
@@ -132,6 +138,12 @@ func Work(ctx context.Context, o WorkerOptions) error {
 		d.Error = fmt.Sprintf("was told of the start %s after it had passed", late.Round(time.Microsecond))
 	} else {
 		w.logf("start at %s (coordinator's clock), in %s", at.UTC().Format(time.RFC3339Nano), -late)
+		// This machine's stalls are the evidence for the shoppers it
+		// times, from the sale's start (on this machine's clock).
+		host := hostmon.New(at.Add(-offset))
+		hostCtx, stopHost := context.WithCancel(context.Background())
+		hostDone := make(chan struct{})
+		go func() { defer close(hostDone); host.Run(hostCtx) }()
 		rep, err := load.Run(runCtx, job.Plan, flow, load.Options{
 			Clock: clock, Start: at, Shard: load.Shard{Index: job.Shard, Of: job.Of},
 			OnResult: func(s *load.Shopper) { records <- s },
@@ -151,6 +163,9 @@ func Work(ctx context.Context, o WorkerOptions) error {
 			d.Error = err.Error()
 		}
 		d.Unmatched, d.EmptyKept = flow.Unmatched(), flow.EmptyKept()
+		stopHost()
+		<-hostDone
+		d.Stalls, d.StallsCut = host.Spans()
 	}
 	close(records)
 	err = <-wrote
@@ -180,10 +195,11 @@ func Work(ctx context.Context, o WorkerOptions) error {
 }
 
 type worker struct {
-	o     WorkerOptions
-	hc    *http.Client
-	base  string
-	shard string
+	o       WorkerOptions
+	hc      *http.Client
+	base    string
+	shard   string
+	session *session // proven by hello
 }
 
 func (w *worker) logf(format string, args ...any) {
@@ -192,28 +208,43 @@ func (w *worker) logf(format string, args ...any) {
 	}
 }
 
-// job fetches the job, calling again every second while the coordinator
-// cannot be reached, within WorkerOptions.Wait; an answer that refuses
-// (a wrong token, a shard taken) is final.
-func (w *worker) job(ctx context.Context, shard string) (Job, error) {
+// hello proves to the coordinator that this worker knows the run's token,
+// and has it prove the same, without sending it (auth.go), calling again
+// every second while the coordinator cannot be reached, within
+// WorkerOptions.Wait. A coordinator that answers without the proof is not
+// this run's: nothing more is sent to it, and the worker sends nothing to
+// anything else either.
+func (w *worker) hello(ctx context.Context) error {
 	wait := w.o.Wait
 	if wait <= 0 {
 		wait = DefaultWorkerWait
 	}
 	deadline := time.Now().Add(wait)
+	nw, err := newNonce()
+	if err != nil {
+		return err
+	}
 	for n := 0; ; n++ {
-		var job Job
-		err := w.get(ctx, "/v1/job?shard="+shard, &job, 10*time.Second)
+		var h hello
+		err := w.call(ctx, http.MethodGet, "/v1/hello?nonce="+hex.EncodeToString(nw), nil, &h, 10*time.Second)
 		var refused *refusal
-		if err == nil || errors.As(err, &refused) || ctx.Err() != nil || time.Now().Add(time.Second).After(deadline) {
-			return job, err
+		switch {
+		case err == nil:
+			s, err := verifyHello(w.o.Token, nw, h)
+			if err != nil {
+				return fmt.Errorf("not this run's coordinator: %v; nothing was sent to it, or to the system under test", err)
+			}
+			w.session = s
+			return nil
+		case errors.As(err, &refused) || ctx.Err() != nil || time.Now().Add(time.Second).After(deadline):
+			return err
 		}
 		if n == 0 {
 			w.logf("the coordinator is not reachable yet (%v); calling again every second for %s", err, wait)
 		}
 		select {
 		case <-ctx.Done():
-			return job, ctx.Err()
+			return ctx.Err()
 		case <-time.After(time.Second):
 		}
 	}
@@ -229,7 +260,9 @@ func (w *worker) prepare(ctx context.Context, job Job) (*system.Flow, error) {
 	if err := (load.Shard{Index: job.Shard, Of: job.Of}).Validate(); err != nil {
 		return nil, err
 	}
-	sys, err := system.Parse(job.System.File, job.System.Data, job.System.Vars)
+	// From the job alone: a ${NAME} it does not give is never read from
+	// this machine's environment.
+	sys, err := system.ParseSource(job.System)
 	if err != nil {
 		return nil, err
 	}
@@ -297,16 +330,11 @@ func writeLines(w io.Writer, records <-chan *load.Shopper) error {
 
 // stream sends body as the shard's records.
 func (w *worker) stream(ctx context.Context, body io.Reader) error {
-	return w.call(ctx, http.MethodPost, "/v1/shoppers?shard="+w.shard, body, nil)
+	return w.call(ctx, http.MethodPost, "/v1/shoppers?shard="+w.shard, body, nil, 0)
 }
 
 func (w *worker) get(ctx context.Context, path string, out any, timeout time.Duration) error {
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	return w.call(ctx, http.MethodGet, path, nil, out)
+	return w.call(ctx, http.MethodGet, path, nil, out, timeout)
 }
 
 // post sends in as JSON; the answer may take as long as the coordinator
@@ -316,17 +344,26 @@ func (w *worker) post(ctx context.Context, path string, in, out any) error {
 	if err != nil {
 		return err
 	}
-	return w.call(ctx, http.MethodPost, path+"?shard="+w.shard, bytes.NewReader(b), out)
+	return w.call(ctx, http.MethodPost, path+"?shard="+w.shard, bytes.NewReader(b), out, 0)
 }
 
-// call sends one request with the run's token and decodes a 2xx answer
-// into out (unless nil); any other answer is a refusal.
-func (w *worker) call(ctx context.Context, method, path string, body io.Reader, out any) error {
+// call sends one request with the worker's proof (none before hello) and
+// decodes a 2xx answer into out (unless nil), once its signature is
+// checked: an answer the coordinator did not sign is not acted on. Any
+// other answer is a refusal. timeout bounds the call when above 0.
+func (w *worker) call(ctx context.Context, method, path string, body io.Reader, out any, timeout time.Duration) error {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	req, err := http.NewRequestWithContext(ctx, method, w.base+path, body)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+w.o.Token)
+	if w.session != nil {
+		req.Header.Set("Authorization", w.session.header())
+	}
 	resp, err := w.hc.Do(req)
 	if err != nil {
 		return err
@@ -338,8 +375,26 @@ func (w *worker) call(ctx context.Context, method, path string, body io.Reader, 
 	if out == nil {
 		return nil
 	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(out)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		return err
+	}
+	if len(b) > maxAnswer {
+		return fmt.Errorf("%s %s: an answer of more than %d bytes", method, path, maxAnswer)
+	}
+	if w.session != nil {
+		got, _ := hex.DecodeString(resp.Header.Get(signatureHeader))
+		want, _ := hex.DecodeString(w.session.sign(method, req.URL.RequestURI(), b))
+		if !equal(got, want) {
+			return fmt.Errorf("%s %s: the answer is not signed by this run's coordinator: not acted on", method, path)
+		}
+	}
+	return json.Unmarshal(b, out)
 }
+
+// maxAnswer bounds an answer of the coordinator: the job is the largest,
+// a system file (1 MiB at most) and its plan.
+const maxAnswer = 64 << 20
 
 // refusal is the coordinator's answer refusing a request.
 type refusal struct{ msg string }
