@@ -10,6 +10,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/noredirect"
+	"github.com/gameday-dev/gameday/internal/redact"
 )
 
 // adminAPI is a system's endpoint of gameday's admin protocol
@@ -43,12 +44,15 @@ func (a adminAPI) call(ctx context.Context, method, path string, v any) error {
 	req.Header = a.header.Clone()
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return err
+		return redact.Error(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return fmt.Errorf("%s %s: %s", method, a.base+path, resp.Status)
+		if noredirect.Is(resp) {
+			return fmt.Errorf("%s %s: %w", method, redact.URL(a.base+path), noredirect.Error(resp))
+		}
+		return fmt.Errorf("%s %s: %s", method, redact.URL(a.base+path), resp.Status)
 	}
 	if v == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/noredirect"
+	"github.com/gameday-dev/gameday/internal/redact"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -287,11 +288,11 @@ func (p *breakerProbe) fetchMetric() (map[string]string, error) {
 	m := p.metric
 	resp, err := p.hc.Get(m.URL)
 	if err != nil {
-		return nil, err
+		return nil, redact.Error(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", m.URL, resp.Status)
+		return nil, fmt.Errorf("GET %s: %s", redact.URL(m.URL), resp.Status)
 	}
 	return parseBreakerMetric(io.LimitReader(resp.Body, 8<<20), m)
 }

@@ -3,6 +3,7 @@ package gameday
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gameday-dev/gameday/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
@@ -23,7 +24,7 @@ func promQuery(hc *http.Client, server, query string) ([]promSample, error) {
 	u := strings.TrimRight(server, "/") + "/api/v1/query?query=" + url.QueryEscape(query)
 	resp, err := hc.Get(u)
 	if err != nil {
-		return nil, fmt.Errorf("prometheus: %w", err)
+		return nil, fmt.Errorf("prometheus: %w", redact.Error(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
@@ -39,7 +40,7 @@ func promQuery(hc *http.Client, server, query string) ([]promSample, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &ans); err != nil {
-		return nil, fmt.Errorf("prometheus: %s answered %s: %.200s", server, resp.Status, body)
+		return nil, fmt.Errorf("prometheus: %s answered %s: %.200s", redact.URL(server), resp.Status, body)
 	}
 	if ans.Status != "success" {
 		return nil, fmt.Errorf("prometheus: %q: %s", query, ans.Error)

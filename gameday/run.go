@@ -32,6 +32,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/internal/noredirect"
+	"github.com/gameday-dev/gameday/internal/redact"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -1006,7 +1007,7 @@ func reachCheckout(ctx context.Context, sys *system.System) error {
 	// Any answer will do, a redirect included (not followed).
 	resp, err := noredirect.Client(0).Do(req)
 	if err != nil {
-		return fmt.Errorf("the checkout does not answer at %s (%s): %w; nothing was set up or sent", sys.BaseURL, sys.Where("base_url"), err)
+		return fmt.Errorf("the checkout does not answer at %s (%s): %w; nothing was set up or sent", redact.URL(sys.BaseURL), sys.Where("base_url"), redact.Error(err))
 	}
 	resp.Body.Close()
 	return nil
