@@ -20,18 +20,24 @@ import (
 //
 //	worker → GET /v1/hello?nonce=NW             (16 random bytes, hex)
 //	coordinator → {"nonce": NC, "proof": HMAC(token, "coordinator", NW, NC)}
+//	  with NC = HMAC(secret, "nonce", NW)[:16], secret the coordinator's
+//	  own, made when it starts and never sent
 //	worker checks the proof, else stops: whoever answered does not know the
 //	token, and is sent nothing more;
-//	worker → every later request: Authorization: Gameday-Shard nonce=NC, proof=HMAC(token, "worker", NW, NC)
+//	worker → every later request: Authorization: Gameday-Shard worker=NW, nonce=NC, proof=HMAC(token, "worker", NW, NC)
 //	coordinator → every answer it gives to one: X-Gameday-Signature: HMAC(key, METHOD, URI, body)
 //	with key = HMAC(token, "session", NW, NC)
 //
 // A coordinator spoofed at the worker's URL learns nothing of the token (a
 // proof is over nonces, under labels the other side never signs) and
 // cannot sign a job: the worker sends no request to its system under test
-// and no record back. Nothing is encrypted: on a network where others
-// listen, the records and the job (the purchase flow's values) can be read;
-// run the protocol over a private network or a TLS-terminating proxy.
+// and no record back. The coordinator keeps no session: it knows its own
+// nonces again from the worker's (so a stranger's hellos, however many,
+// take nothing from the workers, and a proof made for another coordinator,
+// an earlier drill's under the same token, is refused). Nothing is
+// encrypted: on a network where others listen, the records and the job
+// (the purchase flow's values) can be read; run the protocol over a
+// private network or a TLS-terminating proxy.
 const (
 	labelCoordinator = "gameday-shard/2 coordinator"
 	labelWorker      = "gameday-shard/2 worker"
@@ -76,7 +82,7 @@ func newSession(token string, nw, nc []byte) *session {
 
 // header is the Authorization header of the worker's requests.
 func (s *session) header() string {
-	return fmt.Sprintf("%s nonce=%s, proof=%s", authScheme, hex.EncodeToString(s.nc), hex.EncodeToString(s.worker))
+	return fmt.Sprintf("%s worker=%s, nonce=%s, proof=%s", authScheme, hex.EncodeToString(s.nw), hex.EncodeToString(s.nc), hex.EncodeToString(s.worker))
 }
 
 // sign is the signature of an answer to method uri.
@@ -98,29 +104,37 @@ func readNonce(s string) ([]byte, error) {
 	return b, nil
 }
 
-// parseAuth reads an Authorization header of the protocol: the
-// coordinator's nonce and the worker's proof.
-func parseAuth(h string) (nc, proof []byte, err error) {
+// nonceFor is the coordinator's nonce for a worker's: its own secret's
+// MAC of it, so that it knows its nonces again without keeping them.
+func nonceFor(secret, nw []byte) []byte {
+	return mac(secret, "nonce", nw)[:nonceBytes]
+}
+
+// parseAuth reads an Authorization header of the protocol: the worker's
+// nonce, the coordinator's and the worker's proof.
+func parseAuth(h string) (nw, nc, proof []byte, err error) {
 	rest, ok := strings.CutPrefix(h, authScheme+" ")
 	if !ok {
-		return nil, nil, errors.New("no " + authScheme + " authorization")
+		return nil, nil, nil, errors.New("no " + authScheme + " authorization")
 	}
 	for _, kv := range strings.Split(rest, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(kv), "=")
 		switch k {
+		case "worker":
+			nw, err = readNonce(v)
 		case "nonce":
 			nc, err = readNonce(v)
 		case "proof":
 			proof, err = hex.DecodeString(v)
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	if nc == nil || proof == nil {
-		return nil, nil, errors.New("want nonce= and proof=")
+	if nw == nil || nc == nil || proof == nil {
+		return nil, nil, nil, errors.New("want worker=, nonce= and proof=")
 	}
-	return nc, proof, nil
+	return nw, nc, proof, nil
 }
 
 // verify checks the coordinator's proof of the token: it is the one that

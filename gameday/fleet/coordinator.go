@@ -86,13 +86,10 @@ type Coordinator struct {
 	offMu  sync.Mutex
 	offErr error // why the sale was called off or stopped
 
-	sessMu   sync.Mutex
-	sessions map[string]*session // by the coordinator's nonce, hex
+	// secret makes the coordinator's nonces (nonceFor): its own, never
+	// sent, so that it knows them again without keeping any.
+	secret []byte
 }
-
-// maxSessions bounds the sessions a coordinator keeps: hello is open to
-// anyone who reaches it, and a worker needs one (a few, if it retries).
-func (c *Coordinator) maxSessions() int { return 4*len(c.shards) + 64 }
 
 type shardState struct {
 	claimed   bool
@@ -132,6 +129,10 @@ func Listen(addr string, job Job, token string) (*Coordinator, error) {
 		}
 		token = hex.EncodeToString(b)
 	}
+	secret, err := newNonce()
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
@@ -141,7 +142,7 @@ func Listen(addr string, job Job, token string) (*Coordinator, error) {
 		job: job, token: token, ln: ln,
 		events: make(chan event, 1024), closed: make(chan struct{}), sent: make(chan struct{}),
 		joined: make(chan struct{}), begun: make(chan struct{}), stopped: make(chan struct{}),
-		sessions: map[string]*session{},
+		secret: secret,
 	}
 	for range job.Of {
 		c.shards = append(c.shards, &shardState{})
@@ -180,41 +181,30 @@ func (c *Coordinator) Close() error {
 }
 
 // serveHello proves the coordinator knows the run's token, over the
-// worker's nonce and one of its own, and opens a session (auth.go).
+// worker's nonce and one of its own (auth.go). It keeps nothing: anyone
+// may say hello, as often as they like, and take nothing from the
+// workers.
 func (c *Coordinator) serveHello(w http.ResponseWriter, r *http.Request) {
 	nw, err := readNonce(r.URL.Query().Get("nonce"))
 	if err != nil {
 		http.Error(w, "hello: nonce: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	nc, err := newNonce()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	c.sessMu.Lock()
-	if len(c.sessions) >= c.maxSessions() {
-		c.sessMu.Unlock()
-		http.Error(w, fmt.Sprintf("hello: %d sessions already (%d shards): no more", len(c.sessions), len(c.shards)), http.StatusServiceUnavailable)
-		return
-	}
-	c.sessions[hex.EncodeToString(nc)] = newSession(c.token, nw, nc)
-	c.sessMu.Unlock()
+	nc := nonceFor(c.secret, nw)
 	b, _ := json.Marshal(hello{Nonce: hex.EncodeToString(nc), Proof: hex.EncodeToString(mac([]byte(c.token), labelCoordinator, nw, nc))})
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(append(b, '\n'))
 }
 
 // auth lets through a request that proves its worker knows the run's
-// token in a session of its own (auth.go); the session signs the answer.
+// token, over its nonce and one this coordinator made for it (auth.go);
+// the session of the two nonces signs the answer.
 func (c *Coordinator) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		nc, proof, err := parseAuth(r.Header.Get("Authorization"))
+		nw, nc, proof, err := parseAuth(r.Header.Get("Authorization"))
 		var s *session
-		if err == nil {
-			c.sessMu.Lock()
-			s = c.sessions[hex.EncodeToString(nc)]
-			c.sessMu.Unlock()
+		if err == nil && equal(nc, nonceFor(c.secret, nw)) {
+			s = newSession(c.token, nw, nc)
 		}
 		if s == nil || !equal(proof, s.worker) {
 			http.Error(w, "this sale's workers are wanted: a worker proves it knows the run's token ("+TokenEnv+"), which it never sends", http.StatusUnauthorized)

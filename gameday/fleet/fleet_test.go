@@ -349,7 +349,7 @@ func TestTheProtocolWantsTheToken(t *testing.T) {
 	}
 	// No proof, the token itself as a bearer (it is never sent), a proof
 	// made up: none reads the job.
-	for _, auth := range []string{"", "Bearer " + c.Token(), "Gameday-Shard nonce=00112233445566778899aabbccddeeff, proof=00"} {
+	for _, auth := range []string{"", "Bearer " + c.Token(), "Gameday-Shard worker=00112233445566778899aabbccddeeff, nonce=00112233445566778899aabbccddeeff, proof=00"} {
 		req, _ := http.NewRequest("GET", c.URL()+"/v1/job?shard=0", nil)
 		if auth != "" {
 			req.Header.Set("Authorization", auth)

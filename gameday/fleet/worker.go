@@ -236,6 +236,8 @@ func (w *worker) hello(ctx context.Context) error {
 			}
 			w.session = s
 			return nil
+		case errors.As(err, &refused) && refused.status == http.StatusNotFound:
+			return fmt.Errorf("%v: it does not speak %s (a gameday of another version?): run the same version on both; nothing else was sent to it", err, Protocol)
 		case errors.As(err, &refused) || ctx.Err() != nil || time.Now().Add(time.Second).After(deadline):
 			return err
 		}
@@ -369,6 +371,10 @@ func (w *worker) call(ctx context.Context, method, path string, body io.Reader, 
 		return err
 	}
 	defer resp.Body.Close()
+	if noredirect.Is(resp) {
+		// Not a coordinator elsewhere: nothing is sent where it points.
+		return &refusal{status: resp.StatusCode, msg: noredirect.Error(resp).Error()}
+	}
 	if resp.StatusCode/100 != 2 {
 		return answerError(resp)
 	}
@@ -397,11 +403,14 @@ func (w *worker) call(ctx context.Context, method, path string, body io.Reader, 
 const maxAnswer = 64 << 20
 
 // refusal is the coordinator's answer refusing a request.
-type refusal struct{ msg string }
+type refusal struct {
+	status int
+	msg    string
+}
 
 func (r *refusal) Error() string { return r.msg }
 
 func answerError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	return &refusal{resp.Status + ": " + strings.TrimSpace(string(b))}
+	return &refusal{status: resp.StatusCode, msg: resp.Status + ": " + strings.TrimSpace(string(b))}
 }
