@@ -89,6 +89,9 @@ type Coordinator struct {
 	// secret makes the coordinator's nonces (nonceFor): its own, never
 	// sent, so that it knows them again without keeping any.
 	secret []byte
+	// now is the coordinator's clock, the one every worker measures its
+	// own against (time.Now; a test's may differ from its workers').
+	now func() time.Time
 }
 
 type shardState struct {
@@ -116,6 +119,11 @@ type event struct {
 // elsewhere reach for a Swarm or a Kubernetes Job). token is the secret
 // every request must carry; "" makes a random one (Token).
 func Listen(addr string, job Job, token string) (*Coordinator, error) {
+	return listen(addr, job, token, time.Now)
+}
+
+// listen is Listen on the clock now.
+func listen(addr string, job Job, token string, now func() time.Time) (*Coordinator, error) {
 	if job.Of < 1 {
 		return nil, fmt.Errorf("coordinator: %d shards: want at least 1", job.Of)
 	}
@@ -142,7 +150,7 @@ func Listen(addr string, job Job, token string) (*Coordinator, error) {
 		job: job, token: token, ln: ln,
 		events: make(chan event, 1024), closed: make(chan struct{}), sent: make(chan struct{}),
 		joined: make(chan struct{}), begun: make(chan struct{}), stopped: make(chan struct{}),
-		secret: secret,
+		secret: secret, now: now,
 	}
 	for range job.Of {
 		c.shards = append(c.shards, &shardState{})
@@ -255,7 +263,7 @@ func (c *Coordinator) serveJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Coordinator) serveClock(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, r, map[string]int64{"now": time.Now().UnixNano()})
+	writeJSON(w, r, map[string]int64{"now": c.now().UnixNano()})
 }
 
 func (c *Coordinator) serveReady(w http.ResponseWriter, r *http.Request) {
@@ -507,9 +515,9 @@ func (c *Coordinator) Send(ctx context.Context, at time.Time, onResult func(*loa
 	}
 	// A shard still sending past its last arrival's deadline and the
 	// stop grace is hung.
-	overall := time.NewTimer(time.Until(at.Add(last + plan.Patience + load.AnswerGrace + StopWithin)))
+	overall := time.NewTimer(at.Add(last + plan.Patience + load.AnswerGrace + StopWithin).Sub(c.now()))
 	defer overall.Stop()
-	streamCheck := time.NewTimer(time.Until(at.Add(StreamWithin)))
+	streamCheck := time.NewTimer(at.Add(StreamWithin).Sub(c.now()))
 	defer streamCheck.Stop()
 	var stopTimer <-chan time.Time
 	var firstErr error

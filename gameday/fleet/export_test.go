@@ -16,3 +16,9 @@ func AuthHeader(base, token string) (string, error) {
 	}
 	return w.session.header(), nil
 }
+
+// ListenOnClock is Listen with a coordinator whose clock is now: for a
+// test whose workers' clocks differ from it.
+func ListenOnClock(addr string, job Job, token string, now func() time.Time) (*Coordinator, error) {
+	return listen(addr, job, token, now)
+}
