@@ -27,10 +27,16 @@ func Client(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, CheckRedirect: Check}
 }
 
-// Refuse adds the policy to c (in place) and returns it.
+// Refuse returns a copy of c that follows no redirect, for a function
+// handed a client it did not make (nil: a client of no timeout). c itself
+// is unchanged: it may be http.DefaultClient.
 func Refuse(c *http.Client) *http.Client {
-	c.CheckRedirect = Check
-	return c
+	if c == nil {
+		return Client(0)
+	}
+	cp := *c
+	cp.CheckRedirect = Check
+	return &cp
 }
 
 // Is reports whether resp is a redirect: a 3xx with a Location.

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gameday-dev/gameday/internal/noredirect"
+	"github.com/gameday-dev/gameday/internal/redact"
 	"github.com/gameday-dev/gameday/internal/wait"
 )
 
@@ -16,8 +18,11 @@ const RoutesPath = "/router/routes"
 
 // WaitServed asks the router at routerURL for the table it routes by
 // (GET RoutesPath, with hc) every 20ms until ok says it is the one wanted,
-// or ctx ends; the error then says what the router last showed.
+// or ctx ends; the error then says what the router last showed. No
+// redirect is followed, whatever hc's policy (package noredirect): a 3xx is
+// the router's answer, and not the table.
 func WaitServed(ctx context.Context, hc *http.Client, routerURL string, ok func(*Table) bool) error {
+	hc = noredirect.Refuse(hc)
 	var last error
 	for {
 		t, err := served(ctx, hc, routerURL)
@@ -30,7 +35,7 @@ func WaitServed(ctx context.Context, hc *http.Client, routerURL string, ok func(
 			last = fmt.Errorf("the router routes by version %d", t.Version)
 		}
 		if !wait.For(ctx, 20*time.Millisecond) {
-			return fmt.Errorf("the router at %s did not take the table: %v", routerURL, last)
+			return fmt.Errorf("the router at %s did not take the table: %v", redact.URL(routerURL), last)
 		}
 	}
 }
@@ -38,13 +43,16 @@ func WaitServed(ctx context.Context, hc *http.Client, routerURL string, ok func(
 func served(ctx context.Context, hc *http.Client, routerURL string) (*Table, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, routerURL+RoutesPath, nil)
 	if err != nil {
-		return nil, err
+		return nil, redact.Error(err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, redact.Error(err)
 	}
 	defer resp.Body.Close()
+	if noredirect.Is(resp) {
+		return nil, fmt.Errorf("GET %s: %w", RoutesPath, noredirect.Error(resp))
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", RoutesPath, resp.Status)
 	}
