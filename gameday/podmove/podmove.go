@@ -66,7 +66,8 @@ type Move struct {
 	// HTTP sends the admin and router requests; nil: a client with a 6s
 	// timeout a request, longer than a checkout takes to answer a stock
 	// step (it bounds each to 5s), so that a slow answer is waited for
-	// rather than lost.
+	// rather than lost. No redirect is followed, whatever this client's
+	// policy (package noredirect): a 3xx fails the step it answers.
 	HTTP *http.Client
 }
 
@@ -110,6 +111,8 @@ func (m *Move) defaults() {
 	}
 	if m.HTTP == nil {
 		m.HTTP = noredirect.Client(6 * time.Second)
+	} else {
+		m.HTTP = noredirect.Refuse(m.HTTP)
 	}
 }
 
@@ -338,7 +341,7 @@ func (m *Move) call(ctx context.Context, method, url string, h http.Header, body
 	}
 	resp, err := m.HTTP.Do(req)
 	if err != nil {
-		return err
+		return redact.Error(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -367,7 +370,7 @@ func (e *StatusError) Error() string {
 		return fmt.Sprintf("%s answered %d, a redirect (to %s), which gameday does not follow", redact.URL(e.URL), e.Code, redact.URL(e.Location))
 	}
 	if len(e.Body) > 200 {
-		return fmt.Sprintf("%s answered %d: %s...", e.URL, e.Code, e.Body[:200])
+		return fmt.Sprintf("%s answered %d: %s...", redact.URL(e.URL), e.Code, e.Body[:200])
 	}
-	return fmt.Sprintf("%s answered %d: %s", e.URL, e.Code, e.Body)
+	return fmt.Sprintf("%s answered %d: %s", redact.URL(e.URL), e.Code, e.Body)
 }
