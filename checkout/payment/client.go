@@ -14,6 +14,7 @@ import (
 
 	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/internal/rawsock"
+	"github.com/gameday-dev/gameday/internal/redact"
 )
 
 // maxErrorBytes bounds how much of an error answer the client reads.
@@ -37,16 +38,24 @@ type StatusError struct {
 	StatusCode int
 	// Message is the "error" field of the answer, or its start if it had none.
 	Message string
+	// Location is where a redirect (a 3xx) pointed. The client follows
+	// none: the charge is not sent there.
+	Location string
 }
 
 // Error implements error.
 func (e *StatusError) Error() string {
+	if e.StatusCode/100 == 3 {
+		return fmt.Sprintf("payment gateway answered %d %s, a redirect (to %s), which is not followed", e.StatusCode, http.StatusText(e.StatusCode), redact.URL(e.Location))
+	}
 	return fmt.Sprintf("payment gateway answered %d %s: %s", e.StatusCode, http.StatusText(e.StatusCode), e.Message)
 }
 
 // Unwrap returns ErrKeyConflict and ErrRejected for a 409, ErrRejected for
 // another 4xx except 408 and 429, and nothing otherwise (the request may be
-// retried).
+// retried). A redirect is not a rejection: what answered at the gateway's
+// address cannot say that nothing was charged, so its charge is treated as
+// one whose outcome is unknown (voided by its key).
 func (e *StatusError) Unwrap() []error {
 	switch {
 	case e.StatusCode == http.StatusConflict:
@@ -70,11 +79,15 @@ type Client struct {
 // "http://127.0.0.1:8081". A nil hc means a client of its own, with
 // keep-alives and room for many idle connections to the gateway, no proxy,
 // and no overall timeout: pass a context with a deadline to every call.
+//
+// No redirect is followed, whatever hc's policy (package noredirect): it
+// would re-send the charge, idempotency key and all, to another host. A 3xx
+// is a [*StatusError] naming where it pointed.
 func NewClient(baseURL string, hc *http.Client) *Client {
 	if hc == nil {
-		// A provider's redirect is not followed: it would re-send the
-		// charge, idempotency key and all, elsewhere (package noredirect).
 		hc = &http.Client{Transport: newTransport(), CheckRedirect: noredirect.Check}
+	} else {
+		hc = noredirect.Refuse(hc)
 	}
 	return &Client{baseURL: strings.TrimRight(baseURL, "/"), hc: hc}
 }
@@ -157,7 +170,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any, ok ..
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return err // *url.Error: names the method and URL, wraps ctx errors
+		return redact.Error(err) // a *url.Error: names the method and URL, wraps ctx errors
 	}
 	defer func() {
 		// Drain a little so that the connection can be reused.
@@ -189,5 +202,5 @@ func readStatusError(resp *http.Response) error {
 	} else if len(msg) > 200 {
 		msg = msg[:200] + "…"
 	}
-	return &StatusError{StatusCode: resp.StatusCode, Message: msg}
+	return &StatusError{StatusCode: resp.StatusCode, Message: msg, Location: resp.Header.Get("Location")}
 }
