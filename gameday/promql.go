@@ -3,12 +3,14 @@ package gameday
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/gameday-dev/gameday/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/gameday-dev/gameday/internal/noredirect"
+	"github.com/gameday-dev/gameday/internal/redact"
 )
 
 // promSample is one series of an instant vector.
@@ -27,6 +29,10 @@ func promQuery(hc *http.Client, server, query string) ([]promSample, error) {
 		return nil, fmt.Errorf("prometheus: %w", redact.Error(err))
 	}
 	defer resp.Body.Close()
+	if noredirect.Is(resp) {
+		// Its body quotes the Location, which may carry a secret.
+		return nil, fmt.Errorf("prometheus: %s %w", redact.URL(server), noredirect.Error(resp))
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
 	if err != nil {
 		return nil, fmt.Errorf("prometheus: %w", err)
