@@ -19,7 +19,8 @@ import (
 )
 
 // Check asks the server named by raw, within ctx: GET an http(s) URL and
-// want a 2xx; connect to tcp://host:port; or send PING to
+// want a 2xx (a redirect is not followed: it is not ready, and the error
+// says where it pointed); connect to tcp://host:port; or send PING to
 // redis://host:port and want PONG (a Redis still loading its data answers
 // LOADING, which is not ready; one that wants a password answers NOAUTH
 // unless the URL carries it, redis://:PASSWORD@host:port, which is sent
@@ -60,6 +61,9 @@ func checkHTTP(ctx context.Context, raw string) (string, error) {
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if noredirect.Is(resp) {
+		return "", noredirect.Error(resp)
+	}
 	if resp.StatusCode/100 != 2 {
 		return "", fmt.Errorf("answered %s", resp.Status)
 	}
