@@ -291,6 +291,9 @@ func (p *breakerProbe) fetchMetric() (map[string]string, error) {
 		return nil, redact.Error(err)
 	}
 	defer resp.Body.Close()
+	if noredirect.Is(resp) {
+		return nil, fmt.Errorf("GET %s: %w", redact.URL(m.URL), noredirect.Error(resp))
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", redact.URL(m.URL), resp.Status)
 	}

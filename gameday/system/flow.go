@@ -16,6 +16,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/internal/noredirect"
 )
 
 // maxAnswer bounds the body read from one answer, maxKept a value kept
@@ -64,10 +65,14 @@ type unmatchedKey struct {
 const maxUnmatchedKinds = 32
 
 // Flow returns the purchase as a load.Target that sends with hc (nil:
-// load.NewClient()). run is the run's id prefix ({{.Run}}).
+// load.NewClient()), never following a redirect (a copy of hc that refuses
+// them: a 3xx is the checkout's answer, for the rules). run is the run's
+// id prefix ({{.Run}}).
 func (s *System) Flow(hc *http.Client, run string) *Flow {
 	if hc == nil {
 		hc = load.NewClient()
+	} else {
+		hc = noredirect.Refuse(hc)
 	}
 	return &Flow{c: s.compiled, sku: s.SKU, run: run, hc: hc, now: time.Now, unmatched: map[unmatchedKey]*Unmatched{}, empty: map[emptyKey]int{}}
 }
