@@ -69,8 +69,8 @@ func TestOneStallDoesNotExcuseNothingConfirmed(t *testing.T) {
 		t.Errorf("verdict %s (%s), want fail", j.Verdict, j.Reason)
 	}
 	// A miss the stall can explain: 60 shoppers from 7 s on gave up (88%
-	// confirmed); 40 of them ended during the stall or just after, and
-	// counted as confirmed the window keeps its 90%.
+	// confirmed); 40 of them left during the stall or just after, and
+	// left uncounted the other 460 keep the window's 90%.
 	s = newSale(ratio("during", 0.9, "confirmed"))
 	for i := range s.shoppers {
 		if at := s.shoppers[i].Scheduled; at >= 7*time.Second && at < 7600*ms {
@@ -158,6 +158,30 @@ func TestBreakerAndMetricExcuses(t *testing.T) {
 			}
 		})
 	}
+	// Closing: the fault is lifted at 10 s and the breaker is to close
+	// within 2 s; it closed at 12.5 s.
+	closes := scenarios.Expectation{BreakerCloses: &scenarios.BreakerWithin{Dependency: "payment", Fault: "slow", Within: scenarios.Duration(2 * time.Second)}}
+	for _, c := range []struct {
+		name    string
+		stalls  []Stall
+		excused bool
+	}{
+		{"closed late by less than a stall after the lifting", stall(11*time.Second, 11700*ms), true},
+		{"closed late, the stall before the lifting", stall(9*time.Second, 9700*ms), false},
+		{"closed late by more than the stall", stall(11*time.Second, 11200*ms), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSale(closes)
+			s.o.Breakers["payment"] = []Transition{{State: "open", AtMS: 6000}, {State: "closed", AtMS: 12500}}
+			res, starved, others := s.judged(Starvation{Runner: c.stalls})
+			if res[0].Held {
+				t.Fatalf("held: %s", res[0].Observed)
+			}
+			if got := len(starved) == 1 && others == 0; got != c.excused {
+				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
+			}
+		})
+	}
 	t.Run("a metric promise", func(t *testing.T) {
 		s := newSale(scenarios.Expectation{Metric: &scenarios.MetricBound{Query: "rate(x[1m])", Window: "during", Below: new(float64)}})
 		res := []ExpectationResult{{Promise: "rate(x[1m]) stays below 0", Observed: "3"}}
@@ -224,24 +248,134 @@ func TestDroppedAndNotCheckedInvariants(t *testing.T) {
 	}
 }
 
-// A degraded promise: answers that came during a stall or just after are
-// given the benefit of the doubt, and no more.
+// A ratio promise is excused only by shoppers whose ending the clock
+// decided: 0 of 500 confirmed during the fault, a stall of 300 ms. When
+// the system refused them (503: unavailable) or failed them (500: error),
+// the stall explains none of it, however low the bound; when they gave
+// up, those in the stall's shadow are left uncounted, never counted as
+// confirmed, so 0 % stays 0 %.
+func TestRatioExcusesOnlyWhatTheClockDecided(t *testing.T) {
+	for _, c := range []struct {
+		outcome Outcome
+		bound   scenarios.Expectation
+		excused bool
+	}{
+		{Unavailable, ratio("during", 0.1, "confirmed"), false},
+		{Error, ratio("during", 0.1, "confirmed"), false},
+		{GaveUp, ratio("during", 0.1, "confirmed"), false},
+		{TooLate, ratio("during", 0.1, "confirmed"), false},
+	} {
+		t.Run(string(c.outcome), func(t *testing.T) {
+			s := newSale(c.bound)
+			for i := range s.shoppers {
+				if at := s.shoppers[i].Scheduled; at >= 5*time.Second && at < 10*time.Second {
+					s.shoppers[i].Outcome = c.outcome
+				}
+			}
+			res, starved, others := s.judged(Starvation{Runner: stall(7*time.Second, 7300*ms)})
+			if res[0].Held {
+				t.Fatalf("held: %s", res[0].Observed)
+			}
+			if got := len(starved) == 1 && others == 0; got != c.excused {
+				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
+			}
+		})
+	}
+	// "At most": at most 5 % errors or give-ups during the fault; 60
+	// shoppers from 7 s on ended so (12 %), and a stall of 200 ms at 7.05 s
+	// shadows 40 of them. Errors the system answered are its own;
+	// give-ups in the shadow are left uncounted (20 of 460: 4.3 %).
+	atMost := func(outcomes ...string) scenarios.Expectation {
+		bound := 0.05
+		return scenarios.Expectation{Ratio: &scenarios.RatioBound{Window: "during", Outcomes: outcomes, AtMost: &bound}}
+	}
+	for _, c := range []struct {
+		outcome Outcome
+		excused bool
+	}{{Error, false}, {GaveUp, true}} {
+		t.Run("at most/"+string(c.outcome), func(t *testing.T) {
+			s := newSale(atMost(string(c.outcome)))
+			for i := range s.shoppers {
+				if at := s.shoppers[i].Scheduled; at >= 7*time.Second && at < 7600*ms {
+					s.shoppers[i].Outcome = c.outcome
+				}
+			}
+			res, starved, others := s.judged(Starvation{Runner: stall(7050*ms, 7250*ms)})
+			if res[0].Held {
+				t.Fatalf("held: %s", res[0].Observed)
+			}
+			if got := len(starved) == 1 && others == 0; got != c.excused {
+				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
+			}
+		})
+	}
+}
+
+// A blast radius promise: the shoppers of the part judged that gave up in
+// a stall's shadow are left uncounted; those the system refused count.
+func TestBlastRadiusExcusesOnlyWhatTheClockDecided(t *testing.T) {
+	radius := scenarios.Expectation{BlastRadius: &scenarios.BlastRadius{Window: "during", Baseline: "before", ConfirmedAtLeast: 0.95}}
+	for _, c := range []struct {
+		outcome Outcome
+		excused bool
+	}{{Unavailable, false}, {GaveUp, true}} {
+		t.Run(string(c.outcome), func(t *testing.T) {
+			s := newSale(radius)
+			// 60 shoppers from 7 s on (12 % of the fault's 500); a stall
+			// of 200 ms at 7.05 s shadows 40 of them.
+			for i := range s.shoppers {
+				if at := s.shoppers[i].Scheduled; at >= 7*time.Second && at < 7600*ms {
+					s.shoppers[i].Outcome = c.outcome
+				}
+			}
+			res, starved, others := s.judged(Starvation{Runner: stall(7050*ms, 7250*ms)})
+			if res[0].Held {
+				t.Fatalf("held: %s", res[0].Observed)
+			}
+			if got := len(starved) == 1 && others == 0; got != c.excused {
+				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
+			}
+		})
+	}
+}
+
+// A degraded promise: an answer that came without the marker is the
+// system's, stall or not; only what the stall can have kept from being an
+// answer (a shopper that gave up waiting in its shadow) is counted as one
+// in the best case, and no more than the stall shadows.
 func TestDegradedExcusedInProportion(t *testing.T) {
 	degraded := func(n int) scenarios.Expectation {
 		return scenarios.Expectation{Degraded: &scenarios.DegradedSeen{Window: "during", AtLeast: n}}
 	}
-	// No answer is degraded; a stall of 200 ms at 6 s shadows about 40.
+	// A stall of 200 ms at 6 s shadows the answers due from 6 s to 6.4 s
+	// (about 40).
 	for _, c := range []struct {
+		name    string
+		gaveUp  bool
 		atLeast int
 		excused bool
-	}{{30, true}, {100, false}} {
-		s := newSale(degraded(c.atLeast))
-		res, starved, others := s.judged(Starvation{Runner: stall(6*time.Second, 6200*ms)})
-		if res[0].Held {
-			t.Fatal("held")
-		}
-		if got := len(starved) == 1 && others == 0; got != c.excused {
-			t.Errorf("at least %d: starved %q, others %d; want excused %v", c.atLeast, starved, others, c.excused)
-		}
+	}{
+		{"answered without the marker", false, 30, false},
+		{"gave up waiting, a few missing", true, 30, true},
+		{"gave up waiting, more missing than the stall shadows", true, 100, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSale(degraded(c.atLeast))
+			if c.gaveUp {
+				for i := range s.shoppers {
+					if at := s.shoppers[i].Scheduled; at >= 6*time.Second && at < 6500*ms {
+						s.shoppers[i].Outcome = GaveUp
+						s.shoppers[i].Attempts[0].Status, s.shoppers[i].Attempts[0].NoAnswer = string(Error), true
+					}
+				}
+			}
+			res, starved, others := s.judged(Starvation{Runner: stall(6*time.Second, 6200*ms)})
+			if res[0].Held {
+				t.Fatal("held")
+			}
+			if got := len(starved) == 1 && others == 0; got != c.excused {
+				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
+			}
+		})
 	}
 }

@@ -51,10 +51,13 @@ type Observed struct {
 // Excuse sorts a run's broken promises into those a starved machine can
 // explain and the others. The rule is one for every promise: each
 // observation a stall touched is given the benefit of the doubt — a
-// duration loses the stalled time it overlaps, and an outcome decided
+// duration loses the stalled time it overlaps, and an outcome the clock
+// decided (a shopper that gave up, a request the system found too late)
 // during a stall, or within one stall's length after it (what the stall
-// held back comes out then), is counted on the promise's side — and the
-// promise is judged again. A promise that holds then is excused, with the
+// held back comes out then), is not held against the promise: a shopper's
+// is left uncounted, a degraded answer it could have been is counted —
+// and the promise is judged again. What the system answered (a refusal, an error,
+// an answer without the degraded marker) is its own, stall or not. A promise that holds then is excused, with the
 // evidence; one that still fails is a failure the stalls cannot explain
 // (0 % confirmed, a breaker that never opened) and stays one. Metric and
 // PromQL promises are the system's own figures, as Prometheus scraped
@@ -163,7 +166,7 @@ func bestCase(sc *scenarios.Scenario, e scenarios.Expectation, o Observed, st St
 	case e.Latency != nil, e.FastRefusals != nil:
 		return judge(e, adjust(o.Shoppers, st, func(*Shopper) bool { return true }, shorter), o.Breakers), true
 	case e.Degraded != nil:
-		return judge(e, adjust(o.Shoppers, st, func(*Shopper) bool { return true }, markDegraded), o.Breakers), true
+		return judge(e, adjust(o.Shoppers, st, func(*Shopper) bool { return true }, degradedBestCase(o.Windows, e.Degraded.Window)), o.Breakers), true
 	case e.Ratio != nil:
 		// Each bound on its own: a shopper cannot be counted for both.
 		rb := *e.Ratio
@@ -178,14 +181,13 @@ func bestCase(sc *scenarios.Scenario, e scenarios.Expectation, o Observed, st St
 			one.AtLeast, one.AtMost = b.atLeast, b.atMost
 			in := outcomeSet(rb.Outcomes)
 			flip := func(s *Shopper, stalls []Stall) {
-				if !inShadow(stalls, s.Finished) {
+				if !timedOut(s) || !inShadow(stalls, s.Finished) {
 					return
 				}
-				switch {
-				case b.atLeast != nil && !in(string(s.Outcome)):
-					s.Outcome = excusedHit(rb.Outcomes)
-				case b.atMost != nil && in(string(s.Outcome)):
-					s.Outcome = excusedMiss
+				// Counted against the bound: what it would have been
+				// is unknown, so it is not counted at all.
+				if b.atLeast != nil && !in(string(s.Outcome)) || b.atMost != nil && in(string(s.Outcome)) {
+					s.Outcome = unobserved
 				}
 			}
 			results = append(results, judge(scenarios.Expectation{Ratio: &one}, adjust(o.Shoppers, st, func(*Shopper) bool { return true }, flip), o.Breakers))
@@ -207,27 +209,22 @@ func bestCase(sc *scenarios.Scenario, e scenarios.Expectation, o Observed, st St
 		inJudged := func(s *Shopper) bool { return judged.contains(o.Windows, s.Scheduled) }
 		return judge(e, adjust(o.Shoppers, st, inJudged, func(s *Shopper, stalls []Stall) {
 			shorter(s, stalls)
-			if s.Outcome != "" && s.Outcome != Dropped && s.Outcome != Confirmed && inShadow(stalls, s.Finished) {
-				s.Outcome = Confirmed
-				s.Attempts = append(s.Attempts, Attempt{At: s.Finished, Status: string(Confirmed)})
+			if timedOut(s) && inShadow(stalls, s.Finished) {
+				s.Outcome = unobserved
 			}
 		}), o.Breakers), true
 	}
 	return ExpectationResult{}, false
 }
 
-// excusedMiss is the outcome a shopper counted against an "at most" bound
-// is given in the best case: one no promise names.
-const excusedMiss Outcome = "excused"
-
-// excusedHit is an outcome the promise counts: its first, or confirmed
-// when it names none (then every outcome counts).
-func excusedHit(outcomes []string) Outcome {
-	if len(outcomes) == 0 {
-		return Confirmed
-	}
-	return Outcome(outcomes[0])
-}
+// unobserved is the outcome, in the best case, of a shopper whose ending
+// the clock decided in a stall's shadow and that counted against the
+// promise: what the system would have answered it is unknown, so the
+// promise is judged on the shoppers the stalls did not touch (as a shopper
+// never started, it is counted nowhere). It is never counted as a success:
+// a stall explains a miss, it does not show what the system would have
+// done.
+const unobserved Outcome = ""
 
 // adjust copies shoppers, applying f with each one's evidence to those
 // pick takes and the evidence touches.
@@ -261,17 +258,35 @@ func shorter(s *Shopper, stalls []Stall) {
 	}
 }
 
-// markDegraded counts as degraded an answer that came during a stall or
-// just after it.
-func markDegraded(s *Shopper, stalls []Stall) {
-	for k := range s.Attempts {
-		a := &s.Attempts[k]
-		start := a.At
-		if k == 0 {
-			start = s.Scheduled
-		}
-		if inShadow(stalls, start+a.Latency) {
-			a.Degraded = true
+// timedOut reports whether how the shopper ended was decided by the
+// clock of the machine that timed it rather than by the system's answer:
+// it left when its deadline passed, or would have before it could come
+// back (gave up), or the system saw that deadline pass (too late: a
+// stalled runner sends late). A stall can explain these. A refusal, an
+// error, a decline or sold out is what the system answered, and no stall
+// of the runner's explains it: the best case never changes it.
+func timedOut(s *Shopper) bool {
+	return s.Outcome == GaveUp || s.Outcome == TooLate
+}
+
+// degradedBestCase counts as degraded, in the best case, only what a
+// stall can have kept from being one: the last attempt of a shopper whose
+// ending the clock decided in a stall's shadow (it left before the answer
+// came, or its request went out so late the system refused it), and a
+// first attempt the stall held back from the window into the time after
+// it. An answer that came without the marker is the system's and stays
+// unmarked.
+func degradedBestCase(w Windows, win scenarios.Window) func(*Shopper, []Stall) {
+	return func(s *Shopper, stalls []Stall) {
+		last := len(s.Attempts) - 1
+		for k := range s.Attempts {
+			a := &s.Attempts[k]
+			switch {
+			case k == last && inShadow(stalls, s.Finished) && (s.Outcome == GaveUp && a.NoAnswer || s.Outcome == TooLate):
+				a.Degraded = true
+			case k == 0 && a.At > s.Scheduled && inShadow(stalls, a.At) && w.Contains(win, s.Scheduled) && !w.Contains(win, a.At):
+				a.At, a.Degraded = s.Scheduled, true
+			}
 		}
 	}
 }
