@@ -19,11 +19,16 @@ import (
 
 // readFacts reads the books of sys after the drill: every fact the system
 // describes, the rows of this run only (their checkout ids start with
-// prefix). A fact that cannot be read is an error: the run cannot be
-// reconciled.
+// prefix). A part that cannot be read is left unknown and named in the
+// error; the facts are returned with what could be read.
 func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix string) (*judge.Facts, error) {
 	f := &judge.Facts{Price: sys.Books.PriceOf()}
 	b := sys.Books
+	// A part that cannot be read is left unknown, and the invariants that
+	// need it not checked; the others are judged from what was read, so
+	// that a failed query cannot hide an oversell the rest of the books
+	// prove. The error names every part that failed.
+	var errs []error
 	if st := b.Stock; st != nil {
 		for _, x := range []struct {
 			name string
@@ -35,114 +40,129 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			}
 			n, err := r.Count(ctx, x.q)
 			if err != nil {
-				return nil, fmt.Errorf("read books.stock.%s: %w", x.name, err)
+				errs = append(errs, fmt.Errorf("read books.stock.%s: %w", x.name, err))
+				continue
 			}
 			*x.dst = &n
 		}
 	}
 	if b.Orders != nil {
-		t, err := r.Table(ctx, b.Orders, system.OrderColumns)
-		if err == nil {
-			err = checkColumns(t, b.Orders, system.OrderColumns)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read books.orders: %w", err)
-		}
-		rows := t.Rows
-		if err := someHaveIDs(rows, b.Orders); err != nil {
-			return nil, fmt.Errorf("read books.orders: %w", err)
-		}
-		f.OrdersKnown = true
-		f.OrderAmounts = givesAmount(t, b.Orders)
-		if err := someHaveAmounts(rows, b.Orders, f.OrderAmounts); err != nil {
-			return nil, fmt.Errorf("read books.orders: %w", err)
-		}
-		for _, row := range rows {
-			if !ofRun(row["checkout_id"], prefix) {
-				continue
+		err := func() error {
+			t, err := r.Table(ctx, b.Orders, system.OrderColumns)
+			if err == nil {
+				err = checkColumns(t, b.Orders, system.OrderColumns)
 			}
-			o := judge.Order{CheckoutID: row["checkout_id"], Charge: row["charge"], Units: 1}
-			if o.Amount, err = amountOf(row, "order", f.OrderAmounts); err != nil {
-				return nil, fmt.Errorf("read books.orders: %w", err)
+			if err != nil {
+				return fmt.Errorf("read books.orders: %w", err)
 			}
-			if u := row["units"]; u != "" {
-				n, ok := wholeNumber(u)
-				if !ok {
-					return nil, fmt.Errorf("read books.orders: order %s: units %q is not a whole number of at least 1", o.CheckoutID, u)
+			rows := t.Rows
+			if err := someHaveIDs(rows, b.Orders); err != nil {
+				return fmt.Errorf("read books.orders: %w", err)
+			}
+			f.OrdersKnown = true
+			f.OrderAmounts = givesAmount(t, b.Orders)
+			if err := someHaveAmounts(rows, b.Orders, f.OrderAmounts); err != nil {
+				return fmt.Errorf("read books.orders: %w", err)
+			}
+			for _, row := range rows {
+				if !ofRun(row["checkout_id"], prefix) {
+					continue
 				}
-				o.Units = n
+				o := judge.Order{CheckoutID: row["checkout_id"], Charge: row["charge"], Units: 1}
+				if o.Amount, err = amountOf(row, "order", f.OrderAmounts); err != nil {
+					return fmt.Errorf("read books.orders: %w", err)
+				}
+				if u := row["units"]; u != "" {
+					n, ok := wholeNumber(u)
+					if !ok {
+						return fmt.Errorf("read books.orders: order %s: units %q is not a whole number of at least 1", o.CheckoutID, u)
+					}
+					o.Units = n
+				}
+				f.OrderCharges = f.OrderCharges || o.Charge != ""
+				f.Orders = append(f.Orders, o)
 			}
-			f.OrderCharges = f.OrderCharges || o.Charge != ""
-			f.Orders = append(f.Orders, o)
+			return nil
+		}()
+		if err != nil {
+			f.Orders, f.OrdersKnown, f.OrderAmounts, f.OrderCharges = nil, false, false, false
+			errs = append(errs, err)
 		}
 	}
 	if c := b.Charges; c != nil {
-		t, err := r.Table(ctx, &c.Query, system.ChargeColumns)
-		if err == nil {
-			err = checkColumns(t, &c.Query, system.ChargeColumns)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read books.charges: %w", err)
-		}
-		rows := t.Rows
-		if err := someHaveIDs(rows, &c.Query); err != nil {
-			return nil, fmt.Errorf("read books.charges: %w", err)
-		}
-		words := map[string]string{}
-		for canon, ws := range c.Statuses {
-			for _, w := range ws {
-				words[w] = canon
+		err := func() error {
+			t, err := r.Table(ctx, &c.Query, system.ChargeColumns)
+			if err == nil {
+				err = checkColumns(t, &c.Query, system.ChargeColumns)
 			}
-		}
-		f.ChargesKnown = true
-		f.ChargeAmounts = givesAmount(t, &c.Query)
-		// Only an approved charge must give its amount: a provider may
-		// leave it out of a decline.
-		var approved []books.Row
-		for _, row := range rows {
-			if words[row["status"]] == "approved" {
-				approved = append(approved, row)
+			if err != nil {
+				return fmt.Errorf("read books.charges: %w", err)
 			}
-		}
-		if err := someHaveAmounts(approved, &c.Query, f.ChargeAmounts); err != nil {
-			return nil, fmt.Errorf("read books.charges: %w", err)
-		}
-		untimed := 0
-		for _, row := range rows {
-			if !ofRun(row["checkout_id"], prefix) {
-				continue
+			rows := t.Rows
+			if err := someHaveIDs(rows, &c.Query); err != nil {
+				return fmt.Errorf("read books.charges: %w", err)
 			}
-			// A status no word maps is a charge the oracles cannot judge:
-			// the run stops rather than pass without it.
-			st, ok := words[row["status"]]
-			if !ok {
-				return nil, fmt.Errorf("read books.charges: the charge of %s has status %q, which books.charges.statuses does not list (%s)", row["checkout_id"], row["status"], statusWords(c.Statuses))
-			}
-			ch := judge.Charge{CheckoutID: row["checkout_id"], ID: row["id"], Status: st}
-			// Only an approved charge took money: a declined or voided
-			// one may give no amount.
-			if ch.Amount, err = amountOf(row, "charge", f.ChargeAmounts && st == "approved"); err != nil {
-				return nil, fmt.Errorf("read books.charges: %w", err)
-			}
-			if at := row["created_at"]; at != "" {
-				t, ok := parseTime(at)
-				if !ok {
-					return nil, fmt.Errorf("read books.charges: the charge of %s: created_at %q: want RFC 3339, \"2006-01-02 15:04:05\" (UTC) or Unix seconds or milliseconds", row["checkout_id"], at)
+			words := map[string]string{}
+			for canon, ws := range c.Statuses {
+				for _, w := range ws {
+					words[w] = canon
 				}
-				ch.At = t
-			} else if st == "approved" {
-				untimed++
 			}
-			f.Charges = append(f.Charges, ch)
-		}
-		if untimed > 0 {
-			f.Notes = append(f.Notes, fmt.Sprintf("%d approved charges have no created_at: charged_after_leaving counts only those of shoppers who gave up or were refused at their deadline, not a charge made after a shopper left on a refusal", untimed))
+			f.ChargesKnown = true
+			f.ChargeAmounts = givesAmount(t, &c.Query)
+			// Only an approved charge must give its amount: a provider may
+			// leave it out of a decline.
+			var approved []books.Row
+			for _, row := range rows {
+				if words[row["status"]] == "approved" {
+					approved = append(approved, row)
+				}
+			}
+			if err := someHaveAmounts(approved, &c.Query, f.ChargeAmounts); err != nil {
+				return fmt.Errorf("read books.charges: %w", err)
+			}
+			untimed := 0
+			for _, row := range rows {
+				if !ofRun(row["checkout_id"], prefix) {
+					continue
+				}
+				// A status no word maps is a charge the oracles cannot judge:
+				// the run stops rather than pass without it.
+				st, ok := words[row["status"]]
+				if !ok {
+					return fmt.Errorf("read books.charges: the charge of %s has status %q, which books.charges.statuses does not list (%s)", row["checkout_id"], row["status"], statusWords(c.Statuses))
+				}
+				ch := judge.Charge{CheckoutID: row["checkout_id"], ID: row["id"], Status: st}
+				// Only an approved charge took money: a declined or voided
+				// one may give no amount.
+				if ch.Amount, err = amountOf(row, "charge", f.ChargeAmounts && st == "approved"); err != nil {
+					return fmt.Errorf("read books.charges: %w", err)
+				}
+				if at := row["created_at"]; at != "" {
+					t, ok := parseTime(at)
+					if !ok {
+						return fmt.Errorf("read books.charges: the charge of %s: created_at %q: want RFC 3339, \"2006-01-02 15:04:05\" (UTC) or Unix seconds or milliseconds", row["checkout_id"], at)
+					}
+					ch.At = t
+				} else if st == "approved" {
+					untimed++
+				}
+				f.Charges = append(f.Charges, ch)
+			}
+			if untimed > 0 {
+				f.Notes = append(f.Notes, fmt.Sprintf("%d approved charges have no created_at: charged_after_leaving counts only those of shoppers who gave up or were refused at their deadline, not a charge made after a shopper left on a refusal", untimed))
+			}
+			return nil
+		}()
+		if err != nil {
+			f.Charges, f.ChargesKnown, f.ChargeAmounts = nil, false, false
+			errs = append(errs, err)
 		}
 	}
 	if h := judge.AmountsNote(f); h != "" {
 		f.Notes = append(f.Notes, h)
 	}
-	return f, nil
+	return f, joinErrors(errs...)
 }
 
 // givesAmount reports whether q's rows carry amounts: an SQL answer with
@@ -317,19 +337,21 @@ const unsettledWarning = "neither books.settled nor books.settle_after is given,
 
 // settleBooks waits until the system says its books are final (its
 // settled fact), asking every 200ms for at most its settle_within, or for
-// a system without one waits its settle_after. It returns a note when the
-// books did not settle in time: they are then read as they are.
-func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit time.Duration) (string, error) {
+// a system without one waits its settle_after. When the books did not
+// settle in time it says so (settled false) in a note: they are then read
+// as they are, and judged as books read before they settled. A system
+// that gives neither is read at once, with the note that warns of it.
+func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit time.Duration) (note string, settled bool) {
 	b := sys.Books
 	if b.Settled == nil {
 		if w := b.SettleAfter.D(); w > 0 {
 			wait.For(ctx, w)
-			return "", nil
+			return "", true
 		}
 		if !hasBooks(b) {
-			return "", nil
+			return "", true
 		}
-		return "the books were read the moment the load ended: " + unsettledWarning, nil
+		return "the books were read the moment the load ended: " + unsettledWarning, true
 	}
 	if limit <= 0 {
 		limit = b.SettleWithin.D()
@@ -341,14 +363,14 @@ func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit
 		ok, detail, err := r.Settled(ctx, b.Settled)
 		switch {
 		case err == nil && ok:
-			return "", nil
+			return "", true
 		case err != nil:
 			last = err.Error()
 		default:
 			last = detail
 		}
 		if !wait.For(ctx, 200*time.Millisecond) {
-			return fmt.Sprintf("the books did not settle within %s (books.settled last said: %s); they were read as they were", limit, last), nil
+			return fmt.Sprintf("the books did not settle within %s (books.settled last said: %s); they were read as they were, and prove only an oversell", limit, last), false
 		}
 	}
 }
@@ -378,4 +400,19 @@ func parseTime(s string) (time.Time, bool) {
 		return time.Unix(0, int64(f*1e9)), true
 	}
 	return time.Time{}, false
+}
+
+// joinErrors is errs on one line, "; " between them (each still matches
+// errors.Is and As); nil when there are none.
+func joinErrors(errs ...error) error {
+	var kept []any
+	for _, err := range errs {
+		if err != nil {
+			kept = append(kept, err)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return fmt.Errorf(strings.TrimSuffix(strings.Repeat("%w; ", len(kept)), "; "), kept...)
 }

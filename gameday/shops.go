@@ -148,10 +148,14 @@ func (d *drill) closeBooks() {
 
 // settle waits until every ledger's books are final (bounded, all at
 // once), then reads them. When they do not settle in time they are read
-// as they are, and the run says so. A run asked to stop (interrupted) does
-// not wait: it reads the books at once and records what it has, so that a
-// service manager's stop timeout never kills it before run.json is
-// written.
+// as they are, the run says so, and they are judged as books read before
+// they settled (judge.Decide: only an oversell is proven). A run asked to
+// stop (interrupted) does not wait: it reads the books at once and records
+// what it has, so that a service manager's stop timeout never kills it
+// before run.json is written. A ledger that cannot be read, or a part of
+// one, is named in the error; the facts of the others are returned, nil
+// for one that could not be reached at all, so that what they prove is
+// judged.
 func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 	if interrupted {
 		d.unsettled = true
@@ -160,15 +164,17 @@ func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 	facts := make([]*judge.Facts, len(d.ledgers))
 	notes := make([][]string, len(d.ledgers))
 	errs := make([]error, len(d.ledgers))
+	settled := make([]bool, len(d.ledgers))
 	var wg sync.WaitGroup
 	for i, lg := range d.ledgers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			facts[i], notes[i], errs[i] = lg.settle(interrupted, d.prefix)
+			facts[i], notes[i], settled[i], errs[i] = lg.settle(interrupted, d.prefix)
 		}()
 	}
 	wg.Wait()
+	var failed []error
 	for i, lg := range d.ledgers {
 		for _, n := range notes[i] {
 			if lg.shop != "" {
@@ -176,47 +182,49 @@ func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 			}
 			d.rec.Notes = append(d.rec.Notes, n)
 		}
+		if !settled[i] && !interrupted {
+			d.unsettled = true
+		}
 		if errs[i] != nil {
 			if lg.shop != "" {
-				return nil, fmt.Errorf("%s: %w", lg.name(), errs[i])
+				errs[i] = fmt.Errorf("%s: %w", lg.name(), errs[i])
 			}
-			return nil, errs[i]
+			failed = append(failed, errs[i])
 		}
 	}
-	return facts, nil
+	return facts, joinErrors(failed...)
 }
 
-func (lg *ledger) settle(interrupted bool, prefix string) (*judge.Facts, []string, error) {
+// settle waits for lg's books to settle and reads them; settled is false
+// when books.settled did not say so within settle_within. The facts are
+// nil only when none could be read.
+func (lg *ledger) settle(interrupted bool, prefix string) (f *judge.Facts, notes []string, settled bool, err error) {
 	b := lg.sys.Books
-	var notes []string
+	settled = true
 	if !interrupted {
 		// The wait has its own bound (settle_within or settle_after, and
 		// one query's time); the reads after it are bounded by their
 		// timeouts.
 		ctx, cancel := context.WithTimeout(context.Background(), max(b.SettleWithin.D(), b.SettleAfter.D())+queryTimeout(b.Settled))
-		note, err := settleBooks(ctx, lg.books, lg.sys, 0)
+		var note string
+		note, settled = settleBooks(ctx, lg.books, lg.sys, 0)
 		cancel()
-		if err != nil {
-			return nil, nil, err
-		}
 		if note != "" {
 			notes = append(notes, note)
 		}
 	}
-	f, err := readFacts(context.Background(), lg.books, lg.sys, prefix)
-	if err != nil {
-		return nil, notes, err
-	}
+	f, err = readFacts(context.Background(), lg.books, lg.sys, prefix)
 	notes = append(notes, f.Notes...)
 	// Books read after the system's own settle step are final: what is
 	// held then is stranded (an invariant). Read the moment the load
-	// ended, or after an interrupt, a hold may still be on its way.
-	f.Final = !interrupted && readFinal(b)
+	// ended, after an interrupt, or when books.settled never said so, a
+	// hold may still be on its way.
+	f.Final = !interrupted && settled && readFinal(b)
 	if f.Reserved != nil && *f.Reserved > 0 {
 		notes = append(notes, strandedNote(lg.name(), *f.Reserved, f.Final))
 	}
 	f.AvailableBefore = lg.before
-	return f, notes, nil
+	return f, notes, settled, err
 }
 
 // strandedNote says that units were still held when the books were read:
@@ -226,7 +234,7 @@ func (lg *ledger) settle(interrupted bool, prefix string) (*judge.Facts, []strin
 func strandedNote(name string, held int64, final bool) string {
 	n := fmt.Sprintf("%d units of %s were still held (books.stock.reserved) when the books were read: neither sold nor for sale", held, name)
 	if final {
-		return n + "; those not also counted as sold (units_created) count as stranded_units: a hold never released (a unit not given back when its charge failed, a lease never swept), or, if the shop releases them later than books.settle_within (or settle_after) waits, a wait too short for its leases"
+		return n + "; those not also counted as sold (units_created) count as stranded_units: a hold never released (a unit not given back when its charge failed, a lease never swept), or, if the shop releases them later (books.settled that does not count holds, or a settle_after shorter than its leases), a wait too short for its leases"
 	}
 	return n + "; if holds are released later, books.settled can wait for them (settle_after is a fixed wait), and if never, that stock is stranded"
 }
@@ -250,8 +258,17 @@ func (d *drill) reconcile(facts []*judge.Facts, shoppers []judge.Shopper, report
 		f, mine, dropped := facts[i], shoppers, 0
 		for j := i + 1; j < len(d.ledgers); j++ {
 			if d.ledgers[j].shop == lg.shop && d.ledgers[j].away {
+				if f == nil || facts[j] == nil {
+					f = nil
+					break
+				}
 				f = mergeFacts(f, facts[j])
 			}
+		}
+		if f == nil {
+			// Its books could not be read (the error says why, and makes
+			// the run an error); the other shops' are still judged.
+			continue
 		}
 		if lg.shop != "" {
 			mine = nil

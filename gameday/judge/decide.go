@@ -29,8 +29,12 @@ type Ending struct {
 	// Halt is the halt condition's reason when it stopped the load; Guard
 	// the abort guard's otherwise, when it did.
 	Halt, Guard string
-	// Unsettled: the books were read before they settled.
+	// Unsettled: the books were read before they settled (interrupted,
+	// or books.settled did not say so within settle_within).
 	Unsettled bool
+	// Unread is the error of the books, or the parts of them, that could
+	// not be read; Checks then judge what was read.
+	Unread error
 	// Expectations are the scenario's promises, judged; Checks the
 	// invariants, judged (nil when the books could not be read).
 	Expectations, Checks []ExpectationResult
@@ -52,20 +56,44 @@ type Judgement struct {
 
 // Decide applies the verdict's precedence. Money or stock proven wrong
 // fails the run whatever else happened — a fault that could not be
-// injected or lifted, a run cut short: what was reconciled is real, and
-// the reason says what else went wrong; otherwise a run that could not
-// be carried out is an error, and one cut short, or whose steady state
-// failed before any fault, proves nothing. Books read before they settled prove only an
-// oversell (units sold beyond the stock never come back): a held lease or
-// a void still pending would read as lost units or a charge without an
-// order. A drill whose only broken promises fell while the runner's
-// machine was starved measured the machine, and is inconclusive.
+// injected or lifted, a run cut short, books of which a part could not be
+// read: what was reconciled is real, and the reason says what else went
+// wrong; otherwise a run that could not be carried out is an error, and
+// one cut short, or whose steady state failed before any fault, proves
+// nothing. Books read before they settled, or with a fault still in place
+// (one that could not be removed when the load ended), prove only an
+// oversell (units sold beyond the stock never come back): a held lease
+// or a void still pending, or held back by the fault, would read as lost
+// units, a charge without an order or a double charge. Of such books the
+// rest is shown, not judged, and a run that otherwise held is
+// inconclusive. A drill whose only broken promises fell while the
+// runner's machine was starved measured the machine, and is inconclusive.
 func Decide(e Ending) Judgement {
-	var books []ExpectationResult
+	provisional := e.Unsettled || e.Left != nil
+	var books, checks, unjudged []ExpectationResult
 	for _, c := range e.Checks {
-		if c.Invariant != "dropped" && (!e.Unsettled || c.Invariant == "oversold") {
+		if provisional && c.Invariant != "oversold" && c.Invariant != "dropped" {
+			unjudged = append(unjudged, c)
+			continue
+		}
+		checks = append(checks, c)
+		if c.Invariant != "dropped" {
 			books = append(books, c)
 		}
+	}
+	shown := ""
+	if b := broken(unjudged, ""); b != "" {
+		why := "read before they settled"
+		if !e.Unsettled {
+			why = "read with a fault still in place"
+		}
+		shown = fmt.Sprintf("the books, %s, showed %s (not judged)", why, b)
+	}
+	also := func(reason string) string {
+		if shown != "" {
+			reason += "; " + shown
+		}
+		return reason
 	}
 	switch {
 	case broken(books, "") != "":
@@ -76,29 +104,39 @@ func Decide(e Ending) Judgement {
 		if e.Left != nil {
 			reason += fmt.Sprintf("; besides, %v", e.Left)
 		}
-		return Judgement{Verdict: runrecord.VerdictFail, Reason: reason}
-	case e.Fault != nil:
-		return Judgement{Verdict: runrecord.VerdictError, Reason: fmt.Sprintf("%v; the drill was stopped", e.Fault)}
-	case e.Left != nil:
-		return Judgement{Verdict: runrecord.VerdictError, Reason: fmt.Sprintf("could not remove every fault when the load ended: %v", e.Left)}
-	case e.Interrupted:
-		j := Judgement{Verdict: runrecord.VerdictInconclusive, Reason: "interrupted: the load was stopped and every fault removed"}
-		if b := broken(e.Checks, ""); b != "" && e.Unsettled {
-			j.Reason += "; the books, read before they settled, showed " + b + " (not judged)"
+		if e.Unread != nil {
+			reason += fmt.Sprintf("; besides, reconcile the books: %v", e.Unread)
 		}
-		return j
+		return Judgement{Verdict: runrecord.VerdictFail, Reason: also(reason)}
+	case e.Fault != nil:
+		return Judgement{Verdict: runrecord.VerdictError, Reason: also(fmt.Sprintf("%v; the drill was stopped", e.Fault))}
+	case e.Left != nil:
+		return Judgement{Verdict: runrecord.VerdictError, Reason: also(fmt.Sprintf("could not remove every fault when the load ended: %v", e.Left))}
+	case e.Unread != nil:
+		return Judgement{Verdict: runrecord.VerdictError, Reason: also(fmt.Sprintf("reconcile the books: %v", e.Unread))}
+	case e.Interrupted:
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("interrupted: the load was stopped and every fault removed")}
 	case e.Aborted && e.Halt != "":
-		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: "aborted by the halt condition: " + e.Halt}
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("aborted by the halt condition: " + e.Halt)}
 	case e.Aborted:
-		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: "aborted by the guard: " + e.Guard}
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("aborted by the guard: " + e.Guard)}
 	case e.ShardLost != nil:
-		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: fmt.Sprintf("the load was not sent whole (%v): the load was stopped everywhere and every fault removed", e.ShardLost)}
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also(fmt.Sprintf("the load was not sent whole (%v): the load was stopped everywhere and every fault removed", e.ShardLost))}
 	case steadyStateFailed(e.Expectations):
-		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: "the steady state failed before any fault: " + broken(e.Expectations, "before")}
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("the steady state failed before any fault: " + broken(e.Expectations, "before"))}
 	}
-	all := append(append([]ExpectationResult{}, e.Expectations...), e.Checks...)
+	all := append(append([]ExpectationResult{}, e.Expectations...), checks...)
 	b := broken(all, "")
-	if b == "" {
+	switch {
+	case b == "" && unobservedPromises(e.Expectations) != "":
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("a promise could not be observed, and proves nothing either way: " + unobservedPromises(e.Expectations))}
+	case b == "" && e.Unsettled:
+		reason := "the books did not settle in time (books.settled never said so within settle_within): they prove no oversell, and the rest of them is not judged"
+		if shown != "" {
+			reason = "the books did not settle in time (books.settled never said so within settle_within): " + shown
+		}
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: reason}
+	case b == "":
 		return Judgement{Verdict: runrecord.VerdictPass}
 	}
 	var starved []string
@@ -110,18 +148,32 @@ func Decide(e Ending) Judgement {
 		return Judgement{Verdict: runrecord.VerdictInconclusive, Starved: starved,
 			Reason: fmt.Sprintf("the machine could not keep up with the drill (%s): these promises failed while it was starved, and measure the machine, not the system under test: %s", e.Host, strings.Join(starved, "; "))}
 	}
-	return Judgement{Verdict: runrecord.VerdictFail, Reason: b, Starved: starved}
+	return Judgement{Verdict: runrecord.VerdictFail, Reason: also(b), Starved: starved}
 }
 
 // steadyStateFailed reports whether a promise about the time before any
 // fault was broken: then the drill proved nothing of the faults.
 func steadyStateFailed(es []ExpectationResult) bool {
 	for _, e := range es {
-		if e.Window == "before" && !e.Held {
+		if e.Window == "before" && !e.Held && !e.NotChecked {
 			return true
 		}
 	}
 	return false
+}
+
+// unobservedPromises lists the scenario's promises that could not be observed
+// (a metric Prometheus did not answer for), with why; "" when none. An
+// invariant the system gives no facts for is not one: the system file
+// says so once, and the run is judged on the rest.
+func unobservedPromises(es []ExpectationResult) string {
+	var out []string
+	for _, e := range es {
+		if e.NotChecked && e.Invariant == "" {
+			out = append(out, e.Promise+" (observed: "+e.Observed+")")
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // broken lists the broken promises (of window, or all when ""), with what

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gameday-dev/gameday/scenarios"
@@ -22,7 +23,12 @@ func within(v float64, below, above *float64) bool {
 }
 
 // metricExpectation: every sample of the window within the bounds, and at
-// least one sample.
+// least one sample. A sample outside the bounds breaks it, whatever else;
+// a promise none of whose samples broke it but that could not be
+// observed — not sampled, no sample in its window, or a sample that could
+// not be read — is not checked: it neither held nor failed (Decide: the
+// run is inconclusive), since a Prometheus that did not answer says
+// nothing of the system.
 func metricExpectation(b *scenarios.MetricBound, samples []Sample, sampled bool, w Windows) ExpectationResult {
 	var bounds string
 	switch {
@@ -34,19 +40,26 @@ func metricExpectation(b *scenarios.MetricBound, samples []Sample, sampled bool,
 		bounds = fmt.Sprintf("above %g", *b.Above)
 	}
 	r := ExpectationResult{Window: string(b.Window), Promise: fmt.Sprintf("%s stays %s %s", b.Query, bounds, WindowWords(b.Window))}
-	if !sampled {
-		r.Observed = "not sampled"
+	unobserved := func(observed, needs string) ExpectationResult {
+		r.Observed, r.NotChecked, r.Needs = observed, true, needs
 		return r
 	}
-	n, bad := 0, 0
+	if !sampled {
+		return unobserved("not sampled", "samples of the metric, which were not taken")
+	}
+	n, bad, unread := 0, 0, 0
 	var lo, hi float64
+	var firstErr error
 	for _, s := range samples {
 		if !w.Contains(b.Window, s.At) {
 			continue
 		}
 		if s.Err != nil {
-			r.Observed = "could not be read: " + s.Err.Error()
-			return r
+			if unread == 0 {
+				firstErr = s.Err
+			}
+			unread++
+			continue
 		}
 		if n == 0 || s.V < lo {
 			lo = s.V
@@ -59,11 +72,20 @@ func metricExpectation(b *scenarios.MetricBound, samples []Sample, sampled bool,
 			bad++
 		}
 	}
-	if n == 0 {
-		r.Observed = "no sample in that window"
-		return r
+	if n > 0 {
+		r.Observed = fmt.Sprintf("%g to %g over %d samples (%d outside)", lo, hi, n, bad)
 	}
-	r.Held = bad == 0
-	r.Observed = fmt.Sprintf("%g to %g over %d samples (%d outside)", lo, hi, n, bad)
+	if unread > 0 {
+		r.Observed = strings.TrimPrefix(fmt.Sprintf("%s; %d could not be read: %v", r.Observed, unread, firstErr), "; ")
+	}
+	switch {
+	case bad > 0:
+		return r
+	case unread > 0:
+		return unobserved(r.Observed, "every sample of the window read")
+	case n == 0:
+		return unobserved("no sample in that window", "a sample in the window")
+	}
+	r.Held = true
 	return r
 }

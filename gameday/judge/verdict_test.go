@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"testing"
 	"time"
 
@@ -202,26 +203,37 @@ func TestBreakerRecords(t *testing.T) {
 
 // A metric promise with no sampler is "not sampled"; with a sampler that
 // took nothing in its window, "no sample in that window"; with samples,
-// judged on every one of them, and a sample that could not be read says so.
+// judged on every one of them, and a sample that could not be read says
+// so. One that could not be observed is not checked — neither held nor
+// broken, and the run inconclusive — unless a sample that was read broke
+// it: before, a Prometheus that did not answer failed the run.
 func TestMetricPromises(t *testing.T) {
 	below := 0.5
 	sc := &scenarios.Scenario{Expect: []scenarios.Expectation{{Metric: &scenarios.MetricBound{Query: "errors", Window: "during", Below: &below}}}}
 	w := Windows{Faults: []Span{{From: 10 * sec, Lifted: 20 * sec, To: 20 * sec}}, End: 30 * sec}
+	refused := fmt.Errorf("connection refused")
 	for _, c := range []struct {
-		name     string
-		samples  map[string][]Sample
-		held     bool
-		observed string
+		name       string
+		samples    map[string][]Sample
+		held       bool
+		notChecked bool
+		observed   string
+		verdict    Verdict
 	}{
-		{"no sampler", nil, false, "not sampled"},
-		{"nothing in the window", map[string][]Sample{"errors": {{At: 5 * sec, V: 0.1}}}, false, "no sample in that window"},
-		{"held", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, V: 0.4}}}, true, "0.1 to 0.4 over 2 samples (0 outside)"},
-		{"broken", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, V: 0.9}}}, false, "0.1 to 0.9 over 2 samples (1 outside)"},
-		{"unreadable", map[string][]Sample{"errors": {{At: 12 * sec, Err: fmt.Errorf("connection refused")}}}, false, "could not be read: connection refused"},
+		{"no sampler", nil, false, true, "not sampled", runrecord.VerdictInconclusive},
+		{"nothing in the window", map[string][]Sample{"errors": {{At: 5 * sec, V: 0.1}}}, false, true, "no sample in that window", runrecord.VerdictInconclusive},
+		{"held", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, V: 0.4}}}, true, false, "0.1 to 0.4 over 2 samples (0 outside)", runrecord.VerdictPass},
+		{"broken", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, V: 0.9}}}, false, false, "0.1 to 0.9 over 2 samples (1 outside)", runrecord.VerdictFail},
+		{"unreadable", map[string][]Sample{"errors": {{At: 12 * sec, Err: refused}}}, false, true, "1 could not be read: connection refused", runrecord.VerdictInconclusive},
+		{"partly unreadable", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, Err: refused}}}, false, true, "0.1 to 0.1 over 1 samples (0 outside); 1 could not be read: connection refused", runrecord.VerdictInconclusive},
+		{"broken, partly unreadable", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.9}, {At: 15 * sec, Err: refused}}}, false, false, "0.9 to 0.9 over 1 samples (1 outside); 1 could not be read: connection refused", runrecord.VerdictFail},
 	} {
 		r := Evaluate(sc, nil, w, nil, nil, nil, c.samples, nil)[0]
-		if r.Held != c.held || r.Observed != c.observed {
-			t.Errorf("%s: held %v (%s), want %v (%s)", c.name, r.Held, r.Observed, c.held, c.observed)
+		if r.Held != c.held || r.NotChecked != c.notChecked || r.Observed != c.observed {
+			t.Errorf("%s: held %v, not checked %v (%s), want %v, %v (%s)", c.name, r.Held, r.NotChecked, r.Observed, c.held, c.notChecked, c.observed)
+		}
+		if j := Decide(Ending{Expectations: []ExpectationResult{r}}); j.Verdict != c.verdict {
+			t.Errorf("%s: verdict %s (%s), want %s", c.name, j.Verdict, j.Reason, c.verdict)
 		}
 	}
 }

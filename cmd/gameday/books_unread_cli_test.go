@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// Books that cannot all be read after the sale are judged as far as they
+// were read: an oversell the readable part proves fails the drill (exit
+// 1), and the reason names what could not be read. Before, the first
+// failed query made the run an error (exit 1 too, but as ERROR, with the
+// oversell never judged). Two ways: one shop of two whose books answer
+// 500 once the sale began, beside a shop that sold 4 of its 2 units; and
+// one shop whose charges answer 500 while its stock shows the oversell.
+func TestAnOversellIsJudgedWhenPartOfTheBooksCannotBeRead(t *testing.T) {
+	for _, c := range []struct {
+		name, shops, pods string
+		broken            func(path string) bool // answers 500 once the sale began
+		want              string                 // in the reason
+	}{
+		{"a shop of two unreadable", "shops:\n  - {name: a, pod: pod-1}\n  - {name: b, pod: pod-2}\n", "pods:\n  pod-1: {SHOP: a}\n  pod-2: {SHOP: b}\n",
+			func(p string) bool { return strings.HasSuffix(p, "/b") }, "shop b on pod-2: read books.stock.initial"},
+		{"one shop's charges unreadable", "", "",
+			func(p string) bool { return p == "/charges" }, "read books.charges"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sold atomic.Bool
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/buy" {
+					sold.Store(true)
+					return
+				}
+				if sold.Load() && c.broken(r.URL.Path) {
+					http.Error(w, "books unavailable", http.StatusInternalServerError)
+					return
+				}
+				switch {
+				case strings.HasPrefix(r.URL.Path, "/stock"):
+					// 2 units, 4 sold: an oversell of 2, whatever the sale.
+					fmt.Fprint(w, `{"initial": 2, "sold": 4}`)
+				case r.URL.Path == "/charges":
+					fmt.Fprint(w, `[]`)
+				}
+			}))
+			defer srv.Close()
+			dir := t.TempDir()
+			sys := filepath.Join(dir, "gameday.yaml")
+			writeFile(t, sys, fmt.Sprintf(`name: shop
+base_url: %[1]s
+sku: s
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
+stores:
+  api: {http: "%[1]s"}
+books:
+  stock:
+    initial: {store: api, http: {path: "/stock/${SHOP:-one}"}, json: initial}
+    sold: {store: api, http: {path: "/stock/${SHOP:-one}"}, json: sold}
+  charges: {store: api, http: {path: /charges}, fields: {checkout_id: cart, status: status}}
+  settle_after: 1ms
+%s`, srv.URL, c.pods))
+			sc := filepath.Join(dir, "drill.yaml")
+			writeFile(t, sc, "name: d\nmatrix: {dependency: none, failure: baseline}\nstock: 5\n"+c.shops+"load:\n  stages: [{duration: 1s, target: 8}]\n")
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"run", "--system", sys, "--runs-dir", filepath.Join(dir, "runs"), "--journal", filepath.Join(dir, "journal.json"), "--predict-runs", "-1", sc}, &stdout, &stderr)
+			out := stdout.String() + stderr.String()
+			if code != exitFailed || !strings.Contains(out, "FAIL") || !strings.Contains(out, "oversold is at most 0") {
+				t.Fatalf("exit %d, want %d with FAIL on the oversell\n%s", code, exitFailed, out)
+			}
+			if !strings.Contains(out, "besides, reconcile the books: ") || !strings.Contains(out, c.want) {
+				t.Errorf("the reason does not say what could not be read (%q)\n%s", c.want, out)
+			}
+		})
+	}
+}
+
+// Books that books.settled never calls final within settle_within prove
+// only an oversell: 3 units neither available nor sold could be holds
+// still on their way back, so the drill is inconclusive (exit 3) and says
+// what the books showed, where before it failed on lost units.
+func TestBooksThatNeverSettleProveOnlyAnOversell(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/stock" {
+			fmt.Fprint(w, `{"initial": 5, "available": 0, "sold": 2, "pending": 3}`)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	sys := filepath.Join(dir, "gameday.yaml")
+	writeFile(t, sys, fmt.Sprintf(`name: shop
+base_url: %[1]s
+sku: s
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
+stores:
+  api: {http: "%[1]s"}
+books:
+  stock:
+    initial: {store: api, http: {path: /stock}, json: initial}
+    available: {store: api, http: {path: /stock}, json: available}
+    sold: {store: api, http: {path: /stock}, json: sold}
+  settled: {store: api, http: {path: /stock}, json: pending}
+  settle_within: 300ms
+`, srv.URL))
+	sc := filepath.Join(dir, "drill.yaml")
+	writeFile(t, sc, "name: d\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 1s, target: 8}]\n")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "--system", sys, "--runs-dir", filepath.Join(dir, "runs"), "--journal", filepath.Join(dir, "journal.json"), "--predict-runs", "-1", sc}, &stdout, &stderr)
+	out := stdout.String() + stderr.String()
+	if code != exitInconclusive || !strings.Contains(out, "INCONCLUSIVE") {
+		t.Fatalf("exit %d, want %d (inconclusive)\n%s", code, exitInconclusive, out)
+	}
+	if !strings.Contains(out, "the books did not settle in time") || !strings.Contains(out, "showed lost units is at most 0 (observed: 3) (not judged)") {
+		t.Errorf("the reason does not say the books did not settle and what they showed\n%s", out)
+	}
+}
