@@ -379,3 +379,44 @@ func TestDegradedExcusedInProportion(t *testing.T) {
 		})
 	}
 }
+
+// A fast-refusals promise: refusals the stall slowed lose the stalled
+// time they overlap, and count as fast when that explains their delay;
+// refusals far slower than any stall stay slow.
+func TestFastRefusalsExcusedInProportion(t *testing.T) {
+	fast := scenarios.Expectation{FastRefusals: &scenarios.FastRefusals{Fault: "slow", Below: scenarios.Duration(100 * ms), Share: 0.5, RisesWithin: scenarios.Duration(2 * time.Second)}}
+	for _, c := range []struct {
+		name    string
+		lat     time.Duration
+		excused bool
+	}{
+		{"refusals slowed by the stall", 150 * ms, true},
+		{"refusals slower than the stall explains", 2 * time.Second, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSale(fast)
+			// Every answer during the fault is a refusal, lat after its
+			// arrival; the runner stalled for the fault's first 5 s, 600
+			// ms at a time with 100 ms between.
+			for i := range s.shoppers {
+				if at := s.shoppers[i].Scheduled; at >= 5*time.Second && at < 10*time.Second {
+					s.shoppers[i].Outcome = Unavailable
+					s.shoppers[i].Attempts[0].Status = string(Unavailable)
+					s.shoppers[i].Attempts[0].Latency = c.lat
+					s.shoppers[i].Finished = at + c.lat
+				}
+			}
+			var stalls []Stall
+			for from := 5 * time.Second; from < 10*time.Second; from += 700 * ms {
+				stalls = append(stalls, Stall{From: from, To: from + 600*ms})
+			}
+			res, starved, others := s.judged(Starvation{Runner: stalls})
+			if res[0].Held {
+				t.Fatalf("held: %s", res[0].Observed)
+			}
+			if got := len(starved) == 1 && others == 0; got != c.excused {
+				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
+			}
+		})
+	}
+}
