@@ -337,21 +337,21 @@ const unsettledWarning = "neither books.settled nor books.settle_after is given,
 
 // settleBooks waits until the system says its books are final (its
 // settled fact), asking every 200ms for at most its settle_within, or for
-// a system without one waits its settle_after. When the books did not
-// settle in time it says so (settled false) in a note: they are then read
-// as they are, and judged as books read before they settled. A system
-// that gives neither is read at once, with the note that warns of it.
-func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit time.Duration) (note string, settled bool) {
+// a system without one waits its settle_after. It returns a note when the
+// books did not settle in time: they are then read as they are, and judged
+// as final. A system that gives neither is read at once, with the note
+// that warns of it.
+func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit time.Duration) (note string) {
 	b := sys.Books
 	if b.Settled == nil {
 		if w := b.SettleAfter.D(); w > 0 {
 			wait.For(ctx, w)
-			return "", true
+			return ""
 		}
 		if !hasBooks(b) {
-			return "", true
+			return ""
 		}
-		return "the books were read the moment the load ended: " + unsettledWarning, true
+		return "the books were read the moment the load ended: " + unsettledWarning
 	}
 	if limit <= 0 {
 		limit = b.SettleWithin.D()
@@ -363,14 +363,14 @@ func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit
 		ok, detail, err := r.Settled(ctx, b.Settled)
 		switch {
 		case err == nil && ok:
-			return "", true
+			return ""
 		case err != nil:
 			last = err.Error()
 		default:
 			last = detail
 		}
 		if !wait.For(ctx, 200*time.Millisecond) {
-			return fmt.Sprintf("the books did not settle within %s (books.settled last said: %s); they were read as they were, and prove only an oversell", limit, last), false
+			return fmt.Sprintf("the books did not settle within %s (books.settled last said: %s); they were read as they were and judged as final: what is still open is the shop's (raise settle_within if it only takes longer)", limit, last)
 		}
 	}
 }

@@ -148,8 +148,9 @@ func (d *drill) closeBooks() {
 
 // settle waits until every ledger's books are final (bounded, all at
 // once), then reads them. When they do not settle in time they are read
-// as they are, the run says so, and they are judged as books read before
-// they settled (judge.Decide: only an oversell is proven). A run asked to
+// as they are, judged as final (settle_within is the longest the shop is
+// to take: what is still open then is the shop's, as a hold never given
+// back is), and the run says so. A run asked to
 // stop (interrupted) does not wait: it reads the books at once and records
 // what it has, so that a service manager's stop timeout never kills it
 // before run.json is written. A ledger that cannot be read, or a part of
@@ -164,13 +165,12 @@ func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 	facts := make([]*judge.Facts, len(d.ledgers))
 	notes := make([][]string, len(d.ledgers))
 	errs := make([]error, len(d.ledgers))
-	settled := make([]bool, len(d.ledgers))
 	var wg sync.WaitGroup
 	for i, lg := range d.ledgers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			facts[i], notes[i], settled[i], errs[i] = lg.settle(interrupted, d.prefix)
+			facts[i], notes[i], errs[i] = lg.settle(interrupted, d.prefix)
 		}()
 	}
 	wg.Wait()
@@ -182,9 +182,6 @@ func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 			}
 			d.rec.Notes = append(d.rec.Notes, n)
 		}
-		if !settled[i] && !interrupted {
-			d.unsettled = true
-		}
 		if errs[i] != nil {
 			if lg.shop != "" {
 				errs[i] = fmt.Errorf("%s: %w", lg.name(), errs[i])
@@ -195,19 +192,16 @@ func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 	return facts, joinErrors(failed...)
 }
 
-// settle waits for lg's books to settle and reads them; settled is false
-// when books.settled did not say so within settle_within. The facts are
-// nil only when none could be read.
-func (lg *ledger) settle(interrupted bool, prefix string) (f *judge.Facts, notes []string, settled bool, err error) {
+// settle waits for lg's books to settle and reads them. The facts are
+// those that could be read, with the error of those that could not.
+func (lg *ledger) settle(interrupted bool, prefix string) (f *judge.Facts, notes []string, err error) {
 	b := lg.sys.Books
-	settled = true
 	if !interrupted {
 		// The wait has its own bound (settle_within or settle_after, and
 		// one query's time); the reads after it are bounded by their
 		// timeouts.
 		ctx, cancel := context.WithTimeout(context.Background(), max(b.SettleWithin.D(), b.SettleAfter.D())+queryTimeout(b.Settled))
-		var note string
-		note, settled = settleBooks(ctx, lg.books, lg.sys, 0)
+		note := settleBooks(ctx, lg.books, lg.sys, 0)
 		cancel()
 		if note != "" {
 			notes = append(notes, note)
@@ -217,14 +211,13 @@ func (lg *ledger) settle(interrupted bool, prefix string) (f *judge.Facts, notes
 	notes = append(notes, f.Notes...)
 	// Books read after the system's own settle step are final: what is
 	// held then is stranded (an invariant). Read the moment the load
-	// ended, after an interrupt, or when books.settled never said so, a
-	// hold may still be on its way.
-	f.Final = !interrupted && settled && readFinal(b)
+	// ended, or after an interrupt, a hold may still be on its way.
+	f.Final = !interrupted && readFinal(b)
 	if f.Reserved != nil && *f.Reserved > 0 {
 		notes = append(notes, strandedNote(lg.name(), *f.Reserved, f.Final))
 	}
 	f.AvailableBefore = lg.before
-	return f, notes, settled, err
+	return f, notes, err
 }
 
 // strandedNote says that units were still held when the books were read:
@@ -234,7 +227,7 @@ func (lg *ledger) settle(interrupted bool, prefix string) (f *judge.Facts, notes
 func strandedNote(name string, held int64, final bool) string {
 	n := fmt.Sprintf("%d units of %s were still held (books.stock.reserved) when the books were read: neither sold nor for sale", held, name)
 	if final {
-		return n + "; those not also counted as sold (units_created) count as stranded_units: a hold never released (a unit not given back when its charge failed, a lease never swept), or, if the shop releases them later (books.settled that does not count holds, or a settle_after shorter than its leases), a wait too short for its leases"
+		return n + "; those not also counted as sold (units_created) count as stranded_units: a hold never released (a unit not given back when its charge failed, a lease never swept), or, if the shop releases them later than books.settle_within (or settle_after) waits, a wait too short for its leases"
 	}
 	return n + "; if holds are released later, books.settled can wait for them (settle_after is a fixed wait), and if never, that stock is stranded"
 }

@@ -29,8 +29,8 @@ type Ending struct {
 	// Halt is the halt condition's reason when it stopped the load; Guard
 	// the abort guard's otherwise, when it did.
 	Halt, Guard string
-	// Unsettled: the books were read before they settled (interrupted,
-	// or books.settled did not say so within settle_within).
+	// Unsettled: the books were read before they settled (the run was
+	// interrupted and did not wait for them).
 	Unsettled bool
 	// Unread is the error of the books, or the parts of them, that could
 	// not be read; Checks then judge what was read.
@@ -60,14 +60,16 @@ type Judgement struct {
 // read: what was reconciled is real, and the reason says what else went
 // wrong; otherwise a run that could not be carried out is an error, and
 // one cut short, or whose steady state failed before any fault, proves
-// nothing. Books read before they settled, or with a fault still in place
-// (one that could not be removed when the load ended), prove only an
-// oversell (units sold beyond the stock never come back): a held lease
-// or a void still pending, or held back by the fault, would read as lost
-// units, a charge without an order or a double charge. Of such books the
-// rest is shown, not judged, and a run that otherwise held is
-// inconclusive. A drill whose only broken promises fell while the
-// runner's machine was starved measured the machine, and is inconclusive.
+// nothing. Books read before they settled (an interrupted run does not
+// wait), or with a fault still in place (one that could not be removed
+// when the load ended), prove only an oversell (units sold beyond the
+// stock never come back): a held lease or a void still pending, or held
+// back by the fault, would read as lost units, a charge without an order
+// or a double charge. Of such books the rest is shown, not judged. A
+// promise that could not be observed (a metric with no sample) makes a
+// run in which nothing failed inconclusive. A drill whose only broken
+// promises fell while the runner's machine was starved measured the
+// machine, and is inconclusive.
 func Decide(e Ending) Judgement {
 	provisional := e.Unsettled || e.Left != nil
 	var books, checks, unjudged []ExpectationResult
@@ -130,12 +132,6 @@ func Decide(e Ending) Judgement {
 	switch {
 	case b == "" && unobservedPromises(e.Expectations) != "":
 		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("a promise could not be observed, and proves nothing either way: " + unobservedPromises(e.Expectations))}
-	case b == "" && e.Unsettled:
-		reason := "the books did not settle in time (books.settled never said so within settle_within): they prove no oversell, and the rest of them is not judged"
-		if shown != "" {
-			reason = "the books did not settle in time (books.settled never said so within settle_within): " + shown
-		}
-		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: reason}
 	case b == "":
 		return Judgement{Verdict: runrecord.VerdictPass}
 	}
