@@ -45,6 +45,9 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			}
 			*x.dst = &n
 		}
+		if len(errs) > 0 {
+			f.Available, f.Initial, f.Reserved, f.Sold, f.StockUnread = nil, nil, nil, nil, true
+		}
 	}
 	if b.Orders != nil {
 		err := func() error {

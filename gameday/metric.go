@@ -2,6 +2,7 @@ package gameday
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -23,6 +24,12 @@ type metricSampler struct {
 	mu      sync.Mutex
 	samples map[string][]metricSample // by query
 }
+
+// errNoValue is a query Prometheus answered with no single value: the
+// system's series was gone (an exporter that died with the fault) or
+// split. It breaks the promise, where a Prometheus that did not answer
+// leaves it unobserved.
+var errNoValue = errors.New("no single value")
 
 type metricSample struct {
 	at  time.Duration
@@ -77,7 +84,7 @@ func (m *metricSampler) one(q string) (float64, error) {
 		return 0, err
 	}
 	if len(vec) != 1 {
-		return 0, fmt.Errorf("%q gave %d series; want one value", q, len(vec))
+		return 0, fmt.Errorf("%w: %q gave %d series; want one value", errNoValue, q, len(vec))
 	}
 	return vec[0].value, nil
 }
@@ -99,7 +106,7 @@ func (m *metricSampler) taken() map[string][]judge.Sample {
 	out := make(map[string][]judge.Sample, len(m.samples))
 	for q, ss := range m.samples {
 		for _, x := range ss {
-			out[q] = append(out[q], judge.Sample{At: x.at, V: x.v, Err: x.err})
+			out[q] = append(out[q], judge.Sample{At: x.at, V: x.v, Err: x.err, NoValue: errors.Is(x.err, errNoValue)})
 		}
 	}
 	return out

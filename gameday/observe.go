@@ -22,7 +22,7 @@ func shoppers(r *load.Report) []judge.Shopper {
 			if a.Code == 0 {
 				st = "error"
 			}
-			v.Attempts = append(v.Attempts, judge.Attempt{At: a.At, Latency: lat, Status: st, Degraded: a.Degraded, NoAnswer: a.Code == 0})
+			v.Attempts = append(v.Attempts, judge.Attempt{At: a.At, Latency: lat, Status: st, Degraded: a.Degraded})
 			// The last pending answer's time. A refusal after it
 			// ("come back", a poll that found the store down) leaves the
 			// shopper knowing its purchase was accepted; only a final

@@ -598,16 +598,13 @@ func (d *drill) drive(ctx context.Context) {
 	go func() { defer probeDone.Done(); probe.run(probeCtx) }()
 
 	tl := newTimeline(d.inj, d.sc.Faults, start)
-	// A fault that cannot be injected or lifted while the load runs stops
-	// it: the system is no longer tested as the scenario says. Once the
-	// load has ended, a lift that fails is the removal at the end's to try
-	// again (with its retries): it changed nothing the load saw.
+	// A fault that cannot be injected or lifted at its time stops the
+	// load: the system is no longer tested as the scenario says. A lift
+	// begun once the load had ended changed nothing the load saw: when it
+	// fails, the removal at the end tries again (timeline.ended).
 	var loadOver atomic.Bool
-	tl.onError = func(name string, err error) {
-		if !loadOver.Load() {
-			stopLoad(fmt.Errorf("%w: %s: %v", errFault, name, err))
-		}
-	}
+	tl.ended = loadOver.Load
+	tl.onError = func(name string, err error) { stopLoad(fmt.Errorf("%w: %s: %v", errFault, name, err)) }
 	tlCtx, stopTimeline := context.WithCancel(loadCtx)
 	tl.start(tlCtx)
 	moving := d.startMoves(loadCtx, start)
@@ -746,9 +743,14 @@ func (d *drill) drive(ctx context.Context) {
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("not checked, for want of the facts in %s: %s", d.sys.File, strings.Join(names, ", ")))
+			why := "for want of the facts in " + d.sys.File
+			if settleErr != nil {
+				why = "for want of the facts in " + d.sys.File + " or of those that could not be read"
+			}
+			d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("not checked, %s: %s", why, strings.Join(names, ", ")))
 		}
-		if len(facts) == 1 && d.ledgers[0].shop == "" {
+		// The prediction's figures are read from whole books only.
+		if len(facts) == 1 && d.ledgers[0].shop == "" && settleErr == nil {
 			d.flash(report, facts[0])
 		}
 	}

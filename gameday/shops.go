@@ -154,9 +154,8 @@ func (d *drill) closeBooks() {
 // stop (interrupted) does not wait: it reads the books at once and records
 // what it has, so that a service manager's stop timeout never kills it
 // before run.json is written. A ledger that cannot be read, or a part of
-// one, is named in the error; the facts of the others are returned, nil
-// for one that could not be reached at all, so that what they prove is
-// judged.
+// one, is named in the error; the facts are returned with what could be
+// read, so that what they prove is judged.
 func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 	if interrupted {
 		d.unsettled = true
@@ -532,6 +531,7 @@ func mergeFacts(a, b *judge.Facts) *judge.Facts {
 	c.OrdersKnown, c.OrderCharges = a.OrdersKnown && b.OrdersKnown, a.OrderCharges && b.OrderCharges
 	c.OrderAmounts = a.OrderAmounts && b.OrderAmounts
 	c.Final = a.Final && b.Final
+	c.StockUnread = a.StockUnread || b.StockUnread
 	c.Notes = append(append([]string(nil), a.Notes...), b.Notes...)
 	return &c
 }

@@ -24,6 +24,11 @@ type timeline struct {
 	// or lifted at its time: either way the drill no longer tests what
 	// the scenario says, and its load must stop.
 	onError func(name string, err error)
+	// ended, when set, says whether the load has ended: a lift begun
+	// after that which fails is left to the removal at the end, not told
+	// to onError (the load it would stop is over, and nothing it saw was
+	// changed).
+	ended func() bool
 
 	mu   sync.Mutex
 	recs map[string]*FaultRecord
@@ -95,6 +100,7 @@ func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
 	// restarted container answers before its health check says so), so the
 	// record keeps when lifting began as well as when it was done.
 	lifted := time.Since(tl.t0).Milliseconds()
+	late := tl.ended != nil && tl.ended()
 	err = tl.inj.Remove(context.Background(), f.Name)
 	tl.mu.Lock()
 	rec.LiftedMS = &lifted
@@ -107,7 +113,7 @@ func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
 		rec.LiftError = err.Error()
 	}
 	tl.mu.Unlock()
-	if err != nil && tl.onError != nil {
+	if err != nil && tl.onError != nil && !late {
 		tl.onError(sf.Name, err)
 	}
 }

@@ -121,3 +121,54 @@ books:
 		t.Errorf("the notes do not say the books did not settle\n%s", out)
 	}
 }
+
+// A stock fact the system describes that cannot be read is unknown, never
+// zero: with books.stock.reserved answering 500 after the sale, the 3
+// units it would have said are held are not counted as lost, no stock
+// invariant is judged, and the run is an error naming the read that
+// failed, not a failure on lost units.
+func TestAStockFactThatCannotBeReadIsNotZero(t *testing.T) {
+	var sold atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/buy":
+			sold.Store(true)
+		case "/held":
+			if sold.Load() {
+				http.Error(w, "unavailable", http.StatusInternalServerError)
+				return
+			}
+			fmt.Fprint(w, `{"held": 0}`)
+		case "/stock":
+			fmt.Fprint(w, `{"initial": 5, "available": 0, "sold": 2}`)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	sys := filepath.Join(dir, "gameday.yaml")
+	writeFile(t, sys, fmt.Sprintf(`name: shop
+base_url: %[1]s
+sku: s
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
+stores:
+  api: {http: "%[1]s"}
+books:
+  stock:
+    initial: {store: api, http: {path: /stock}, json: initial}
+    available: {store: api, http: {path: /stock}, json: available}
+    sold: {store: api, http: {path: /stock}, json: sold}
+    reserved: {store: api, http: {path: /held}, json: held}
+  settle_after: 1ms
+`, srv.URL))
+	sc := filepath.Join(dir, "drill.yaml")
+	writeFile(t, sc, "name: d\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 1s, target: 8}]\n")
+	var stdout, stderr bytes.Buffer
+	run([]string{"run", "--system", sys, "--runs-dir", filepath.Join(dir, "runs"), "--journal", filepath.Join(dir, "journal.json"), "--predict-runs", "-1", sc}, &stdout, &stderr)
+	out := stdout.String() + stderr.String()
+	if !strings.Contains(out, "ERROR") || strings.Contains(out, "lost units is at most 0 (observed") {
+		t.Fatalf("want an error, with no lost units judged\n%s", out)
+	}
+	if !strings.Contains(out, "reconcile the books: read books.stock.reserved") {
+		t.Errorf("the reason does not name the read that failed\n%s", out)
+	}
+}

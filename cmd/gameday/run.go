@@ -323,7 +323,11 @@ func printSummary(w io.Writer, r *gameday.Record) {
 	}
 	fmt.Fprintf(w, "  outcomes: %s\n", formatCounts(r.Outcomes))
 	for _, e := range r.Expectations {
-		fmt.Fprintf(w, "  %s %s — %s\n", mark(e.Held), e.Promise, e.Observed)
+		m := mark(e.Held)
+		if e.NotChecked {
+			m = "n/c " // not observed: neither held nor broken
+		}
+		fmt.Fprintf(w, "  %s %s — %s\n", m, e.Promise, e.Observed)
 	}
 	fmt.Fprintf(w, "  books: %s\n", booksLine(r))
 	for _, u := range r.Unmatched {

@@ -91,6 +91,12 @@ func Decide(e Ending) Judgement {
 		}
 		shown = fmt.Sprintf("the books, %s, showed %s (not judged)", why, b)
 	}
+	unread := func(reason string) string {
+		if e.Unread != nil {
+			reason += fmt.Sprintf("; besides, reconcile the books: %v", e.Unread)
+		}
+		return reason
+	}
 	also := func(reason string) string {
 		if shown != "" {
 			reason += "; " + shown
@@ -111,9 +117,9 @@ func Decide(e Ending) Judgement {
 		}
 		return Judgement{Verdict: runrecord.VerdictFail, Reason: also(reason)}
 	case e.Fault != nil:
-		return Judgement{Verdict: runrecord.VerdictError, Reason: also(fmt.Sprintf("%v; the drill was stopped", e.Fault))}
+		return Judgement{Verdict: runrecord.VerdictError, Reason: also(unread(fmt.Sprintf("%v; the drill was stopped", e.Fault)))}
 	case e.Left != nil:
-		return Judgement{Verdict: runrecord.VerdictError, Reason: also(fmt.Sprintf("could not remove every fault when the load ended: %v", e.Left))}
+		return Judgement{Verdict: runrecord.VerdictError, Reason: also(unread(fmt.Sprintf("could not remove every fault when the load ended: %v", e.Left)))}
 	case e.Unread != nil:
 		return Judgement{Verdict: runrecord.VerdictError, Reason: also(fmt.Sprintf("reconcile the books: %v", e.Unread))}
 	case e.Interrupted:

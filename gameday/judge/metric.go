@@ -15,6 +15,10 @@ type Sample struct {
 	At  time.Duration
 	V   float64
 	Err error
+	// NoValue: Prometheus answered, with no single value (the series was
+	// gone, or several matched): the system's figure was missing, which
+	// breaks the promise. Any other Err is a sample not observed.
+	NoValue bool
 }
 
 // within reports whether v is below below and above above (each when set).
@@ -23,12 +27,13 @@ func within(v float64, below, above *float64) bool {
 }
 
 // metricExpectation: every sample of the window within the bounds, and at
-// least one sample. A sample outside the bounds breaks it, whatever else;
+// least one sample. A sample outside the bounds, or one Prometheus
+// answered without a value (the series gone), breaks it, whatever else;
 // a promise none of whose samples broke it but that could not be
 // observed — not sampled, no sample in its window, or a sample that could
-// not be read — is not checked: it neither held nor failed (Decide: the
-// run is inconclusive), since a Prometheus that did not answer says
-// nothing of the system.
+// not be read (Prometheus did not answer, or refused the query) — is not
+// checked: it neither held nor failed (Decide: the run is inconclusive),
+// since a Prometheus that did not answer says nothing of the system.
 func metricExpectation(b *scenarios.MetricBound, samples []Sample, sampled bool, w Windows) ExpectationResult {
 	var bounds string
 	switch {
@@ -47,11 +52,18 @@ func metricExpectation(b *scenarios.MetricBound, samples []Sample, sampled bool,
 	if !sampled {
 		return unobserved("not sampled", "samples of the metric, which were not taken")
 	}
-	n, bad, unread := 0, 0, 0
+	n, bad, unread, missing := 0, 0, 0, 0
 	var lo, hi float64
-	var firstErr error
+	var firstErr, firstMissing error
 	for _, s := range samples {
 		if !w.Contains(b.Window, s.At) {
+			continue
+		}
+		if s.Err != nil && s.NoValue {
+			if missing == 0 {
+				firstMissing = s.Err
+			}
+			missing++
 			continue
 		}
 		if s.Err != nil {
@@ -75,11 +87,14 @@ func metricExpectation(b *scenarios.MetricBound, samples []Sample, sampled bool,
 	if n > 0 {
 		r.Observed = fmt.Sprintf("%g to %g over %d samples (%d outside)", lo, hi, n, bad)
 	}
+	if missing > 0 {
+		r.Observed = strings.TrimPrefix(fmt.Sprintf("%s; %d without a value: %v", r.Observed, missing, firstMissing), "; ")
+	}
 	if unread > 0 {
 		r.Observed = strings.TrimPrefix(fmt.Sprintf("%s; %d could not be read: %v", r.Observed, unread, firstErr), "; ")
 	}
 	switch {
-	case bad > 0:
+	case bad > 0 || missing > 0:
 		return r
 	case unread > 0:
 		return unobserved(r.Observed, "every sample of the window read")

@@ -23,6 +23,11 @@ type Facts struct {
 	// OrderAmounts and ChargeAmounts: the books give what each order
 	// costs and what each charge took, in the same unit.
 	OrderAmounts, ChargeAmounts bool
+	// StockUnread: a stock fact the system describes could not be read.
+	// Then no stock fact is used — not the start, not the units sold
+	// (never this run's orders in place of a count that failed), not the
+	// held units — so that a fact missing is never read as zero.
+	StockUnread bool
 	// Price is what one unit costs, in the unit of the charges' amounts
 	// (books.price); nil when not given. With it, an order costs its
 	// units times the price, and an approved charge is held to that as
@@ -101,7 +106,7 @@ var oracles = []oracle{
 			return max(0, *f.Available+held-max(0, *f.Start()-*f.SoldUnits()))
 		}},
 	{"stranded_units", "books.stock.reserved, read after books.settled or settle_after",
-		func(f *Facts) bool { return f.Reserved != nil && f.Final },
+		func(f *Facts) bool { return f.Reserved != nil && f.Final && !f.StockUnread },
 		func(f *Facts, _ []Shopper, _ func(string)) int64 {
 			// A unit held when the books are final is neither sold nor
 			// for sale: a hold the shop never released (a declined
@@ -263,6 +268,9 @@ var oracles = []oracle{
 
 // Start is the units the sale started with.
 func (f *Facts) Start() *int64 {
+	if f.StockUnread {
+		return nil
+	}
 	if f.Initial != nil {
 		return f.Initial
 	}
@@ -272,6 +280,9 @@ func (f *Facts) Start() *int64 {
 // SoldUnits is the units sold: the system's own count, else this run's
 // orders.
 func (f *Facts) SoldUnits() *int64 {
+	if f.StockUnread {
+		return nil
+	}
 	if f.Sold != nil {
 		return f.Sold
 	}

@@ -55,15 +55,16 @@ type Observed struct {
 // decided (a shopper that gave up, a request the system found too late)
 // during a stall, or within one stall's length after it (what the stall
 // held back comes out then), is not held against the promise: a shopper's
-// is left uncounted, a degraded answer it could have been is counted —
-// and the promise is judged again. What the system answered (a refusal, an error,
-// an answer without the degraded marker) is its own, stall or not. A promise that holds then is excused, with the
-// evidence; one that still fails is a failure the stalls cannot explain
-// (0 % confirmed, a breaker that never opened) and stays one. Metric and
-// PromQL promises are the system's own figures, as Prometheus scraped
-// them: the runner's timer says nothing of them, and they are never
-// excused; nor is how a move ended. Books are never excused: money and
-// stock must be right however slow the machine. Of the invariants only
+// is left uncounted — and the promise is judged again. What the system
+// answered (a refusal, an error, an answer without the degraded marker)
+// is its own, stall or not. A promise that holds then is excused, with
+// the evidence; one that still fails is a failure the stalls cannot
+// explain (0 % confirmed, a breaker that never opened) and stays one.
+// Metric and PromQL promises are the system's own figures, as Prometheus
+// scraped them: the runner's timer says nothing of them, and they are
+// never excused; nor is how a move ended, nor a count of degraded answers
+// (the system's markers). Books are never excused: money and stock must
+// be right however slow the machine. Of the invariants only
 // dropped arrivals are the generator's, excused when every one was due
 // while the machine that was to send it was stalled or just after.
 func Excuse(sc *scenarios.Scenario, expectations, checks []ExpectationResult, o Observed, st Starvation) (starved []string, others int) {
@@ -97,7 +98,11 @@ func Excuse(sc *scenarios.Scenario, expectations, checks []ExpectationResult, o 
 // excuse judges the broken promise e again with the benefit of the doubt,
 // and says why it is excused when it then holds.
 func excuse(sc *scenarios.Scenario, e scenarios.Expectation, r ExpectationResult, o Observed, st Starvation) (string, bool) {
-	if e.Metric != nil || e.Moved != nil {
+	// A degraded promise counts the system's own markers: an answer that
+	// came without one is the system's, and one that never came (a
+	// shopper that gave up, a request a stall held out of the window) is
+	// unknown, which is never counted as a success.
+	if e.Metric != nil || e.Moved != nil || e.Degraded != nil {
 		return "", false
 	}
 	breaker := e.BreakerOpens != nil || e.BreakerCloses != nil
@@ -165,8 +170,6 @@ func bestCase(sc *scenarios.Scenario, e scenarios.Expectation, o Observed, st St
 		return judge(e, o.Shoppers, earlierBreakers(o, e.BreakerCloses, true, st.Runner)), true
 	case e.Latency != nil, e.FastRefusals != nil:
 		return judge(e, adjust(o.Shoppers, st, func(*Shopper) bool { return true }, shorter), o.Breakers), true
-	case e.Degraded != nil:
-		return judge(e, adjust(o.Shoppers, st, func(*Shopper) bool { return true }, degradedBestCase(o.Windows, e.Degraded.Window)), o.Breakers), true
 	case e.Ratio != nil:
 		// Each bound on its own: a shopper cannot be counted for both.
 		rb := *e.Ratio
@@ -267,28 +270,6 @@ func shorter(s *Shopper, stalls []Stall) {
 // of the runner's explains it: the best case never changes it.
 func timedOut(s *Shopper) bool {
 	return s.Outcome == GaveUp || s.Outcome == TooLate
-}
-
-// degradedBestCase counts as degraded, in the best case, only what a
-// stall can have kept from being one: the last attempt of a shopper whose
-// ending the clock decided in a stall's shadow (it left before the answer
-// came, or its request went out so late the system refused it), and a
-// first attempt the stall held back from the window into the time after
-// it. An answer that came without the marker is the system's and stays
-// unmarked.
-func degradedBestCase(w Windows, win scenarios.Window) func(*Shopper, []Stall) {
-	return func(s *Shopper, stalls []Stall) {
-		last := len(s.Attempts) - 1
-		for k := range s.Attempts {
-			a := &s.Attempts[k]
-			switch {
-			case k == last && inShadow(stalls, s.Finished) && (s.Outcome == GaveUp && a.NoAnswer || s.Outcome == TooLate):
-				a.Degraded = true
-			case k == 0 && a.At > s.Scheduled && inShadow(stalls, a.At) && w.Contains(win, s.Scheduled) && !w.Contains(win, a.At):
-				a.At, a.Degraded = s.Scheduled, true
-			}
-		}
-	}
 }
 
 // earlierBreakers moves the dependency's transitions after the reference

@@ -16,9 +16,6 @@ type Attempt struct {
 	Latency  time.Duration // answer time minus its start (for a first attempt, minus the scheduled start)
 	Status   string
 	Degraded bool
-	// NoAnswer: the request got no answer at all (a transport error, or
-	// the shopper left before it came); Status then says "error".
-	NoAnswer bool
 }
 
 // Shopper is one shopper as judging sees it: what the promises read (when

@@ -226,6 +226,7 @@ func TestMetricPromises(t *testing.T) {
 		{"broken", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, V: 0.9}}}, false, false, "0.1 to 0.9 over 2 samples (1 outside)", runrecord.VerdictFail},
 		{"unreadable", map[string][]Sample{"errors": {{At: 12 * sec, Err: refused}}}, false, true, "1 could not be read: connection refused", runrecord.VerdictInconclusive},
 		{"partly unreadable", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, Err: refused}}}, false, true, "0.1 to 0.1 over 1 samples (0 outside); 1 could not be read: connection refused", runrecord.VerdictInconclusive},
+		{"the series gone", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.1}, {At: 15 * sec, Err: fmt.Errorf("no single value: gave 0 series"), NoValue: true}}}, false, false, "0.1 to 0.1 over 1 samples (0 outside); 1 without a value: no single value: gave 0 series", runrecord.VerdictFail},
 		{"broken, partly unreadable", map[string][]Sample{"errors": {{At: 12 * sec, V: 0.9}, {At: 15 * sec, Err: refused}}}, false, false, "0.9 to 0.9 over 1 samples (1 outside); 1 could not be read: connection refused", runrecord.VerdictFail},
 	} {
 		r := Evaluate(sc, nil, w, nil, nil, nil, c.samples, nil)[0]

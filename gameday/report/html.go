@@ -295,7 +295,7 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 {{if .Expectations}}<table>
 <thead><tr><th scope="col">Promise</th><th scope="col">Window</th><th scope="col">Held</th><th scope="col">Observed</th></tr></thead>
 <tbody>
-{{range .Expectations}}<tr{{if not .Held}} class="broken-row"{{end}}><td>{{.Promise}}</td><td>{{with .Window}}{{.}}{{else}}–{{end}}</td><td>{{if .Held}}<span class="held">✓ held</span>{{else}}<span class="broken">✗ broken</span>{{end}}</td><td>{{.Observed}}</td></tr>
+{{range .Expectations}}<tr{{if and (not .Held) (not .NotChecked)}} class="broken-row"{{end}}><td>{{.Promise}}</td><td>{{with .Window}}{{.}}{{else}}–{{end}}</td><td>{{if .NotChecked}}<span class="muted">– not checked</span>{{else if .Held}}<span class="held">✓ held</span>{{else}}<span class="broken">✗ broken</span>{{end}}</td><td>{{.Observed}}</td></tr>
 {{end}}</tbody>
 </table>{{else}}<p>No expectation was checked.</p>{{end}}
 </section>

@@ -368,7 +368,7 @@ func writeNotes(b *strings.Builder, r *runrecord.Record) {
 			notes = append(notes, fmt.Sprintf("fault %s (%s %s) was not applied: %s", md(f.Name), md(f.Target), md(f.Kind), md(f.Error)))
 		}
 		if f.LiftError != "" {
-			notes = append(notes, fmt.Sprintf("fault %s (%s %s) could not be lifted at its time, stayed in place and stopped the load: %s", md(f.Name), md(f.Target), md(f.Kind), md(f.LiftError)))
+			notes = append(notes, fmt.Sprintf("fault %s (%s %s) could not be lifted at its time and stayed in place (a lift begun while the load ran stops it): %s", md(f.Name), md(f.Target), md(f.Kind), md(f.LiftError)))
 		}
 	}
 	for _, n := range r.Environment.Notes {
