@@ -23,20 +23,34 @@ const booksSecret = "sk_live_51HqBooksSecret"
 func drillBooks(t *testing.T, url, books string) (code int, printed string, files map[string]string) {
 	t.Helper()
 	t.Setenv("BOOKS_KEY", booksSecret)
-	dir := t.TempDir()
-	sys := filepath.Join(dir, "gameday.yaml")
-	writeFile(t, sys, fmt.Sprintf(`name: shop
+	return drillSystem(t, shopSystem(url, books+"\n  settle_after: 1ms\n"), "stock: 5\nload:\n  stages: [{duration: 1s, target: 5}]\n")
+}
+
+// shopSystem is the system file of a shop at url that buys with one POST
+// /buy answered 200, whose store api is the shop itself, and whose books
+// (and anything after them) are tail: the lines under books:.
+func shopSystem(url, tail string) string {
+	return fmt.Sprintf(`name: shop
 base_url: %[1]s
 sku: s
 purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
 stores:
   api: {http: "%[1]s"}
 books:
-%[2]s
-  settle_after: 1ms
-`, url, books))
+%[2]s`, url, tail)
+}
+
+// drillSystem runs "gameday run --system FILE" of the system file given
+// on a baseline drill whose settings after its name and matrix row are
+// scenario, and returns the exit code, what it printed (stdout and
+// stderr) and every file the run wrote.
+func drillSystem(t *testing.T, system, scenario string) (code int, printed string, files map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	sys := filepath.Join(dir, "gameday.yaml")
+	writeFile(t, sys, system)
 	sc := filepath.Join(dir, "drill.yaml")
-	writeFile(t, sc, "name: d\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 1s, target: 5}]\n")
+	writeFile(t, sc, "name: d\nmatrix: {dependency: none, failure: baseline}\n"+scenario)
 	runs := filepath.Join(dir, "runs")
 	var stdout, stderr bytes.Buffer
 	code = run([]string{"run", "--system", sys, "--runs-dir", runs, "--journal", filepath.Join(dir, "journal.json"), "--predict-runs", "-1", sc}, &stdout, &stderr)

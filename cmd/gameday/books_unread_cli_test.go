@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -49,26 +47,12 @@ func TestAnOversellIsJudgedWhenPartOfTheBooksCannotBeRead(t *testing.T) {
 				}
 			}))
 			defer srv.Close()
-			dir := t.TempDir()
-			sys := filepath.Join(dir, "gameday.yaml")
-			writeFile(t, sys, fmt.Sprintf(`name: shop
-base_url: %[1]s
-sku: s
-purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
-stores:
-  api: {http: "%[1]s"}
-books:
-  stock:
+			code, out, _ := drillSystem(t, shopSystem(srv.URL, `  stock:
     initial: {store: api, http: {path: "/stock/${SHOP:-one}"}, json: initial}
     sold: {store: api, http: {path: "/stock/${SHOP:-one}"}, json: sold}
   charges: {store: api, http: {path: /charges}, fields: {checkout_id: cart, status: status}}
   settle_after: 1ms
-%s`, srv.URL, c.pods))
-			sc := filepath.Join(dir, "drill.yaml")
-			writeFile(t, sc, "name: d\nmatrix: {dependency: none, failure: baseline}\nstock: 5\n"+c.shops+"load:\n  stages: [{duration: 1s, target: 8}]\n")
-			var stdout, stderr bytes.Buffer
-			code := run([]string{"run", "--system", sys, "--runs-dir", filepath.Join(dir, "runs"), "--journal", filepath.Join(dir, "journal.json"), "--predict-runs", "-1", sc}, &stdout, &stderr)
-			out := stdout.String() + stderr.String()
+`+c.pods), "stock: 5\n"+c.shops+"load:\n  stages: [{duration: 1s, target: 8}]\n")
 			if code != exitFailed || !strings.Contains(out, "FAIL") || !strings.Contains(out, "oversold is at most 0") {
 				t.Fatalf("exit %d, want %d with FAIL on the oversell\n%s", code, exitFailed, out)
 			}
@@ -93,27 +77,13 @@ func TestBooksThatNeverSettleAreJudgedAsFinal(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	dir := t.TempDir()
-	sys := filepath.Join(dir, "gameday.yaml")
-	writeFile(t, sys, fmt.Sprintf(`name: shop
-base_url: %[1]s
-sku: s
-purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
-stores:
-  api: {http: "%[1]s"}
-books:
-  stock:
+	code, out, _ := drillSystem(t, shopSystem(srv.URL, `  stock:
     initial: {store: api, http: {path: /stock}, json: initial}
     available: {store: api, http: {path: /stock}, json: available}
     sold: {store: api, http: {path: /stock}, json: sold}
   settled: {store: api, http: {path: /stock}, json: pending}
   settle_within: 300ms
-`, srv.URL))
-	sc := filepath.Join(dir, "drill.yaml")
-	writeFile(t, sc, "name: d\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 1s, target: 8}]\n")
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"run", "--system", sys, "--runs-dir", filepath.Join(dir, "runs"), "--journal", filepath.Join(dir, "journal.json"), "--predict-runs", "-1", sc}, &stdout, &stderr)
-	out := stdout.String() + stderr.String()
+`), "stock: 5\nload:\n  stages: [{duration: 1s, target: 8}]\n")
 	if code != exitFailed || !strings.Contains(out, "FAIL") || !strings.Contains(out, "lost units is at most 0 (observed: 3)") {
 		t.Fatalf("exit %d, want %d (lost units)\n%s", code, exitFailed, out)
 	}
@@ -144,27 +114,13 @@ func TestAStockFactThatCannotBeReadIsNotZero(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	dir := t.TempDir()
-	sys := filepath.Join(dir, "gameday.yaml")
-	writeFile(t, sys, fmt.Sprintf(`name: shop
-base_url: %[1]s
-sku: s
-purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
-stores:
-  api: {http: "%[1]s"}
-books:
-  stock:
+	_, out, _ := drillSystem(t, shopSystem(srv.URL, `  stock:
     initial: {store: api, http: {path: /stock}, json: initial}
     available: {store: api, http: {path: /stock}, json: available}
     sold: {store: api, http: {path: /stock}, json: sold}
     reserved: {store: api, http: {path: /held}, json: held}
   settle_after: 1ms
-`, srv.URL))
-	sc := filepath.Join(dir, "drill.yaml")
-	writeFile(t, sc, "name: d\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 1s, target: 8}]\n")
-	var stdout, stderr bytes.Buffer
-	run([]string{"run", "--system", sys, "--runs-dir", filepath.Join(dir, "runs"), "--journal", filepath.Join(dir, "journal.json"), "--predict-runs", "-1", sc}, &stdout, &stderr)
-	out := stdout.String() + stderr.String()
+`), "stock: 5\nload:\n  stages: [{duration: 1s, target: 8}]\n")
 	if !strings.Contains(out, "ERROR") || strings.Contains(out, "lost units is at most 0 (observed") {
 		t.Fatalf("want an error, with no lost units judged\n%s", out)
 	}

@@ -112,10 +112,7 @@ func Decide(e Ending) Judgement {
 		if e.Left != nil {
 			reason += fmt.Sprintf("; besides, %v", e.Left)
 		}
-		if e.Unread != nil {
-			reason += fmt.Sprintf("; besides, reconcile the books: %v", e.Unread)
-		}
-		return Judgement{Verdict: runrecord.VerdictFail, Reason: also(reason)}
+		return Judgement{Verdict: runrecord.VerdictFail, Reason: also(unread(reason))}
 	case e.Fault != nil:
 		return Judgement{Verdict: runrecord.VerdictError, Reason: also(unread(fmt.Sprintf("%v; the drill was stopped", e.Fault)))}
 	case e.Left != nil:

@@ -150,12 +150,7 @@ func TestBreakerAndMetricExcuses(t *testing.T) {
 				s.o.Breakers["payment"] = []Transition{{State: "open", AtMS: (5*time.Second + c.opened).Milliseconds()}}
 			}
 			res, starved, others := s.judged(Starvation{Runner: c.stalls})
-			if res[0].Held {
-				t.Fatalf("held: %s", res[0].Observed)
-			}
-			if got := len(starved) == 1 && others == 0; got != c.excused {
-				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
-			}
+			wantExcused(t, res, starved, others, c.excused)
 		})
 	}
 	// Closing: the fault is lifted at 10 s and the breaker is to close
@@ -174,12 +169,7 @@ func TestBreakerAndMetricExcuses(t *testing.T) {
 			s := newSale(closes)
 			s.o.Breakers["payment"] = []Transition{{State: "open", AtMS: 6000}, {State: "closed", AtMS: 12500}}
 			res, starved, others := s.judged(Starvation{Runner: c.stalls})
-			if res[0].Held {
-				t.Fatalf("held: %s", res[0].Observed)
-			}
-			if got := len(starved) == 1 && others == 0; got != c.excused {
-				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
-			}
+			wantExcused(t, res, starved, others, c.excused)
 		})
 	}
 	t.Run("a metric promise", func(t *testing.T) {
@@ -218,12 +208,7 @@ func TestShardedEvidenceComesFromTheWorkers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res, starved, others := s.judged(c.st)
-			if res[0].Held {
-				t.Fatalf("held: %s", res[0].Observed)
-			}
-			if got := len(starved) == 1 && others == 0; got != c.excused {
-				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
-			}
+			wantExcused(t, res, starved, others, c.excused)
 		})
 	}
 }
@@ -273,12 +258,7 @@ func TestRatioExcusesOnlyWhatTheClockDecided(t *testing.T) {
 				}
 			}
 			res, starved, others := s.judged(Starvation{Runner: stall(7*time.Second, 7300*ms)})
-			if res[0].Held {
-				t.Fatalf("held: %s", res[0].Observed)
-			}
-			if got := len(starved) == 1 && others == 0; got != c.excused {
-				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
-			}
+			wantExcused(t, res, starved, others, c.excused)
 		})
 	}
 	// "At most": at most 5 % errors or give-ups during the fault; 60
@@ -301,12 +281,7 @@ func TestRatioExcusesOnlyWhatTheClockDecided(t *testing.T) {
 				}
 			}
 			res, starved, others := s.judged(Starvation{Runner: stall(7050*ms, 7250*ms)})
-			if res[0].Held {
-				t.Fatalf("held: %s", res[0].Observed)
-			}
-			if got := len(starved) == 1 && others == 0; got != c.excused {
-				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
-			}
+			wantExcused(t, res, starved, others, c.excused)
 		})
 	}
 }
@@ -329,12 +304,7 @@ func TestBlastRadiusExcusesOnlyWhatTheClockDecided(t *testing.T) {
 				}
 			}
 			res, starved, others := s.judged(Starvation{Runner: stall(7050*ms, 7250*ms)})
-			if res[0].Held {
-				t.Fatalf("held: %s", res[0].Observed)
-			}
-			if got := len(starved) == 1 && others == 0; got != c.excused {
-				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
-			}
+			wantExcused(t, res, starved, others, c.excused)
 		})
 	}
 }
@@ -395,12 +365,19 @@ func TestFastRefusalsExcusedInProportion(t *testing.T) {
 				stalls = append(stalls, Stall{From: from, To: from + 600*ms})
 			}
 			res, starved, others := s.judged(Starvation{Runner: stalls})
-			if res[0].Held {
-				t.Fatalf("held: %s", res[0].Observed)
-			}
-			if got := len(starved) == 1 && others == 0; got != c.excused {
-				t.Errorf("starved %q, others %d; want excused %v", starved, others, c.excused)
-			}
+			wantExcused(t, res, starved, others, c.excused)
 		})
+	}
+}
+
+// wantExcused checks that the one promise judged failed, and that the
+// stalls excused it or not, as excused says.
+func wantExcused(t *testing.T, res []ExpectationResult, starved []string, others int, excused bool) {
+	t.Helper()
+	if res[0].Held {
+		t.Fatalf("held: %s", res[0].Observed)
+	}
+	if got := len(starved) == 1 && others == 0; got != excused {
+		t.Errorf("starved %q, others %d; want excused %v", starved, others, excused)
 	}
 }
