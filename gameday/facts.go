@@ -367,6 +367,9 @@ func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit
 		switch {
 		case err == nil && ok:
 			return ""
+		case wait.Cut(ctx, err) && last != "":
+			// the wait's own deadline cut this ask short: keep what
+			// books.settled said before it
 		case err != nil:
 			last = err.Error()
 		default:

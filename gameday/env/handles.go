@@ -228,11 +228,12 @@ func (h *handle) Start(ctx context.Context) error {
 	var last error
 	for {
 		cctx, ccancel := context.WithTimeout(ctx, time.Second)
-		_, last = health.Check(cctx, h.ready)
+		_, err := health.Check(cctx, h.ready)
 		ccancel()
-		if last == nil {
+		if err == nil {
 			return nil
 		}
+		last = wait.Last(ctx, last, err)
 		if !wait.For(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("start %s: not ready at %s within %s: %v", h.dep, health.Redact(h.ready), h.timeout, last)
 		}

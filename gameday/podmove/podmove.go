@@ -307,13 +307,15 @@ type moveRequest struct {
 func (m *Move) retry(ctx context.Context, within time.Duration, f func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
+	var last error
 	for {
 		err := f(ctx)
 		if err == nil {
 			return nil
 		}
+		last = wait.Last(ctx, last, err)
 		if !wait.For(ctx, 50*time.Millisecond) {
-			return err
+			return last
 		}
 	}
 }

@@ -28,7 +28,7 @@ func WaitServed(ctx context.Context, hc *http.Client, routerURL string, ok func(
 		t, err := served(ctx, hc, routerURL)
 		switch {
 		case err != nil:
-			last = err
+			last = wait.Last(ctx, last, err)
 		case ok(t):
 			return nil
 		default:

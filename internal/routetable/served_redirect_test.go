@@ -41,3 +41,27 @@ func TestWaitServedFollowsNoRedirect(t *testing.T) {
 		t.Error("WaitServed changed http.DefaultClient")
 	}
 }
+
+// The wait's deadline falls while an ask is in flight (a router that
+// answered a redirect, then stopped answering): the error names the
+// redirect the router gave, not the deadline that cut the last ask short.
+func TestWaitServedNamesTheLastAnswerNotItsOwnDeadline(t *testing.T) {
+	var asked atomic.Int64
+	router := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) == 1 {
+			http.Redirect(w, r, "http://127.0.0.1:1/router/routes", http.StatusTemporaryRedirect)
+			return
+		}
+		<-r.Context().Done()
+	}))
+	defer router.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := routetable.WaitServed(ctx, http.DefaultClient, router.URL, func(t *routetable.Table) bool { return true })
+	if err == nil || !strings.Contains(err.Error(), "307") {
+		t.Errorf("WaitServed: %v, want the 307 named", err)
+	}
+	if n := asked.Load(); n < 2 {
+		t.Fatalf("the router was asked %d times; the test needs an ask cut short by the deadline", n)
+	}
+}

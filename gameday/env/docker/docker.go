@@ -197,9 +197,11 @@ func (c *containerProc) waitReachable(ctx context.Context) error {
 			return fmt.Errorf("start %s: exited (code %d)", c.name, st.ExitCode)
 		}
 		if st.Running {
-			if last = c.reachOnce(ctx); last == nil {
+			err := c.reachOnce(ctx)
+			if err == nil {
 				return nil
 			}
+			last = wait.Last(ctx, last, err)
 		}
 		if !wait.For(ctx, reachPoll) {
 			return fmt.Errorf("start %s: not reachable by its peers: %w (last check: %v)", c.name, ctx.Err(), last)
