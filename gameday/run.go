@@ -8,8 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
-	"github.com/gameday-dev/gameday/internal/stats"
+	"hash/fnv"
 	"io"
 	"maps"
 	"net/http"
@@ -32,8 +31,10 @@ import (
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/gameday/toxi"
+	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
 	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/internal/redact"
+	"github.com/gameday-dev/gameday/internal/stats"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -340,7 +341,7 @@ func (d *drill) setup(ctx context.Context) error {
 			return err
 		}
 		d.progress("gameday: %s: drilling %s (%s)", d.sc.Name, sys.Name, sys.File)
-		e, err := env.StartDescribed(ctx, sys, d.o.Proxies, d.o.Engine)
+		e, err := env.StartDescribed(ctx, sys, d.o.Proxies, d.sc.RequestAwareTargets(), d.o.Engine)
 		if err != nil {
 			return err
 		}
@@ -359,7 +360,7 @@ func (d *drill) setup(ctx context.Context) error {
 		}
 		e, err := st.Start(ctx, env.Spec{Dir: d.dir, RunID: runID,
 			PaymentArgs: paymentArgs(d.sc, d.seed), CheckoutArgs: checkoutArgs(d.sc),
-			Pods: d.sc.Environment.Pods, Routes: d.routes()})
+			Pods: d.sc.Environment.Pods, Routes: d.routes(), RequestAware: d.sc.RequestAwareTargets()})
 		if err != nil {
 			return err
 		}
@@ -408,6 +409,9 @@ func (d *drill) setup(ctx context.Context) error {
 	d.rec.Environment = d.env.Info()
 	d.rec.System = d.sys.Name
 	if err := d.checkTargets(); err != nil {
+		return err
+	}
+	if err := d.checkRequestAware(ctx); err != nil {
 		return err
 	}
 	// The drill starts on clean proxies: what a dead runner left is
@@ -546,6 +550,39 @@ func (d *drill) checkTargets() error {
 	return nil
 }
 
+// checkRequestAware refuses, before anything is sent, a drill whose
+// request-aware toxic (lost_reply) the Toxiproxy in front of its target
+// cannot serve: a stock Toxiproxy, whose toxics are TCP-level only, or a
+// proxy of gameday's without a relay behind it (one created before the
+// drill, by someone who did not ask for one).
+func (d *drill) checkRequestAware(ctx context.Context) error {
+	if len(d.sc.RequestAwareTargets()) == 0 {
+		return nil
+	}
+	c := d.env.Toxiproxy()
+	caps, capsErr := c.Capabilities(ctx)
+	if capsErr != nil && !errors.Is(capsErr, toxi.ErrNotFound) {
+		return fmt.Errorf("toxiproxy at %s: %w", redact.URL(c.Addr()), capsErr)
+	}
+	for i, f := range d.sc.Faults {
+		if f.Toxic == nil || !scenarios.RequestAware(f.Toxic.Type) {
+			continue
+		}
+		field := fmt.Sprintf("faults[%d].toxic.type", i)
+		fail := func(msg string) error {
+			return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field, Msg: msg}
+		}
+		if capsErr != nil {
+			return fail(fmt.Sprintf("%s is served by gameday's Toxiproxy only, and the one at %s is not gameday's (a stock Toxiproxy's toxics are TCP-level): run gameday serve toxiproxy -request-aware in its place, or name no toxiproxy in the system file for gameday to start its own (docs/faults.md)", f.Toxic.Type, redact.URL(c.Addr())))
+		}
+		proxy, _ := d.env.ProxyName(f.Target)
+		if !slices.Contains(caps.Relayed, proxy) {
+			return fail(fmt.Sprintf("%s needs a relay behind proxy %s (in front of %s), and it has none: it was created without \"request_aware\": true; run gameday serve toxiproxy -request-aware, or delete the proxy for the drill to create it (docs/faults.md)", f.Toxic.Type, proxy, f.Target))
+		}
+	}
+	return nil
+}
+
 // beforeRemovingFaults is called just before the faults are removed at the
 // end of the load; tests make it panic.
 var beforeRemovingFaults = func() {}
@@ -597,7 +634,7 @@ func (d *drill) drive(ctx context.Context) {
 	probeDone.Add(1)
 	go func() { defer probeDone.Done(); probe.run(probeCtx) }()
 
-	tl := newTimeline(d.inj, d.sc.Faults, start)
+	tl := newTimeline(d.inj, d.sc.Faults, start, d.seed)
 	// A fault that cannot be injected or lifted at its time stops the
 	// load: the system is no longer tested as the scenario says. A lift
 	// begun once the load had ended changed nothing the load saw: when it
@@ -1039,13 +1076,21 @@ func (d *drill) idPrefix() string {
 	return p
 }
 
-// toFault turns a scenario fault into one the injector can apply.
-func toFault(f scenarios.Fault) (faults.Fault, error) {
+// toFault turns a scenario fault into one the injector can apply. A
+// request-aware toxic with no seed of its own draws from the run's seed
+// and its fault's name: the same drill hits the same requests, where the
+// system sends them in the same order.
+func toFault(f scenarios.Fault, seed int64) (faults.Fault, error) {
 	out := faults.Fault{Name: f.Name, Target: f.Target, Down: f.Down, Process: f.Process}
 	if f.Toxic != nil {
 		attrs, err := f.Toxic.APIAttributes()
 		if err != nil {
 			return out, err
+		}
+		if _, given := attrs["seed"]; !given && scenarios.RequestAware(f.Toxic.Type) {
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%d/%s", seed, f.Name)
+			attrs["seed"] = h.Sum64() >> 1 // a whole number JSON and YAML readers keep exact in int64
 		}
 		t := toxi.Toxic{Type: f.Toxic.Type, Stream: f.Toxic.Stream, Toxicity: 1, Attributes: attrs}
 		if f.Toxic.Toxicity != nil {

@@ -18,6 +18,7 @@ type timeline struct {
 	inj    *faults.Injector
 	faults []scenarios.Fault
 	t0     time.Time
+	seed   int64 // the run's: a request-aware toxic's draws follow it
 	wg     sync.WaitGroup
 
 	// onError, when set, is told of a fault that could not be injected,
@@ -34,8 +35,8 @@ type timeline struct {
 	recs map[string]*FaultRecord
 }
 
-func newTimeline(inj *faults.Injector, fs []scenarios.Fault, start time.Time) *timeline {
-	return &timeline{inj: inj, faults: fs, t0: start, recs: map[string]*FaultRecord{}}
+func newTimeline(inj *faults.Injector, fs []scenarios.Fault, start time.Time, seed int64) *timeline {
+	return &timeline{inj: inj, faults: fs, t0: start, seed: seed, recs: map[string]*FaultRecord{}}
 }
 
 // start runs one goroutine per fault (a scenario has a handful); each ends
@@ -70,7 +71,7 @@ func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
 	tl.mu.Lock()
 	tl.recs[sf.Name] = rec
 	tl.mu.Unlock()
-	f, err := toFault(sf)
+	f, err := toFault(sf, tl.seed)
 	if err == nil {
 		err = tl.inj.Apply(ctx, f)
 	}
@@ -133,6 +134,7 @@ func (tl *timeline) records(end time.Duration) []FaultRecord {
 			if c.EndMS < 0 {
 				c.EndMS = end.Milliseconds()
 			}
+			c.Hits = tl.inj.Hits(f.Name)
 			out = append(out, c)
 		}
 	}

@@ -1,10 +1,12 @@
 package scenarios
 
 import (
-	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	defaults "github.com/gameday-dev/gameday/internal/checkoutdefaults"
 )
 
 // Defaults that Parse writes into zero fields; each field's comment says
@@ -174,6 +176,20 @@ func (f Fault) Kind() string {
 		return "down"
 	}
 	return f.Process
+}
+
+// RequestAwareTargets are the targets of the faults whose toxic only
+// gameday's Toxiproxy serves (RequestAware), sorted, each once: their
+// proxies need a relay behind them.
+func (s *Scenario) RequestAwareTargets() []string {
+	var out []string
+	for _, f := range s.Faults {
+		if f.Toxic != nil && RequestAware(f.Toxic.Type) && !slices.Contains(out, f.Target) {
+			out = append(out, f.Target)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // firstFaultOn returns the first fault whose target is dep, or nil.

@@ -17,6 +17,8 @@ import (
 
 	"github.com/Shopify/toxiproxy/v2/toxics"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gameday-dev/gameday/gameday/toxi"
 )
 
 // wantErr is one expected *Error: its line, field path and a part of its
@@ -441,6 +443,17 @@ func TestAPIAttributes(t *testing.T) {
 		{Toxic{Type: "bandwidth", Attributes: map[string]any{"rate": 1.5}}, nil, "want a whole number of KB/s, got 1.5"},
 		{Toxic{Type: "limit_data", Attributes: map[string]any{"bytes": -1}}, nil, "-1 is negative"},
 		{Toxic{Type: "lag"}, nil, `unknown toxic type "lag"`},
+		{Toxic{Type: "lost_reply", Attributes: map[string]any{"match": "(?i)commit", "first": 3, "every": 2, "probability": 0.5, "then": "hold", "seed": 42}},
+			map[string]any{"match": "(?i)commit", "first": int64(3), "every": int64(2), "probability": 0.5, "then": "hold", "seed": int64(42)}, ""},
+		{Toxic{Type: "lost_reply", Attributes: map[string]any{"probability": 1}}, map[string]any{"probability": 1.0}, ""},
+		{Toxic{Type: "lost_reply"}, map[string]any{}, ""},
+		{Toxic{Type: "lost_reply", Attributes: map[string]any{"match": "(commit"}}, nil, "attributes.match: not a regular expression"},
+		{Toxic{Type: "lost_reply", Attributes: map[string]any{"match": 5}}, nil, "want a regular expression (a string), got 5"},
+		{Toxic{Type: "lost_reply", Attributes: map[string]any{"then": "drop"}}, nil, `want one of reset, hold, got the string "drop"`},
+		{Toxic{Type: "lost_reply", Attributes: map[string]any{"probability": 2}}, nil, "want a number from 0 to 1, got 2"},
+		{Toxic{Type: "lost_reply", Attributes: map[string]any{"first": -1}}, nil, "-1 is negative"},
+		{Toxic{Type: "lost_reply", Attributes: map[string]any{"every": "often"}}, nil, `want a whole number, got the string "often"`},
+		{Toxic{Type: "lost_reply", Attributes: map[string]any{"hits": 1}}, nil, "unknown attribute of a lost_reply toxic"},
 	} {
 		got, err := c.toxic.APIAttributes()
 		if c.err != "" {
@@ -464,8 +477,10 @@ func TestAPIAttributes(t *testing.T) {
 	}
 }
 
-// Every toxic type Toxiproxy registers is known here with the attributes
-// its struct takes, and no other.
+// Every toxic type Toxiproxy registers (gameday's Toxiproxy: its own and
+// the request-aware ones) is known here with the attributes its struct
+// takes, and no other; a request-aware toxic's hits are the relay's to
+// fill, never a scenario's to set.
 func TestToxicTypesMatchToxiproxy(t *testing.T) {
 	var got []string
 	for name, tx := range toxics.ToxicRegistry {
@@ -473,9 +488,12 @@ func TestToxicTypesMatchToxiproxy(t *testing.T) {
 		var attrs []string
 		st := reflect.TypeOf(tx).Elem()
 		for i := range st.NumField() {
-			if tag, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" {
+			if tag, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" && tag != "hits" {
 				attrs = append(attrs, tag)
 			}
+		}
+		if RequestAware(name) != slices.Contains(toxi.RequestAwareToxics, name) {
+			t.Errorf("%s: request-aware here %v, in gameday's Toxiproxy %v", name, RequestAware(name), !RequestAware(name))
 		}
 		slices.Sort(attrs)
 		if ours := slices.Sorted(maps.Keys(toxicTypes[name])); !slices.Equal(ours, attrs) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
+	"strconv"
 	"slices"
 	"strings"
 	"time"
@@ -14,39 +16,62 @@ import (
 type unit int
 
 const (
-	unitMillis unit = iota // a duration, sent as whole milliseconds
-	unitMicros             // a duration, sent as whole microseconds
-	unitBytes              // a whole number of bytes
-	unitKBps               // a whole number of KB/s
+	unitMillis  unit = iota // a duration, sent as whole milliseconds
+	unitMicros              // a duration, sent as whole microseconds
+	unitBytes               // a whole number of bytes
+	unitKBps                // a whole number of KB/s
+	unitCount               // a whole number (of requests, or a seed)
+	unitShare               // a number from 0 to 1, sent as a float
+	unitPattern             // a regular expression (Go syntax), sent as written
+	unitChoice              // one of the attribute's choices, sent as written
 )
 
 // attribute describes one attribute of a toxic type.
 type attribute struct {
 	unit     unit
-	required bool // a toxic of this type does nothing useful without it
+	required bool     // a toxic of this type does nothing useful without it
+	choices  []string // unitChoice's words
 }
 
+// requestAware are the toxics only gameday's Toxiproxy serves, on a proxy
+// with a relay behind it (docs/faults.md).
+var requestAware = map[string]bool{"lost_reply": true}
+
+// RequestAware reports whether a toxic type needs gameday's Toxiproxy and
+// a relay behind the proxy: a stock Toxiproxy refuses it.
+func RequestAware(toxicType string) bool { return requestAware[toxicType] }
+
 // toxicTypes are Toxiproxy v2's toxics and their attributes, as its
-// toxics package names them. Attributes left out are 0 in Toxiproxy.
+// toxics package names them (attributes left out are 0 in Toxiproxy), and
+// gameday's request-aware ones.
 var toxicTypes = map[string]map[string]attribute{
 	// Delays every chunk by latency ± jitter.
-	"latency": {"latency": {unitMillis, true}, "jitter": {unitMillis, false}},
+	"latency": {"latency": {unit: unitMillis, required: true}, "jitter": {unit: unitMillis}},
 	// Limits the rate to rate KB/s.
-	"bandwidth": {"rate": {unitKBps, true}},
+	"bandwidth": {"rate": {unit: unitKBps, required: true}},
 	// Delays the close of the connection by delay.
-	"slow_close": {"delay": {unitMillis, false}},
+	"slow_close": {"delay": {unit: unitMillis}},
 	// Stops all data and closes the connection after timeout; with
 	// timeout 0 it holds the data until the toxic is removed.
-	"timeout": {"timeout": {unitMillis, false}},
+	"timeout": {"timeout": {unit: unitMillis}},
 	// Resets the connection (TCP RST) timeout after data arrives.
-	"reset_peer": {"timeout": {unitMillis, false}},
+	"reset_peer": {"timeout": {unit: unitMillis}},
 	// Slices data into chunks of average_size ± size_variation bytes,
 	// delay apart (Toxiproxy takes this one in microseconds).
-	"slicer": {"average_size": {unitBytes, true}, "size_variation": {unitBytes, false}, "delay": {unitMicros, false}},
+	"slicer": {"average_size": {unit: unitBytes, required: true}, "size_variation": {unit: unitBytes}, "delay": {unit: unitMicros}},
 	// Closes the connection once bytes have been sent.
-	"limit_data": {"bytes": {unitBytes, true}},
+	"limit_data": {"bytes": {unit: unitBytes, required: true}},
 	// Does nothing; checks the plumbing.
 	"noop": {},
+	// gameday's: lets the request reach the upstream whole, loses its
+	// answer, then resets the connection (or holds it: then: hold). Which
+	// requests: those matching match, the first first, every every-th,
+	// a share probability; seed drives the draws (the run's by default).
+	"lost_reply": {
+		"match": {unit: unitPattern}, "first": {unit: unitCount}, "every": {unit: unitCount},
+		"probability": {unit: unitShare}, "then": {unit: unitChoice, choices: []string{"reset", "hold"}},
+		"seed": {unit: unitCount},
+	},
 }
 
 // ToxicTypes returns the toxic types a scenario may use, sorted.
@@ -121,8 +146,38 @@ func (t Toxic) check() (map[string]any, []attrProblem) {
 	return out, problems
 }
 
-// convert returns v in the attribute's unit, as int64.
-func (a attribute) convert(v any) (int64, error) {
+// convert returns v as Toxiproxy's API takes it: int64 for durations,
+// sizes and counts, float64 for a share, the string for a pattern or a
+// choice.
+func (a attribute) convert(v any) (any, error) {
+	switch a.unit {
+	case unitPattern:
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("want a regular expression (a string), got %s", describe(v))
+		}
+		if _, err := regexp.Compile(s); err != nil {
+			return nil, fmt.Errorf("not a regular expression: %v", err)
+		}
+		return s, nil
+	case unitChoice:
+		s, ok := v.(string)
+		if !ok || !slices.Contains(a.choices, s) {
+			return nil, fmt.Errorf("want one of %s, got %s", strings.Join(a.choices, ", "), describe(v))
+		}
+		return s, nil
+	case unitShare:
+		f, ok := number(v)
+		if !ok || !(f >= 0 && f <= 1) {
+			return nil, fmt.Errorf("want a number from 0 to 1, got %s", describe(v))
+		}
+		return f, nil
+	}
+	return a.whole(v)
+}
+
+// whole returns v in the attribute's unit, as int64.
+func (a attribute) whole(v any) (int64, error) {
 	if a.unit == unitMillis || a.unit == unitMicros {
 		d, err := durationValue(v)
 		if err != nil {
@@ -140,8 +195,14 @@ func (a attribute) convert(v any) (int64, error) {
 	n, ok := wholeNumber(v)
 	if !ok {
 		what := "bytes"
-		if a.unit == unitKBps {
+		switch a.unit {
+		case unitKBps:
 			what = "KB/s"
+		case unitCount:
+			what = "a count"
+		}
+		if a.unit == unitCount {
+			return 0, fmt.Errorf("want a whole number, got %s", describe(v))
 		}
 		return 0, fmt.Errorf("want a whole number of %s, got %s", what, describe(v))
 	}
@@ -209,6 +270,18 @@ func wholeNumber(v any) (int64, bool) {
 	return 0, false
 }
 
+// number converts any Go integer or float to float64.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float32:
+		return float64(x), true
+	case float64:
+		return x, !math.IsNaN(x)
+	}
+	n, ok := wholeNumber(v)
+	return float64(n), ok
+}
+
 func wholeFloat(f float64) (int64, bool) {
 	if f != math.Trunc(f) || math.IsNaN(f) || f < math.MinInt64 || f >= math.MaxInt64 {
 		return 0, false
@@ -225,6 +298,9 @@ func describe(v any) string {
 		return "the string " + clip(x)
 	case float32, float64, bool:
 		return fmt.Sprintf("%v", x)
+	}
+	if n, ok := wholeNumber(v); ok {
+		return strconv.FormatInt(n, 10)
 	}
 	return fmt.Sprintf("a %T", v)
 }

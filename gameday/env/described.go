@@ -30,10 +30,11 @@ var _ Environment = (*Described)(nil)
 // named, an embedded Toxiproxy creates every dependency's proxy at its
 // listen address (removed by Close); with one, each proxy must exist or is
 // created from listen and upstream (and then left for the service, which
-// connects through it). proxies overrides proxy names by dependency.
-// engine acts on the containers the system file names as processes; nil
+// connects through it). proxies overrides proxy names by dependency. A
+// proxy created for a dependency in requestAware has a relay behind it
+// (the request-aware toxics need one). engine acts on the containers the system file names as processes; nil
 // refuses such a system before anything is created.
-func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]string, engine Engine) (_ *Described, err error) {
+func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]string, requestAware []string, engine Engine) (_ *Described, err error) {
 	d := &Described{sys: sys, proxies: map[string]string{}, procs: map[string]*handle{},
 		info: Info{Kind: "external", Checkout: sys.Name + " " + sys.BaseURL}}
 	defer func() {
@@ -82,7 +83,8 @@ func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]
 		if dd.Listen == "" || dd.Upstream == "" {
 			return nil, fmt.Errorf("%s: toxiproxy at %s has no proxy %q, and the system file gives no listen and upstream to create it", sys.Where("dependencies."+dep), d.client.Addr(), name)
 		}
-		if _, err := d.client.CreateProxy(ctx, name, dd.Listen, dd.Upstream); err != nil {
+		p := toxi.Proxy{Name: name, Listen: dd.Listen, Upstream: dd.Upstream, Enabled: true, RequestAware: slices.Contains(requestAware, dep)}
+		if _, err := d.client.Create(ctx, p); err != nil {
 			return nil, fmt.Errorf("dependency %s: create proxy %s (%s -> %s): %w", dep, name, dd.Listen, dd.Upstream, err)
 		}
 	}

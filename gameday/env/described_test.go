@@ -36,7 +36,7 @@ func TestDescribedOnAnExistingToxiproxy(t *testing.T) {
 	testenv.Proxy(t, c, "db-proxy", rs.Addr())
 	ctx := context.Background()
 
-	d, err := StartDescribed(ctx, describe(t, c.Addr(), "  db: {proxy: db-proxy}\n  cache: {listen: "+testenv.FreeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil, nil)
+	d, err := StartDescribed(ctx, describe(t, c.Addr(), "  db: {proxy: db-proxy}\n  cache: {listen: "+testenv.FreeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestDescribedOnAnExistingToxiproxy(t *testing.T) {
 		{"  db: {proxy: db-proxy, listen: " + testenv.FreeAddr(t) + ", upstream: 127.0.0.1:9}\n", `proxy "db-proxy" goes to ` + rs.Addr() + `, not to upstream 127.0.0.1:9`},
 		{"  queue: {proxy: kafka}\n", `has no proxy "kafka", and the system file gives no listen and upstream`},
 	} {
-		if _, err := StartDescribed(ctx, describe(t, c.Addr(), bad.deps), nil, nil); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, err := StartDescribed(ctx, describe(t, c.Addr(), bad.deps), nil, nil, nil); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v, want %q", strings.TrimSpace(bad.deps), err, bad.want)
 		}
 	}
@@ -65,7 +65,7 @@ func TestDescribedOnAnExistingToxiproxy(t *testing.T) {
 // made at its listen address; all of it goes when the drill ends.
 func TestDescribedOwnToxiproxy(t *testing.T) {
 	rs := testenv.Redis(t)
-	d, err := StartDescribed(context.Background(), describe(t, "", "  cache: {listen: "+testenv.FreeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil, nil)
+	d, err := StartDescribed(context.Background(), describe(t, "", "  cache: {listen: "+testenv.FreeAddr(t)+", upstream: "+rs.Addr()+"}\n"), nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestDescribedContainersNeedAnEngine(t *testing.T) {
 	ctx := context.Background()
 	deps := "  cache: {listen: " + testenv.FreeAddr(t) + ", upstream: " + rs.Addr() + ", process: {container: shop-redis}}\n"
 
-	if _, err := StartDescribed(ctx, describe(t, c.Addr(), deps), nil, nil); err == nil || !strings.Contains(err.Error(), "no container engine") {
+	if _, err := StartDescribed(ctx, describe(t, c.Addr(), deps), nil, nil, nil); err == nil || !strings.Contains(err.Error(), "no container engine") {
 		t.Errorf("no engine: %v, want a refusal naming the missing engine", err)
 	}
 	if ps, err := c.Proxies(ctx); err != nil || len(ps) != 0 {
@@ -103,7 +103,7 @@ func TestDescribedContainersNeedAnEngine(t *testing.T) {
 	}
 
 	ctr := &fakeContainer{}
-	d, err := StartDescribed(ctx, describe(t, c.Addr(), deps), nil, fakeEngine{"shop-redis": ctr})
+	d, err := StartDescribed(ctx, describe(t, c.Addr(), deps), nil, nil, fakeEngine{"shop-redis": ctr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestDescribedContainersNeedAnEngine(t *testing.T) {
 	if want := "pause resume close"; strings.Join(ctr.did, " ") != want {
 		t.Errorf("the container saw %q, want %q", strings.Join(ctr.did, " "), want)
 	}
-	if _, err := StartDescribed(ctx, describe(t, c.Addr(), deps), nil, fakeEngine{}); err == nil || !strings.Contains(err.Error(), `container "shop-redis"`) {
+	if _, err := StartDescribed(ctx, describe(t, c.Addr(), deps), nil, nil, fakeEngine{}); err == nil || !strings.Contains(err.Error(), `container "shop-redis"`) {
 		t.Errorf("a container the engine does not have: %v, want an error naming it", err)
 	}
 }

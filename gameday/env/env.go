@@ -94,6 +94,10 @@ type Spec struct {
 	// starts pods; the others refuse them.
 	Pods   int
 	Routes map[string]string
+	// RequestAware are the dependencies whose proxies need a relay behind
+	// them: the scenario puts a request-aware toxic (lost_reply) on them.
+	// The others get Toxiproxy's proxy alone, at its cost.
+	RequestAware []string
 }
 
 // The environment variables the reference checkout ("gameday serve

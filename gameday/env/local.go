@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,9 @@ type LocalOptions struct {
 	// Spec.Pods).
 	Pods   int
 	Routes map[string]string
+	// RequestAware are the dependencies whose proxies get a relay behind
+	// them (Spec.RequestAware).
+	RequestAware []string
 	// Unproxied connects the checkout straight to its dependencies, with no
 	// Toxiproxy proxy between: for measuring what the proxies cost
 	// (BenchmarkProxyCost, docs/benchmarks.md), never for a drill. A
@@ -59,6 +63,7 @@ func (LocalOptions) Fresh() bool  { return true }
 // from s.
 func (o LocalOptions) Start(ctx context.Context, s Spec) (Environment, error) {
 	o.Dir, o.PaymentArgs, o.CheckoutArgs, o.Pods, o.Routes = s.Dir, s.PaymentArgs, s.CheckoutArgs, s.Pods, s.Routes
+	o.RequestAware = s.RequestAware
 	e, err := StartLocal(ctx, o)
 	if err != nil {
 		return nil, err // not a typed nil
@@ -194,7 +199,7 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	}
 	for _, dep := range deps {
 		name := strings.ReplaceAll(dep, "/", "-")
-		p, err := l.client.CreateProxy(ctx, name, "127.0.0.1:0", addrs[dep])
+		p, err := l.client.Create(ctx, toxi.Proxy{Name: name, Listen: "127.0.0.1:0", Upstream: addrs[dep], Enabled: true, RequestAware: slices.Contains(o.RequestAware, dep)})
 		if err != nil {
 			return nil, fmt.Errorf("create %s proxy: %w", dep, err)
 		}

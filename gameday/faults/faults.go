@@ -8,6 +8,7 @@ package faults
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -15,7 +16,9 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // Fault is one fault, ready to inject.
@@ -58,12 +61,13 @@ type Injector struct {
 	mu      sync.Mutex
 	active  map[string]Fault // to remove: applied, or maybe applied
 	inPlace map[string]bool  // applied for sure
+	hits    map[string]*runrecord.RequestHits
 }
 
 // NewInjector returns an injector. journal may be nil for an environment
 // whose Toxiproxy dies with the runner.
 func NewInjector(e env.Environment, journal *Journal, runID string) *Injector {
-	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}, inPlace: map[string]bool{}}
+	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}, inPlace: map[string]bool{}, hits: map[string]*runrecord.RequestHits{}}
 }
 
 // JournalContainers journals the process faults on containers in j even
@@ -227,6 +231,7 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 		if f.Down {
 			err = in.env.Toxiproxy().SetEnabled(ctx, proxy, true)
 		} else {
+			in.readHits(ctx, proxy, f)
 			err = in.env.Toxiproxy().RemoveToxic(ctx, proxy, in.ToxicName(f))
 			if errors.Is(err, toxi.ErrNotFound) {
 				err = nil
@@ -254,6 +259,39 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 	}
 	in.forget(name)
 	return nil
+}
+
+// readHits keeps what a request-aware toxic did, read back from the
+// Toxiproxy before the toxic goes. A read that fails leaves the hits
+// unknown (the record shows none), and never stops the removal.
+func (in *Injector) readHits(ctx context.Context, proxy string, f Fault) {
+	if !scenarios.RequestAware(f.Toxic.Type) {
+		return
+	}
+	ts, err := in.env.Toxiproxy().Toxics(ctx, proxy)
+	if err != nil {
+		return
+	}
+	for _, t := range ts {
+		if t.Name != in.ToxicName(f) {
+			continue
+		}
+		b, err := json.Marshal(t.Attributes["hits"])
+		var h runrecord.RequestHits
+		if err == nil && json.Unmarshal(b, &h) == nil {
+			in.mu.Lock()
+			in.hits[f.Name] = &h
+			in.mu.Unlock()
+		}
+	}
+}
+
+// Hits is what the request-aware toxic of fault name did, as read when it
+// was removed; nil for any other fault, or when it could not be read.
+func (in *Injector) Hits(name string) *runrecord.RequestHits {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.hits[name]
 }
 
 func toxicOf(in *Injector, f Fault) string {

@@ -42,7 +42,7 @@ func runAsRunner(role string) {
 	if err != nil {
 		fail(err)
 	}
-	d, err := env.StartDescribed(ctx, sys, nil, nil)
+	d, err := env.StartDescribed(ctx, sys, nil, nil, nil)
 	if err != nil {
 		fail(err)
 	}

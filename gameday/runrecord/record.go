@@ -456,6 +456,18 @@ type FaultRecord struct {
 	// LiftError is why the fault could not be lifted at LiftedMS: it
 	// stayed in place, the load was stopped, and EndMS is the load's end.
 	LiftError string `json:"lift_error,omitempty"`
+	// Hits is what a request-aware toxic (lost_reply) did, read from the
+	// Toxiproxy just before it was removed.
+	Hits *RequestHits `json:"hits,omitempty"`
+}
+
+// RequestHits is what a request-aware toxic did: how many requests
+// matched it, how many answers it lost, and the first line of the first
+// few requests whose answer it lost (docs/faults.md).
+type RequestHits struct {
+	Matched int64    `json:"matched"`
+	Lost    int64    `json:"lost"`
+	First   []string `json:"first,omitempty"`
 }
 
 // ExpectationResult is one promise and what was seen.

@@ -24,11 +24,15 @@ var ErrNotFound = errors.New("not found")
 
 // Proxy is a Toxiproxy proxy as its API describes it.
 type Proxy struct {
-	Name     string  `json:"name"`
-	Listen   string  `json:"listen"`
-	Upstream string  `json:"upstream"`
-	Enabled  bool    `json:"enabled"`
-	Toxics   []Toxic `json:"toxics,omitempty"`
+	Name     string `json:"name"`
+	Listen   string `json:"listen"`
+	Upstream string `json:"upstream"`
+	Enabled  bool   `json:"enabled"`
+	// RequestAware, gameday's Toxiproxy only: the proxy has a relay
+	// behind it, which the request-aware toxics (lost_reply) need. A
+	// stock Toxiproxy ignores it and never sets it.
+	RequestAware bool    `json:"request_aware,omitempty"`
+	Toxics       []Toxic `json:"toxics,omitempty"`
 }
 
 // Toxic is one fault on one direction of a proxy.
@@ -79,9 +83,24 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 // CreateProxy creates an enabled proxy. listen may use port 0; the returned
 // Proxy carries the address actually bound.
 func (c *Client) CreateProxy(ctx context.Context, name, listen, upstream string) (Proxy, error) {
-	var p Proxy
-	err := c.do(ctx, http.MethodPost, "/proxies", Proxy{Name: name, Listen: listen, Upstream: upstream, Enabled: true}, &p)
-	return p, err
+	return c.Create(ctx, Proxy{Name: name, Listen: listen, Upstream: upstream, Enabled: true})
+}
+
+// Create creates the proxy p describes (its toxics apart); with
+// RequestAware, gameday's Toxiproxy puts a relay behind it.
+func (c *Client) Create(ctx context.Context, p Proxy) (Proxy, error) {
+	p.Toxics = nil
+	var out Proxy
+	err := c.do(ctx, http.MethodPost, "/proxies", p, &out)
+	return out, err
+}
+
+// Capabilities asks gameday's Toxiproxy what it serves (CapabilitiesPath);
+// a stock Toxiproxy answers ErrNotFound.
+func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
+	var caps Capabilities
+	err := c.do(ctx, http.MethodGet, CapabilitiesPath, nil, &caps)
+	return caps, err
 }
 
 // Proxy returns one proxy with its toxics.

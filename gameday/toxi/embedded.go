@@ -26,6 +26,7 @@ type Embedded struct {
 	http     *http.Server
 	done     chan error
 	allow    listenGuard
+	relays   *relays
 }
 
 // EmbeddedOptions says where the embedded Toxiproxy's proxies may listen.
@@ -39,6 +40,12 @@ type EmbeddedOptions struct {
 	// Listen holds the non-loopback addresses the operator wrote down
 	// (a system file's dependencies' listen): proxies may listen there.
 	Listen []string
+	// RequestAware puts a relay behind every proxy, so that the
+	// request-aware toxics (lost_reply) work on any of them; without it
+	// only a proxy created with "request_aware": true has one. A relay
+	// costs a loopback hop per request; a proxy without one costs what
+	// Toxiproxy does.
+	RequestAware bool
 }
 
 // StartEmbedded starts an embedded Toxiproxy whose HTTP API listens on addr
@@ -55,12 +62,13 @@ func StartEmbedded(addr string, o EmbeddedOptions) (*Embedded, error) {
 		listener: ln,
 		done:     make(chan error, 1),
 		allow:    listenGuard{any: o.AnyListen, listen: map[string]bool{}},
+		relays:   newRelays(api, o.RequestAware),
 	}
 	for _, l := range o.Listen {
 		e.allow.listen[l] = true
 	}
 	e.http = &http.Server{
-		Handler:           routes(api, e.allow),
+		Handler:           routes(api, e.allow, e.relays),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -79,6 +87,7 @@ func (e *Embedded) Close() error {
 	defer cancel()
 	errShutdown := e.http.Shutdown(ctx)
 	errClear := e.api.Collection.Clear()
+	e.relays.closeAll()
 	if err := <-e.done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve toxiproxy api: %w", err)
 	}
@@ -86,23 +95,26 @@ func (e *Embedded) Close() error {
 }
 
 // routes mirrors toxiproxy-server's API so that its CLI and clients work.
-func routes(api *toxiproxy.ApiServer, g listenGuard) http.Handler {
+// A proxy may have a relay behind it (relays.go), which the routes that
+// take or show a proxy hide; the routes that change toxics tell the relays.
+func routes(api *toxiproxy.ApiServer, g listenGuard, rs *relays) http.Handler {
 	r := mux.NewRouter()
-	r.HandleFunc("/reset", api.ResetState).Methods("POST")
-	r.HandleFunc("/proxies", api.ProxyIndex).Methods("GET")
-	r.HandleFunc("/proxies", g.check(api.ProxyCreate, false)).Methods("POST")
-	r.HandleFunc("/populate", g.check(api.Populate, true)).Methods("POST")
-	r.HandleFunc("/proxies/{proxy}", api.ProxyShow).Methods("GET")
+	r.HandleFunc("/reset", rs.toxicsChanged(api.ResetState)).Methods("POST")
+	r.HandleFunc("/proxies", rs.showing(api.ProxyIndex)).Methods("GET")
+	r.HandleFunc("/proxies", g.check(rs.proxies(api.ProxyCreate, false, false), false)).Methods("POST")
+	r.HandleFunc("/populate", g.check(rs.proxies(api.Populate, true, false), true)).Methods("POST")
+	r.HandleFunc("/proxies/{proxy}", rs.showing(api.ProxyShow)).Methods("GET")
 	// Updates take PATCH, as Toxiproxy has since 2.6, and POST, which it
 	// still takes (deprecated), as older servers want it.
-	r.HandleFunc("/proxies/{proxy}", g.check(api.ProxyUpdate, false)).Methods("POST", "PATCH")
-	r.HandleFunc("/proxies/{proxy}", api.ProxyDelete).Methods("DELETE")
+	r.HandleFunc("/proxies/{proxy}", g.check(rs.proxies(api.ProxyUpdate, false, true), false)).Methods("POST", "PATCH")
+	r.HandleFunc("/proxies/{proxy}", rs.deleted(api.ProxyDelete)).Methods("DELETE")
 	r.HandleFunc("/proxies/{proxy}/toxics", api.ToxicIndex).Methods("GET")
-	r.HandleFunc("/proxies/{proxy}/toxics", api.ToxicCreate).Methods("POST")
+	r.HandleFunc("/proxies/{proxy}/toxics", rs.toxicsChanged(api.ToxicCreate)).Methods("POST")
 	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", api.ToxicShow).Methods("GET")
-	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", api.ToxicUpdate).Methods("POST", "PATCH")
-	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", api.ToxicDelete).Methods("DELETE")
+	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", rs.toxicsChanged(api.ToxicUpdate)).Methods("POST", "PATCH")
+	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", rs.toxicsChanged(api.ToxicDelete)).Methods("DELETE")
 	r.HandleFunc("/version", api.Version).Methods("GET")
+	r.HandleFunc(CapabilitiesPath, rs.capabilities).Methods("GET")
 	return refuseBrowsers(r)
 }
 

@@ -85,6 +85,9 @@ type ContainersOptions struct {
 	// (docs/pods.md), as the local environment does.
 	Pods   int
 	Routes map[string]string
+	// RequestAware are the dependencies whose proxies get a relay behind
+	// them (env.Spec.RequestAware).
+	RequestAware []string
 }
 
 var _ env.Starter = ContainersOptions{}
@@ -96,6 +99,7 @@ func (ContainersOptions) Fresh() bool  { return true }
 // arguments taken from s.
 func (o ContainersOptions) Start(ctx context.Context, s env.Spec) (env.Environment, error) {
 	o.Dir, o.RunID, o.PaymentArgs, o.CheckoutArgs, o.Pods, o.Routes = s.Dir, s.RunID, s.PaymentArgs, s.CheckoutArgs, s.Pods, s.Routes
+	o.RequestAware = s.RequestAware
 	c, err := StartContainers(ctx, o)
 	if err != nil {
 		return nil, err // not a typed nil
@@ -363,7 +367,8 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 			port = strconv.Itoa(16400 + i)
 		}
 		d.proxy, d.listen = strings.ReplaceAll(d.name, "/", "-"), aliasToxiproxy+":"+port
-		if _, err := c.toxi.CreateProxy(ctx, d.proxy, "0.0.0.0:"+port, d.upstream); err != nil {
+		p := toxi.Proxy{Name: d.proxy, Listen: "0.0.0.0:" + port, Upstream: d.upstream, Enabled: true, RequestAware: slices.Contains(o.RequestAware, d.name)}
+		if _, err := c.toxi.Create(ctx, p); err != nil {
 			return nil, fmt.Errorf("create %s proxy: %w", d.name, err)
 		}
 	}
