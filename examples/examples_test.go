@@ -243,6 +243,37 @@ func TestPyshop(t *testing.T) {
 			}
 		}
 	})
+	// The reply of a committed INSERT lost (lost_reply, every fifth): a
+	// shop that compensates gives the unit back and voids the charge of
+	// an order that stands, and the books catch it; careful mode asks
+	// again and passes the same drill.
+	t.Run("insert reply lost, compensating", func(t *testing.T) {
+		rec := drill(t, "pyshop/gameday.yaml", "pyshop/drills/insert-reply-lost.yaml", pyshop(t, "compensating"))
+		lostReplies(t, rec)
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.UnitsCreated == 0 || !strings.Contains(rec.Reason, "units created") {
+			t.Fatalf("verdict %s (%s), units created %d: want the units given back for orders that stand caught", rec.Verdict, rec.Reason, rec.Invariants.UnitsCreated)
+		}
+	})
+	t.Run("insert reply lost, careful", func(t *testing.T) {
+		rec := drill(t, "pyshop/gameday.yaml", "pyshop/drills/insert-reply-lost.yaml", pyshop(t, "careful"))
+		lostReplies(t, rec)
+		if rec.Verdict != gameday.VerdictPass {
+			t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
+		}
+	})
+}
+
+// lostReplies fails the test unless the drill's lost_reply fault lost
+// some replies: a drill whose fault hit nothing proves nothing.
+func lostReplies(t *testing.T, rec *gameday.Record) {
+	t.Helper()
+	for _, f := range rec.Faults {
+		if f.Hits != nil && f.Hits.Lost > 0 {
+			t.Logf("%s: %d of %d matching requests lost their reply; first %q", f.Name, f.Hits.Lost, f.Hits.Matched, f.Hits.First)
+			return
+		}
+	}
+	t.Fatalf("no reply was lost: faults %+v", rec.Faults)
 }
 
 func TestTicketshop(t *testing.T) {

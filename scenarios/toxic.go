@@ -6,8 +6,8 @@ import (
 	"maps"
 	"math"
 	"regexp"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )

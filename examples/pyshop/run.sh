@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts pyshop and everything it needs on loopback, for drilling it by hand:
 #
-#   bash examples/pyshop/run.sh [safe|naive|careful]      # in one terminal
+#   bash examples/pyshop/run.sh [safe|naive|careful|compensating]  # in one terminal
 #   go run ./cmd/gameday run --system examples/pyshop/gameday.yaml \
 #       examples/pyshop/drills/postgres-reset.yaml         # in another
 #

@@ -30,6 +30,11 @@ Modes (--mode):
            call failed) is settled within seconds by a resolver thread: the
            order found is sold, else the charge is voided and the unit
            given back. A retry of the same cart completes it first.
+  compensating  safe, but when writing the order fails it undoes the
+           purchase: voids the charge, gives the unit back, answers 503. A
+           bug real checkouts have: an INSERT whose reply was lost was
+           committed, so the order stands, its charge voided and its unit
+           on sale again (units created; sold twice once stock runs out).
 """
 
 import argparse
@@ -248,6 +253,11 @@ class Shop:
                 cur.execute("INSERT INTO orders (cart, customer, sku, charge, amount) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (cart) DO NOTHING",
                             (cart, customer, sku, ch["id"], PRICE))
         except psycopg2.Error as e:
+            if self.mode == "compensating":
+                # "The write failed, so nothing happened": undo the rest.
+                self.void(cart)
+                self.give_back(stock, holds, cart)
+                raise Unavailable("db_unavailable") from e
             if self.mode == "careful":
                 # The INSERT may have been committed and only its reply
                 # lost: ask again before telling the shopper anything. Not
@@ -335,7 +345,7 @@ def main():
     p.add_argument("--redis", required=True, help="redis://host:port (the proxy's)")
     p.add_argument("--pg", required=True, help="PostgreSQL connection string (the proxy's)")
     p.add_argument("--gateway", required=True, help="the payment gateway's base URL (the proxy's)")
-    p.add_argument("--mode", choices=["safe", "naive", "careful"], default="safe")
+    p.add_argument("--mode", choices=["safe", "naive", "careful", "compensating"], default="safe")
     p.add_argument("--to-cents", choices=["exact", "truncate"], default="exact",
                    help="how dollars become the gateway's cents: truncate plants a bug (1998 for 19.99)")
     p.add_argument("--init-db", metavar="DSN", help="create the orders table through this connection string, then serve")
