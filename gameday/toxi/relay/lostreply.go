@@ -153,9 +153,17 @@ func NewFault(name string, toxicity float32, t *LostReply) (*Fault, error) {
 	}
 	t.mu.Lock()
 	if t.rng == nil || t.rngSeed != t.Seed {
-		h := fnv.New64a()
-		h.Write([]byte(name))
-		t.rng = rand.New(rand.NewPCG(t.Seed, h.Sum64()))
+		// The seed alone: a toxic's name may carry a run's id (the
+		// runner's do), and the same seed must pick the same requests on
+		// every run. Only a toxic with no seed (0) draws from its name, so
+		// that two of them on one proxy do not pick alike.
+		stream := t.Seed
+		if stream == 0 {
+			h := fnv.New64a()
+			h.Write([]byte(name))
+			stream = h.Sum64()
+		}
+		t.rng = rand.New(rand.NewPCG(stream, stream))
 		t.rngSeed = t.Seed
 	}
 	t.mu.Unlock()

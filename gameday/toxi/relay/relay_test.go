@@ -81,7 +81,12 @@ func startRelay(t *testing.T, upstream string, fs ...*Fault) *Relay {
 
 func fault(t *testing.T, toxicity float32, lr *LostReply) *Fault {
 	t.Helper()
-	f, err := NewFault("lost", toxicity, lr)
+	return namedFault(t, "lost", toxicity, lr)
+}
+
+func namedFault(t *testing.T, name string, toxicity float32, lr *LostReply) *Fault {
+	t.Helper()
+	f, err := NewFault(name, toxicity, lr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +195,23 @@ func TestLostReplyPicksBySeed(t *testing.T) {
 	a, b := picked(&LostReply{Probability: &p, Seed: 7}), picked(&LostReply{Probability: &p, Seed: 7})
 	if a != b {
 		t.Errorf("the same seed picked %s, then %s", a, b)
+	}
+	// The runner names each toxic after its run: two runs with one seed
+	// pick alike whatever the names.
+	run1 := startRelay(t, s.ln.Addr().String(), namedFault(t, "gameday-run1-lost", 1, &LostReply{Probability: &p, Seed: 7}))
+	run2 := startRelay(t, s.ln.Addr().String(), namedFault(t, "gameday-run2-lost", 1, &LostReply{Probability: &p, Seed: 7}))
+	var picks [2]strings.Builder
+	for i, r := range []*Relay{run1, run2} {
+		for range 16 {
+			if _, err := dial(t, r.Addr()).ask("ASK", 2*time.Second); err != nil {
+				picks[i].WriteByte('x')
+			} else {
+				picks[i].WriteByte('.')
+			}
+		}
+	}
+	if picks[0].String() != picks[1].String() {
+		t.Errorf("one seed, two runs' toxic names: picked %s, then %s", picks[0].String(), picks[1].String())
 	}
 	if n := strings.Count(a, "x"); n == 0 || n == 16 {
 		t.Errorf("probability 0.5 picked %s", a)
