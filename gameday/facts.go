@@ -342,44 +342,72 @@ const unsettledWarning = "neither books.settled nor books.settle_after is given,
 // settled fact), asking every 200ms for at most its settle_within, or for
 // a system without one waits its settle_after. It returns a note when the
 // books did not settle in time: they are then read as they are, and judged
-// as final. A system that gives neither is read at once, with the note
-// that warns of it.
-func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit time.Duration) (note string) {
+// as final (what is still open is the shop's, as a hold never given back
+// is). A system that gives neither is read at once, with the note that
+// warns of it. When books.settled never answered (every ask failed) the
+// system never said whether its books were final: the error, an
+// errNeverSettled, says so, and the books read after it only show what
+// settling could undo (Provisional).
+func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit time.Duration) (note string, err error) {
 	b := sys.Books
 	if b.Settled == nil {
 		if w := b.SettleAfter.D(); w > 0 {
 			wait.For(ctx, w)
-			return ""
+			return "", nil
 		}
 		if !hasBooks(b) {
-			return ""
+			return "", nil
 		}
-		return "the books were read the moment the load ended: " + unsettledWarning
+		return "the books were read the moment the load ended: " + unsettledWarning, nil
 	}
 	if limit <= 0 {
 		limit = b.SettleWithin.D()
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	var last string
+	var last error
+	var said string // what books.settled last answered; "" while it never did
 	for {
 		ok, detail, err := r.Settled(ctx, b.Settled)
 		switch {
 		case err == nil && ok:
-			return ""
-		case wait.Cut(ctx, err) && last != "":
+			return "", nil
+		case wait.Cut(ctx, err) && (said != "" || last != nil):
 			// the wait's own deadline cut this ask short: keep what
 			// books.settled said before it
 		case err != nil:
-			last = err.Error()
+			last = err
 		default:
-			last = detail
+			said, last = detail, nil
 		}
 		if !wait.For(ctx, 200*time.Millisecond) {
-			return fmt.Sprintf("the books did not settle within %s (books.settled last said: %s); they were read as they were and judged as final: what is still open is the shop's (raise settle_within if it only takes longer)", limit, last)
+			if said == "" {
+				if last == nil {
+					last = ctx.Err()
+				}
+				return "", &errNeverSettled{limit: limit, last: last}
+			}
+			if last != nil {
+				said += fmt.Sprintf("; its last ask failed: %v", last)
+			}
+			return fmt.Sprintf("the books did not settle within %s (books.settled last said: %s); they were read as they were and judged as final: what is still open is the shop's (raise settle_within if it only takes longer)", limit, said), nil
 		}
 	}
 }
+
+// errNeverSettled is books.settled failing every ask until settle_within
+// ran out: whether the books were final is not known, so they are read as
+// they are and judged only as far as books read before they settle can be.
+type errNeverSettled struct {
+	limit time.Duration
+	last  error
+}
+
+func (e *errNeverSettled) Error() string {
+	return fmt.Sprintf("books.settled never answered within %s (settle_within), so whether the books were final is not known: %v", e.limit, e.last)
+}
+
+func (e *errNeverSettled) Unwrap() error { return e.last }
 
 // ofRun keeps the rows whose checkout id belongs to this run: it starts
 // with the run's prefix and a '-'. A system that outlives one drill holds

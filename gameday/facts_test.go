@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,7 +284,10 @@ func TestSettleBooksNotesBooksReadAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		note := settleBooks(context.Background(), nil, sys, 0)
+		note, err := settleBooks(context.Background(), nil, sys, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if (note != "") != c.note || (c.note && !strings.Contains(note, "neither books.settled nor books.settle_after is given")) {
 			t.Errorf("%q: note %q; want a note: %v", c.books, note, c.note)
 		}
@@ -354,5 +358,53 @@ func TestScaledSystemNote(t *testing.T) {
 func TestDeclinesNeedNoAmount(t *testing.T) {
 	if _, err := readFactsWithAmounts(t, "", `[{"cart": "r0-1", "price": 5}]`, `[{"cart": "r0-1", "status": "declined"}, {"cart": "r0-2", "status": "declined"}]`); err != nil {
 		t.Fatalf("declines without amounts: %v", err)
+	}
+}
+
+// books.settled failing every ask until settle_within runs out never said
+// the books were final: the drill says so (an error that names the last
+// failure), reads them as books read before they settle (not final: no
+// stranded units, and only an oversell judged), and does not judge them
+// as final, which would blame the shop for what was still on its way. One
+// answer before the failures is the system's word: the books are then
+// judged as final, and the note says its last ask failed.
+func TestSettledThatNeverAnswersIsNotFinal(t *testing.T) {
+	for _, answered := range []int{0, 1} {
+		var asks atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/settled" && asks.Add(1) > int64(answered) {
+				http.Error(w, "settle check down", http.StatusInternalServerError)
+				return
+			}
+			fmt.Fprint(w, `{"available": 5, "held": 2}`)
+		}))
+		defer srv.Close()
+		sys, r := openBooks(t, httpBooks(srv.URL, `
+  stock:
+    available: {store: api, http: {path: /stock}, json: available}
+    reserved: {store: api, http: {path: /stock}, json: held}
+  settled: {store: api, http: {path: /settled}, json: held}
+  settle_within: 400ms
+`))
+		lg := &ledger{sys: sys, books: r}
+		d := &drill{rec: &Record{}, ledgers: []*ledger{lg}}
+		facts, err := d.settle(false)
+		if answered == 0 {
+			if err == nil || !strings.Contains(err.Error(), "books.settled never answered within 400ms") || !strings.Contains(err.Error(), "500") {
+				t.Errorf("never answered: error %v", err)
+			}
+			if !d.unsettled || facts[0].Final || facts[0].Available == nil {
+				t.Errorf("never answered: unsettled %v, facts %+v: want unsettled, not final, read", d.unsettled, facts[0])
+			}
+			continue
+		}
+		if err != nil || d.unsettled || !facts[0].Final {
+			t.Errorf("answered once: %v, unsettled %v, final %v", err, d.unsettled, facts[0].Final)
+		}
+		if !slices.ContainsFunc(d.rec.Notes, func(n string) bool {
+			return strings.Contains(n, "books.settled last said: ") && strings.Contains(n, "its last ask failed")
+		}) {
+			t.Errorf("answered once: notes %q", d.rec.Notes)
+		}
 	}
 }

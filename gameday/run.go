@@ -221,7 +221,8 @@ type drill struct {
 	sys     *system.System
 	ledgers []*ledger
 	// unsettled: the books were read before they settled (the run was
-	// interrupted), so only what no settling can undo is judged.
+	// interrupted, or books.settled never answered), so only what no
+	// settling can undo is judged.
 	unsettled bool
 	// loadShift is the load's start minus the drill's (the zero of the
 	// faults and the probe): the workers count from the load's.
@@ -773,6 +774,7 @@ func (d *drill) drive(ctx context.Context) {
 	if slices.ContainsFunc(facts, func(f *judge.Facts) bool { return f != nil }) {
 		notChecked, examples := d.reconcile(facts, shoppers, report)
 		checks = judge.InvariantResults(d.rec.Invariants, d.sc.Invariants.Allow, notChecked, examples)
+		checks = judge.Provisional(checks, d.unsettled, leftErr)
 		d.rec.InvariantChecks = checks
 		if len(notChecked) > 0 {
 			var names []string

@@ -2,6 +2,7 @@ package gameday
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/big"
@@ -175,6 +176,10 @@ func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 	wg.Wait()
 	var failed []error
 	for i, lg := range d.ledgers {
+		var never *errNeverSettled
+		if errors.As(errs[i], &never) {
+			d.unsettled = true
+		}
 		for _, n := range notes[i] {
 			if lg.shop != "" {
 				n = lg.name() + ": " + n
@@ -200,18 +205,24 @@ func (lg *ledger) settle(interrupted bool, prefix string) (f *judge.Facts, notes
 		// one query's time); the reads after it are bounded by their
 		// timeouts.
 		ctx, cancel := context.WithTimeout(context.Background(), max(b.SettleWithin.D(), b.SettleAfter.D())+queryTimeout(b.Settled))
-		note := settleBooks(ctx, lg.books, lg.sys, 0)
+		note, serr := settleBooks(ctx, lg.books, lg.sys, 0)
 		cancel()
 		if note != "" {
 			notes = append(notes, note)
 		}
+		if serr != nil {
+			err = serr
+		}
 	}
-	f, err = readFacts(context.Background(), lg.books, lg.sys, prefix)
+	f, rerr := readFacts(context.Background(), lg.books, lg.sys, prefix)
+	err = joinErrors(err, rerr)
 	notes = append(notes, f.Notes...)
 	// Books read after the system's own settle step are final: what is
 	// held then is stranded (an invariant). Read the moment the load
-	// ended, or after an interrupt, a hold may still be on its way.
-	f.Final = !interrupted && readFinal(b)
+	// ended, after an interrupt, or when books.settled never answered, a
+	// hold may still be on its way.
+	var never *errNeverSettled
+	f.Final = !interrupted && readFinal(b) && !errors.As(err, &never)
 	if f.Reserved != nil && *f.Reserved > 0 {
 		notes = append(notes, strandedNote(lg.name(), *f.Reserved, f.Final))
 	}

@@ -126,7 +126,7 @@ func proof(r Row) (bool, string) {
 	case VerdictError:
 		return false, run + " could not be carried out (error): unproven until a run passes" + books
 	case VerdictInconclusive:
-		return false, run + " was inconclusive (steady state failed, or aborted): unproven until a run passes" + books
+		return false, run + " was inconclusive (it proved nothing either way: its run.json says why): unproven until a run passes" + books
 	}
 	if obj, ok := r.objective(); ok && l.Figures.RecoveredAfter != nil && *l.Figures.RecoveredAfter > obj {
 		return false, fmt.Sprintf("%s passed but recovered after %s, beyond the %s recovery objective", run, *l.Figures.RecoveredAfter, r.RecoveryObjective)

@@ -156,3 +156,22 @@ func TestTheFileInTheDocs(t *testing.T) {
 		}
 	}
 }
+
+// An invariant the run only showed (its books were read before they
+// settled, or with a fault in place) is not a judged count: the row names
+// it with those not checked instead of keeping a count that would read as
+// judged.
+func TestAnUnjudgedCountIsNotKept(t *testing.T) {
+	cs := checks()
+	for i := range cs {
+		if cs[i].Invariant == "lost_units" {
+			cs[i] = runrecord.ExpectationResult{Invariant: "lost_units", Observed: "3", Unjudged: "read before they settled"}
+		}
+	}
+	rec := &runrecord.Record{Scenario: "payment-down", StartedAt: runAt, Verdict: runrecord.VerdictInconclusive,
+		Invariants: runrecord.Invariants{LostUnits: 3}, InvariantChecks: cs}
+	f := FromRecord(rec, "3f2a1c9").Figures
+	if f.LostUnits != 0 || !slices.Contains(f.NotChecked, "lost_units") || slices.Contains(f.NotChecked, "oversold") {
+		t.Errorf("figures of a run whose lost units were shown, not judged: %+v", f)
+	}
+}

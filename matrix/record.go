@@ -32,13 +32,15 @@ func FromRecord(rec *runrecord.Record, commit string) Result {
 		r.Figures.CheckoutP95During = &d
 	}
 	// Every invariant the run judged, by its count; those it could not
-	// judge, named. A run that judged none (it stopped before it read its
+	// judge, named (the system gave no facts for them, or the books were
+	// read before they settled or with a fault in place, and only showed
+	// them: runrecord.ExpectationResult.Unjudged). A run that judged none (it stopped before it read its
 	// books: interrupted, or its load's workers never joined) has
 	// invariant_checks empty, and every invariant is not checked: its
 	// zeros would read as books that balanced.
 	judged := map[string]bool{}
 	for _, c := range rec.InvariantChecks {
-		if c.Invariant != "" && !c.NotChecked {
+		if c.Invariant != "" && !c.NotChecked && c.Unjudged == "" {
 			judged[c.Invariant] = true
 		}
 	}

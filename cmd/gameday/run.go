@@ -438,11 +438,14 @@ func booksLine(r *gameday.Record) string {
 			continue
 		}
 		name := strings.ReplaceAll(c.Invariant, "_", " ")
-		if c.NotChecked {
+		switch {
+		case c.NotChecked:
 			parts = append(parts, name+" not checked")
-			continue
+		case c.Unjudged != "":
+			parts = append(parts, name+" "+c.Observed+" (not judged)")
+		default:
+			parts = append(parts, name+" "+c.Observed)
 		}
-		parts = append(parts, name+" "+c.Observed)
 	}
 	if len(parts) == 0 {
 		return "not reconciled"

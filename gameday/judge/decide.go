@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gameday-dev/gameday/gameday/runrecord"
@@ -30,7 +31,8 @@ type Ending struct {
 	// the abort guard's otherwise, when it did.
 	Halt, Guard string
 	// Unsettled: the books were read before they settled (the run was
-	// interrupted and did not wait for them).
+	// interrupted and did not wait for them, or the system's settled
+	// fact never answered).
 	Unsettled bool
 	// Unread is the error of the books, or the parts of them, that could
 	// not be read; Checks then judge what was read.
@@ -71,10 +73,9 @@ type Judgement struct {
 // promises fell while the runner's machine was starved measured the
 // machine, and is inconclusive.
 func Decide(e Ending) Judgement {
-	provisional := e.Unsettled || e.Left != nil
 	var books, checks, unjudged []ExpectationResult
-	for _, c := range e.Checks {
-		if provisional && c.Invariant != "oversold" && c.Invariant != "dropped" {
+	for _, c := range Provisional(slices.Clone(e.Checks), e.Unsettled, e.Left) {
+		if c.Unjudged != "" {
 			unjudged = append(unjudged, c)
 			continue
 		}
@@ -85,11 +86,7 @@ func Decide(e Ending) Judgement {
 	}
 	shown := ""
 	if b := broken(unjudged, ""); b != "" {
-		why := "read before they settled"
-		if !e.Unsettled {
-			why = "read with a fault still in place"
-		}
-		shown = fmt.Sprintf("the books, %s, showed %s (not judged)", why, b)
+		shown = fmt.Sprintf("the books, %s, showed %s (not judged)", unjudged[0].Unjudged, b)
 	}
 	unread := func(reason string) string {
 		if e.Unread != nil {
@@ -148,6 +145,30 @@ func Decide(e Ending) Judgement {
 			Reason: fmt.Sprintf("the machine could not keep up with the drill (%s): these promises failed while it was starved, and measure the machine, not the system under test: %s", e.Host, strings.Join(starved, "; "))}
 	}
 	return Judgement{Verdict: runrecord.VerdictFail, Reason: also(b), Starved: starved}
+}
+
+// Provisional marks the invariant checks that books read before they
+// settled (an interrupted run does not wait for them), or with a fault
+// still in place (one that could not be removed when the load ended),
+// cannot judge: all but an oversell and dropped arrivals. Their counts
+// are kept and shown; Unjudged says why they were not judged. It returns
+// checks, marked, for the run's record and for Decide.
+func Provisional(checks []ExpectationResult, unsettled bool, left error) []ExpectationResult {
+	why := ""
+	switch {
+	case unsettled:
+		why = "read before they settled"
+	case left != nil:
+		why = "read with a fault still in place"
+	default:
+		return checks
+	}
+	for i, c := range checks {
+		if c.Invariant != "oversold" && c.Invariant != "dropped" && !c.NotChecked {
+			checks[i].Unjudged = why
+		}
+	}
+	return checks
 }
 
 // steadyStateFailed reports whether a promise about the time before any

@@ -81,7 +81,7 @@ func Excuse(sc *scenarios.Scenario, expectations, checks []ExpectationResult, o 
 		others++
 	}
 	for _, c := range checks {
-		if c.Held || c.NotChecked {
+		if c.Held || c.NotChecked || c.Unjudged != "" {
 			continue
 		}
 		if c.Invariant == "dropped" {

@@ -59,6 +59,8 @@ type checkView struct {
 	Promise, Window, Observed string
 	Held, NotChecked          bool
 	Needs                     string
+	// Unjudged says why an invariant's count was shown, not judged.
+	Unjudged string
 }
 
 // unmatchedView is one kind of answer no rule understood.
@@ -92,21 +94,27 @@ func verdictOf(v runrecord.Verdict) verdictView {
 }
 
 func checks(rs []runrecord.ExpectationResult) ([]checkView, string) {
-	held, notChecked := 0, 0
+	held, notChecked, unjudged := 0, 0, 0
 	out := make([]checkView, 0, len(rs))
 	for _, e := range rs {
-		if e.Held {
-			held++
-		}
 		if e.NotChecked {
 			notChecked++
 		}
-		out = append(out, checkView{Promise: e.Promise, Window: e.Window, Observed: e.Observed + e.ExamplesText(), Held: e.Held, NotChecked: e.NotChecked, Needs: e.Needs})
+		if e.Unjudged != "" {
+			unjudged++
+		} else if e.Held {
+			held++
+		}
+		out = append(out, checkView{Promise: e.Promise, Window: e.Window, Observed: e.Observed + e.ExamplesText(), Held: e.Held, NotChecked: e.NotChecked, Needs: e.Needs, Unjudged: e.Unjudged})
 	}
+	s := fmt.Sprintf("%d of %d held", held, len(rs)-notChecked-unjudged)
 	if notChecked > 0 {
-		return out, fmt.Sprintf("%d of %d held, %d not checked", held, len(rs)-notChecked, notChecked)
+		s += fmt.Sprintf(", %d not checked", notChecked)
 	}
-	return out, fmt.Sprintf("%d of %d held", held, len(rs))
+	if unjudged > 0 {
+		s += fmt.Sprintf(", %d not judged", unjudged)
+	}
+	return out, s
 }
 
 func stamp(t time.Time) string {
@@ -305,7 +313,7 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 {{if .Invariants}}<table>
 <thead><tr><th scope="col">Invariant</th><th scope="col">Held</th><th scope="col">Observed</th></tr></thead>
 <tbody>
-{{range .Invariants}}<tr{{if and (not .Held) (not .NotChecked)}} class="broken-row"{{end}}><td>{{.Promise}}</td><td>{{if .NotChecked}}<span class="muted">– not checked</span>{{else if .Held}}<span class="held">✓ held</span>{{else}}<span class="broken">✗ broken</span>{{end}}</td><td>{{if .NotChecked}}needs {{.Needs}}{{else}}{{.Observed}}{{end}}</td></tr>
+{{range .Invariants}}<tr{{if and (not .Held) (not .NotChecked) (not .Unjudged)}} class="broken-row"{{end}}><td>{{.Promise}}</td><td>{{if .NotChecked}}<span class="muted">– not checked</span>{{else if .Unjudged}}<span class="muted">– not judged: the books were {{.Unjudged}}</span>{{else if .Held}}<span class="held">✓ held</span>{{else}}<span class="broken">✗ broken</span>{{end}}</td><td>{{if .NotChecked}}needs {{.Needs}}{{else}}{{.Observed}}{{end}}</td></tr>
 {{end}}</tbody>
 </table>{{else}}<p>No invariant was checked.</p>{{end}}
 </section>

@@ -100,6 +100,9 @@ func JUnit(w io.Writer, r *runrecord.Record) error {
 		case e.NotChecked:
 			c.Skipped = &junitProblem{Message: "not checked: needs " + e.Needs}
 			s.Skipped++
+		case e.Unjudged != "":
+			c.Skipped = &junitProblem{Message: "not judged: the books were " + e.Unjudged + "; observed: " + e.Observed}
+			s.Skipped++
 		case !e.Held:
 			text := "observed: " + e.Observed
 			if e.Window != "" {

@@ -99,7 +99,7 @@ func writeSummary(b *strings.Builder, r *runrecord.Record, href string) {
 }
 
 // count is how a list of promises went.
-type count struct{ total, held, broken, notChecked int }
+type count struct{ total, held, broken, notChecked, unjudged int }
 
 func tally(rs []runrecord.ExpectationResult) count {
 	var c count
@@ -108,6 +108,8 @@ func tally(rs []runrecord.ExpectationResult) count {
 		switch {
 		case e.NotChecked:
 			c.notChecked++
+		case e.Unjudged != "":
+			c.unjudged++
 		case e.Held:
 			c.held++
 		default:
@@ -122,13 +124,16 @@ func (c count) phrase(what string) string {
 	if c.total == 0 {
 		return "no " + what + " checked"
 	}
-	checked := c.total - c.notChecked
+	checked := c.total - c.notChecked - c.unjudged
 	s := fmt.Sprintf("%d of %d %ss held", c.held, checked, what)
 	if checked == 1 {
 		s = fmt.Sprintf("%d of 1 %s held", c.held, what)
 	}
 	if c.notChecked > 0 {
 		s += fmt.Sprintf(", %d not checked", c.notChecked)
+	}
+	if c.unjudged > 0 {
+		s += fmt.Sprintf(", %d not judged", c.unjudged)
 	}
 	return s
 }
@@ -170,7 +175,7 @@ func writeBroken(b *strings.Builder, r *runrecord.Record) {
 		}
 	}
 	for _, e := range r.InvariantChecks {
-		if !e.Held && !e.NotChecked {
+		if !e.Held && !e.NotChecked && e.Unjudged == "" {
 			broken = append(broken, e)
 		}
 	}
@@ -229,6 +234,8 @@ func writeBooks(b *strings.Builder, r *runrecord.Record) {
 		switch {
 		case e.NotChecked:
 			rows = append(rows, row{md(e.Promise), "–", "– not checked: needs " + orDash(md(e.Needs))})
+		case e.Unjudged != "":
+			rows = append(rows, row{md(e.Promise), md(e.Observed + e.ExamplesText()), "– not judged: the books were " + md(e.Unjudged)})
 		case e.Held:
 			rows = append(rows, row{md(e.Promise), md(e.Observed), "✓ held"})
 		default:

@@ -304,3 +304,33 @@ func TestEmptyKeptLeadsTheReports(t *testing.T) {
 		}
 	}
 }
+
+// An invariant shown, not judged (its books were read before they
+// settled), is neither held nor broken in the summary and the JUnit file:
+// its count is there, with why it was not judged.
+func TestUnjudgedInvariantIsNeitherHeldNorBroken(t *testing.T) {
+	r := readFixture(t, "inconclusive")
+	r.Expectations = nil
+	r.InvariantChecks = []runrecord.ExpectationResult{
+		{Promise: "oversold is at most 0", Invariant: "oversold", Observed: "0", Held: true},
+		{Promise: "lost units is at most 0", Invariant: "lost_units", Observed: "2", Unjudged: "read before they settled"},
+	}
+	var md, ju bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| lost units is at most 0 | 2 | – not judged: the books were read before they settled |", "1 of 1 invariant held, 1 not judged"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, md.String())
+		}
+	}
+	if strings.Contains(md.String(), "✗ **broken**") {
+		t.Errorf("summary shows an unjudged count as broken:\n%s", md.String())
+	}
+	if err := JUnit(&ju, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ju.String(), `<skipped message="not judged: the books were read before they settled; observed: 2">`) || strings.Contains(ju.String(), "<failure") {
+		t.Errorf("junit:\n%s", ju.String())
+	}
+}

@@ -485,6 +485,12 @@ type ExpectationResult struct {
 	// held nor failed, and never counts as passed.
 	NotChecked bool   `json:"not_checked,omitempty"`
 	Needs      string `json:"needs,omitempty"`
+	// Unjudged, for an invariant, says why its count was shown but not
+	// judged: the books were read before they settled, or with a fault
+	// still in place, and only an oversell (and dropped arrivals) can be
+	// proven from such books. Held still says what the count was; an
+	// unjudged check never fails a run, nor passes one.
+	Unjudged string `json:"unjudged,omitempty"`
 	// Examples are, for a broken invariant, the checkout ids of some of
 	// its cases (at most five, the sale's first): where to start looking.
 	Examples []string `json:"examples,omitempty"`
