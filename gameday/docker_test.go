@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/env/docker"
 	"github.com/gameday-dev/gameday/gameday/toxi"
@@ -69,13 +70,27 @@ func TestContainersPodsDrillPassesAndLeavesNothing(t *testing.T) {
 }
 
 // A drill that fails (a checkout that oversells on purpose) removes its
-// containers too.
+// containers too. Its lost_reply fault runs on gameday's own Toxiproxy,
+// which the containers environment starts for it: the answers it lost are
+// in run.json.
 func TestContainersFailedDrillLeavesNothing(t *testing.T) {
 	needImages(t)
+	runs := t.TempDir()
 	out, err := exec.Command(binary, "run", "-env", "containers", "-quiet",
-		"-runs-dir", t.TempDir(), "-journal", filepath.Join(t.TempDir(), "j.json"), "testdata/naive-oversell.yaml").CombinedOutput()
+		"-runs-dir", runs, "-journal", filepath.Join(t.TempDir(), "j.json"), "testdata/naive-oversell-lost-reply.yaml").CombinedOutput()
 	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "oversold") {
 		t.Fatalf("exit %d, want 1 with the oversell named:\n%s", code, out)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(runs, "*", "run.json"))
+	if len(dirs) != 1 {
+		t.Fatalf("run.json: %v", dirs)
+	}
+	rec, err := gameday.ReadRecord(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Faults) != 1 || rec.Faults[0].Hits == nil || rec.Faults[0].Hits.Lost != 2 || !strings.Contains(rec.Environment.Toxiproxy, "gameday serve toxiproxy") {
+		t.Errorf("faults %+v, toxiproxy %q: want two answers lost, by gameday's Toxiproxy", rec.Faults, rec.Environment.Toxiproxy)
 	}
 	noLeftovers(t, docker.LabelEnv)
 }

@@ -602,6 +602,12 @@ func (d *drill) drive(ctx context.Context) {
 		case err == nil && leftErr != nil:
 			d.rec.Notes = append(d.rec.Notes, "the faults that could not be removed when the load ended were removed once the books were read")
 		}
+		// A request-aware toxic removed only now was read as it went.
+		for i, f := range d.rec.Faults {
+			if f.Hits == nil {
+				d.rec.Faults[i].Hits = d.inj.Hits(f.Name)
+			}
+		}
 	}()
 	var shards *fleet.Coordinator
 	if d.o.Shards != nil {

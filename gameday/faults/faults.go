@@ -218,6 +218,9 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 	if !ok {
 		return nil
 	}
+	if proxy, ok := in.env.ProxyName(f.Target); ok && f.Toxic != nil {
+		in.readHits(ctx, proxy, f)
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeoutFor(f))
 	defer cancel()
 	var err error
@@ -231,7 +234,6 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 		if f.Down {
 			err = in.env.Toxiproxy().SetEnabled(ctx, proxy, true)
 		} else {
-			in.readHits(ctx, proxy, f)
 			err = in.env.Toxiproxy().RemoveToxic(ctx, proxy, in.ToxicName(f))
 			if errors.Is(err, toxi.ErrNotFound) {
 				err = nil
@@ -262,12 +264,15 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 }
 
 // readHits keeps what a request-aware toxic did, read back from the
-// Toxiproxy before the toxic goes. A read that fails leaves the hits
-// unknown (the record shows none), and never stops the removal.
+// Toxiproxy before the toxic goes, within a bound of its own (the
+// removal's is the removal's). A read that fails leaves the hits unknown
+// (the record shows none), and never stops the removal.
 func (in *Injector) readHits(ctx context.Context, proxy string, f Fault) {
 	if !scenarios.RequestAware(f.Toxic.Type) {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, hitsTimeout)
+	defer cancel()
 	ts, err := in.env.Toxiproxy().Toxics(ctx, proxy)
 	if err != nil {
 		return
@@ -285,6 +290,9 @@ func (in *Injector) readHits(ctx context.Context, proxy string, f Fault) {
 		}
 	}
 }
+
+// hitsTimeout bounds the read of a request-aware toxic's hits.
+const hitsTimeout = 2 * time.Second
 
 // Hits is what the request-aware toxic of fault name did, as read when it
 // was removed; nil for any other fault, or when it could not be read.

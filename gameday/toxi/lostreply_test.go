@@ -241,3 +241,57 @@ func TestRelayIsHiddenBehindTheAPI(t *testing.T) {
 		t.Error("a deleted proxy still accepts connections")
 	}
 }
+
+// Toxiproxy applies a populate one proxy at a time and stops at the first
+// it cannot start, answering an error: the proxies before it are changed
+// all the same. The relays follow what Toxiproxy holds, whatever it
+// answered: a proxy populated with a relay before the failure dials a
+// live relay (its lost_reply works), and one populated without a relay
+// before it has none left (a lost_reply is refused, not inert).
+func TestPopulateThatFailsHalfWayKeepsTheRelaysRight(t *testing.T) {
+	rs := testenv.Redis(t)
+	c := testenv.Toxiproxy(t)
+	ctx := context.Background()
+	relayedProxy(t, c, "was-relayed", rs.Addr())
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	body, _ := json.Marshal([]map[string]any{
+		{"name": "now-relayed", "listen": "127.0.0.1:0", "upstream": rs.Addr(), "request_aware": true},
+		{"name": "was-relayed", "listen": "127.0.0.1:0", "upstream": rs.Addr()},
+		{"name": "cannot-start", "listen": taken.Addr().String(), "upstream": rs.Addr()},
+	})
+	resp, err := http.Post(c.Addr()+"/populate", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 == 2 {
+		t.Fatalf("populate with a taken listen address answered %d, want an error", resp.StatusCode)
+	}
+	caps, err := c.Capabilities(ctx)
+	if err != nil || !slices.Equal(caps.Relayed, []string{"now-relayed"}) {
+		t.Fatalf("relayed after a failed populate: %+v, %v; want now-relayed only", caps, err)
+	}
+	all, err := c.Proxies(ctx)
+	if err != nil || all["now-relayed"].Upstream != rs.Addr() || !all["now-relayed"].RequestAware || all["was-relayed"].RequestAware || all["was-relayed"].Upstream != rs.Addr() {
+		t.Fatalf("proxies after a failed populate: %+v, %v", all, err)
+	}
+	if _, err := c.AddToxic(ctx, "now-relayed", toxi.Toxic{Name: "lose", Type: "lost_reply", Attributes: map[string]any{"match": "(?i)incr"}}); err != nil {
+		t.Fatal(err)
+	}
+	cl := redis.NewClient(&redis.Options{Addr: all["now-relayed"].Listen, MaxRetries: -1})
+	defer cl.Close()
+	if err := cl.Incr(ctx, "populated").Err(); err == nil {
+		t.Error("an INCR through a relayed proxy with its reply lost succeeded")
+	}
+	if _, lost, _ := lostHits(t, c, "now-relayed", "lose"); lost != 1 {
+		t.Errorf("lost %v replies, want 1: the relay the proxy dials is not the one its toxic acts in", lost)
+	}
+	_, err = c.AddToxic(ctx, "was-relayed", toxi.Toxic{Name: "lose", Type: "lost_reply", Attributes: map[string]any{"match": "INCR"}})
+	if err == nil || !strings.Contains(err.Error(), "has no relay behind it") {
+		t.Errorf("lost_reply on a proxy populated without a relay: %v, want it refused", err)
+	}
+}

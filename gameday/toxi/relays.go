@@ -123,7 +123,6 @@ func (rs *relays) proxies(next http.HandlerFunc, many, update bool) http.Handler
 		rs.mu.Lock()
 		defer rs.mu.Unlock()
 		fresh := map[string]*relay.Relay{} // relays to keep if Toxiproxy takes the change
-		plain := map[string]bool{}         // proxies created again without one
 		defer func() {
 			for _, f := range fresh {
 				_ = f.Close()
@@ -148,7 +147,6 @@ func (rs *relays) proxies(next http.HandlerFunc, many, update bool) http.Handler
 				relayed = rs.byName[name] != nil
 			}
 			if !relayed {
-				plain[name] = true
 				continue
 			}
 			addr, f, err := rs.relayFor(name, upstream)
@@ -162,7 +160,6 @@ func (rs *relays) proxies(next http.HandlerFunc, many, update bool) http.Handler
 				}
 				fresh[name] = f
 			}
-			delete(plain, name)
 			p["upstream"] = addr
 		}
 		if many {
@@ -177,18 +174,46 @@ func (rs *relays) proxies(next http.HandlerFunc, many, update bool) http.Handler
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rec := newRecorder()
 		next(rec, r)
-		if rec.status/100 == 2 {
-			for name, f := range fresh {
-				rs.keep(name, f)
-				delete(fresh, name)
-			}
-			for name := range plain {
-				rs.drop(name)
-			}
-			rs.refreshLocked("")
-		}
+		// Toxiproxy applies a list one proxy at a time, and an update
+		// changes the upstream before a restart that may fail: an answer
+		// that is not 2xx may still have changed some. What it holds now
+		// decides, whatever it answered.
+		rs.reconcileLocked(fresh)
 		rs.shown(w, rec)
 	}
+}
+
+// reconcileLocked makes the relays agree with the proxies Toxiproxy holds:
+// a fresh relay a proxy now dials is kept (closing the one it replaces),
+// and a relay no proxy dials any more (its proxy deleted, or created again
+// or changed to dial elsewhere) is closed. Fresh relays left over are
+// closed by the caller. Then each relay gets its proxy's request-aware
+// toxics. rs.mu is held.
+func (rs *relays) reconcileLocked(fresh map[string]*relay.Relay) {
+	for name, f := range fresh {
+		if rs.dials(name) == f.Addr() {
+			rs.keep(name, f)
+			delete(fresh, name)
+		}
+	}
+	for name, r := range rs.byName {
+		if rs.dials(name) != r.Addr() {
+			rs.drop(name)
+		}
+	}
+	rs.refreshLocked("")
+}
+
+// dials is the upstream Toxiproxy's proxy name dials, or "" when there is
+// no such proxy.
+func (rs *relays) dials(name string) string {
+	p, err := rs.api.Collection.Get(name)
+	if err != nil {
+		return ""
+	}
+	p.Lock()
+	defer p.Unlock()
+	return p.Upstream
 }
 
 // deleted wraps the route that removes a proxy: its relay goes with it.
@@ -198,9 +223,7 @@ func (rs *relays) deleted(next http.HandlerFunc) http.HandlerFunc {
 		defer rs.mu.Unlock()
 		rec := newRecorder()
 		next(rec, r)
-		if rec.status/100 == 2 {
-			rs.drop(mux.Vars(r)["proxy"])
-		}
+		rs.reconcileLocked(nil)
 		rs.shown(w, rec)
 	}
 }

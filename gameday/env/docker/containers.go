@@ -331,9 +331,18 @@ func StartContainers(ctx context.Context, o ContainersOptions) (_ *Containers, e
 		c.deps = append(c.deps, ctrDep{name: r.dep, alias: r.alias, upstream: r.alias + ":6379"})
 	}
 	// Toxiproxy logs every connection at its default level, through the
-	// engine's log driver: costly under load, and of no use here.
-	tp, err := c.run(ctx, aliasToxiproxy, o.Images.Toxiproxy, []string{"-host=0.0.0.0"}, map[string]string{"LOG_LEVEL": "warn"}, "8474/tcp",
-		[]string{"/toxiproxy-cli", "list"})
+	// engine's log driver: costly under load, and of no use here. A drill
+	// with a request-aware toxic (lost_reply) gets gameday's own
+	// Toxiproxy, from the gameday image: the same API, with relays behind
+	// the proxies that ask for one.
+	tpImage, tpCmd, tpReady := o.Images.Toxiproxy, []string{"-host=0.0.0.0"}, []string{"/toxiproxy-cli", "list"}
+	if len(o.RequestAware) > 0 {
+		tpImage = o.Images.Gameday
+		tpCmd = []string{"serve", "toxiproxy", "-listen", "0.0.0.0:8474", "-allow-remote-listen", "-log-level", "warn"}
+		tpReady = []string{"/gameday", "health", "http://127.0.0.1:8474/version"}
+		c.info.Toxiproxy = "container " + o.Images.Gameday + " (gameday serve toxiproxy)"
+	}
+	tp, err := c.run(ctx, aliasToxiproxy, tpImage, tpCmd, map[string]string{"LOG_LEVEL": "warn"}, "8474/tcp", tpReady)
 	if err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,13 +71,24 @@ func (r *Relay) Addr() string { return r.ln.Addr().String() }
 func (r *Relay) Upstream() string { return r.upstream }
 
 // SetFaults replaces the request-aware faults the relay applies; a
-// connection already open applies the new ones from its next request.
+// connection already open applies the new ones from its next request. A
+// connection held silent by a fault that is gone is reset: its answer was
+// lost, and nothing is left to hold it (as Toxiproxy's timeout toxic lets
+// a connection go when it is removed, but with no answer left to send).
 func (r *Relay) SetFaults(fs []*Fault) {
 	if len(fs) == 0 {
 		r.faults.Store(nil)
-		return
+	} else {
+		r.faults.Store(&fs)
 	}
-	r.faults.Store(&fs)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for p := range r.conns {
+		held := p.heldBy.Load()
+		if held != nil && !slices.ContainsFunc(fs, func(f *Fault) bool { return f.toxic == held }) {
+			p.abort()
+		}
+	}
 }
 
 func (r *Relay) current() []*Fault {
@@ -179,8 +191,10 @@ type pair struct {
 	// toxicity, drawn once per connection, as Toxiproxy draws its own).
 	applies map[*LostReply]bool
 	// lost: a fault lost the answer; the connection is reset or held
-	// silent until the client gives up.
-	lost atomic.Bool
+	// silent until the client gives up, or the fault that holds it
+	// (heldBy) is removed.
+	lost   atomic.Bool
+	heldBy atomic.Pointer[LostReply]
 }
 
 // requests copies the client's bytes to the upstream, noting where each
@@ -197,6 +211,11 @@ func (p *pair) requests() {
 			}
 			p.note(buf[:n])
 			if _, werr := p.up.Write(buf[:n]); werr != nil {
+				if p.lost.Load() {
+					// The answer was lost while this was on its way,
+					// and the upstream closed: held stays held.
+					continue
+				}
 				p.abort()
 				return
 			}
@@ -297,11 +316,19 @@ func (p *pair) acts(f *Fault) bool {
 // reset at once, or held silent until the client closes it (or the relay
 // does). The upstream did the work and answered; it is closed either way.
 func (p *pair) lose(f *Fault) {
+	if f.hold {
+		p.heldBy.Store(f.toxic)
+	}
 	p.lost.Store(true)
 	p.up.SetLinger(0)
 	p.up.Close()
 	if f.hold {
-		return // requests() reads the client's bytes until it closes
+		// requests() reads the client's bytes until it closes, or
+		// SetFaults resets it when f is removed.
+		if !slices.ContainsFunc(p.r.current(), func(g *Fault) bool { return g.toxic == f.toxic }) {
+			p.abort() // removed while this answer was being lost
+		}
+		return
 	}
 	p.down.SetLinger(0)
 	p.down.Close()

@@ -295,6 +295,53 @@ func TestRelayCloseEndsHeldConnections(t *testing.T) {
 	}
 }
 
+// A connection held silent by a fault that is then removed is reset at
+// once: the fault is gone and the answer with it, so nothing holds it (the
+// client would otherwise wait out its own deadline after the drill lifted
+// the fault). A connection held by a fault that stays is not.
+func TestRemovingTheFaultEndsItsHeldConnections(t *testing.T) {
+	s := newLineServer(t)
+	held, kept := fault(t, 1, &LostReply{Then: "hold", Match: "HELD"}), fault(t, 1, &LostReply{Then: "hold", Match: "KEPT"})
+	r := startRelay(t, s.ln.Addr().String(), held, kept)
+	ask := func(line string) (*client, chan error) {
+		c := dial(t, r.Addr())
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.ask(line, 10*time.Second)
+			done <- err
+		}()
+		return c, done
+	}
+	_, heldDone := ask("HELD 1")
+	_, keptDone := ask("KEPT 1")
+	lost := func(f *Fault) int64 {
+		f.toxic.Hits.mu.Lock()
+		defer f.toxic.Hits.mu.Unlock()
+		return f.toxic.Hits.Lost
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for (lost(held) < 1 || lost(kept) < 1) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if lost(held) != 1 || lost(kept) != 1 {
+		t.Fatalf("lost %d and %d answers, want one each", lost(held), lost(kept))
+	}
+	r.SetFaults([]*Fault{kept})
+	select {
+	case err := <-heldDone:
+		if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("held by a removed fault: %v, want the connection ended", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a connection held by a removed fault was still held")
+	}
+	select {
+	case err := <-keptDone:
+		t.Errorf("a connection held by a fault still in place ended: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
 func TestFirstLine(t *testing.T) {
 	for in, want := range map[string]string{
 		"POST /v1/charges HTTP/1.1\r\nHost: pay\r\n\r\n{}": "POST /v1/charges HTTP/1.1",
