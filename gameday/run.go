@@ -576,6 +576,9 @@ func (d *drill) checkRequestAware(ctx context.Context) error {
 		if capsErr != nil {
 			return fail(fmt.Sprintf("%s is served by gameday's Toxiproxy only, and the one at %s is not gameday's (a stock Toxiproxy's toxics are TCP-level): run gameday serve toxiproxy -request-aware in its place, or name no toxiproxy in the system file for gameday to start its own (docs/faults.md)", f.Toxic.Type, redact.URL(c.Addr())))
 		}
+		if !slices.Contains(caps.Toxics, f.Toxic.Type) {
+			return fail(fmt.Sprintf("the Toxiproxy at %s is gameday's but does not serve %s (it serves %s): run this version of gameday serve toxiproxy there", redact.URL(c.Addr()), f.Toxic.Type, strings.Join(caps.RequestAware, ", ")))
+		}
 		proxy, _ := d.env.ProxyName(f.Target)
 		if !slices.Contains(caps.Relayed, proxy) {
 			return fail(fmt.Sprintf("%s needs a relay behind proxy %s (in front of %s), and it has none: it was created without \"request_aware\": true; run gameday serve toxiproxy -request-aware, or delete the proxy for the drill to create it (docs/faults.md)", f.Toxic.Type, proxy, f.Target))
@@ -808,6 +811,11 @@ func (d *drill) drive(ctx context.Context) {
 	e := ending(context.Cause(loadCtx), loadErr, guard)
 	e.Interrupted, e.Halt, e.Unsettled, e.Left, e.Unread = ctx.Err() != nil, haltReason, d.unsettled, leftErr, settleErr
 	e.Expectations, e.Checks = d.rec.Expectations, checks
+	for _, f := range d.rec.Faults {
+		if f.Hits != nil && f.Hits.Idle() && f.Error == "" {
+			e.Idle = append(e.Idle, fmt.Sprintf("%s on %s %s", f.Name, f.Target, f.Hits.Text()))
+		}
+	}
 	obs := judge.Observed{Shoppers: shoppers, Windows: w, Faults: ft, Order: d.sc.Faults, Breakers: trans}
 	e.Starved = func() ([]string, int) { return judge.Excuse(d.sc, d.rec.Expectations, checks, obs, d.starvation()) }
 	e.Host = hostmon.Evidence(d.rec.Host)

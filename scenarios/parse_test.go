@@ -55,7 +55,7 @@ func TestBadFiles(t *testing.T) {
 		// One file, one scenario; the line is the second document's start.
 		{"two-documents", []wantErr{{18, "", "more than one YAML document"}}},
 		// Toxiproxy has no such toxic.
-		{"unknown-toxic", []wantErr{{14, "faults[0].toxic.type", `unknown toxic type "lag" (known: bandwidth, latency,`}}},
+		{"unknown-toxic", []wantErr{{14, "faults[0].toxic.type", `unknown toxic type "lag" (known: bandwidth, http_error, http_latency,`}}},
 		// The latency toxic has no delay attribute (slicer and slow_close do).
 		{"unknown-attribute", []wantErr{{15, "faults[0].toxic.attributes.delay", "unknown attribute of a latency toxic (known: jitter, latency)"}}},
 		// Toxiproxy's own milliseconds are not accepted: write a unit.
@@ -454,6 +454,15 @@ func TestAPIAttributes(t *testing.T) {
 		{Toxic{Type: "lost_reply", Attributes: map[string]any{"first": -1}}, nil, "-1 is negative"},
 		{Toxic{Type: "lost_reply", Attributes: map[string]any{"every": "often"}}, nil, `want a whole number, got the string "often"`},
 		{Toxic{Type: "lost_reply", Attributes: map[string]any{"hits": 1}}, nil, "unknown attribute of a lost_reply toxic"},
+		{Toxic{Type: "http_error", Attributes: map[string]any{"status": 429, "retry_after": "2", "method": "POST", "path": "^/v1/charges", "header": "Idempotency-Key: .", "every": 3}},
+			map[string]any{"status": int64(429), "retry_after": "2", "method": "POST", "path": "^/v1/charges", "header": "Idempotency-Key: .", "every": int64(3)}, ""},
+		{Toxic{Type: "http_error", Attributes: map[string]any{"status": 200}}, nil, "want an HTTP error status (400 to 599), got 200"},
+		{Toxic{Type: "http_error"}, nil, "a http_error toxic needs status"},
+		{Toxic{Type: "http_error", Attributes: map[string]any{"status": 503, "header": "Idempotency-Key"}}, nil, `want "Name: expression"`},
+		{Toxic{Type: "http_error", Attributes: map[string]any{"status": 503, "body": "a\nb"}}, nil, "want a line of text"},
+		{Toxic{Type: "http_lost_response", Attributes: map[string]any{"then": "502"}}, map[string]any{"then": "502"}, ""},
+		{Toxic{Type: "http_latency", Attributes: map[string]any{"latency": "1500ms", "path": "^/v1/charges"}}, map[string]any{"latency": int64(1500), "path": "^/v1/charges"}, ""},
+		{Toxic{Type: "http_malformed", Attributes: map[string]any{"how": "garble"}}, nil, "want one of truncate, wrong_length, cut_json"},
 	} {
 		got, err := c.toxic.APIAttributes()
 		if c.err != "" {
@@ -486,9 +495,8 @@ func TestToxicTypesMatchToxiproxy(t *testing.T) {
 	for name, tx := range toxics.ToxicRegistry {
 		got = append(got, name)
 		var attrs []string
-		st := reflect.TypeOf(tx).Elem()
-		for i := range st.NumField() {
-			if tag, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" && tag != "hits" {
+		for _, f := range reflect.VisibleFields(reflect.TypeOf(tx).Elem()) {
+			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); !f.Anonymous && f.IsExported() && tag != "" && tag != "-" && tag != "hits" {
 				attrs = append(attrs, tag)
 			}
 		}

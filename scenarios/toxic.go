@@ -24,6 +24,9 @@ const (
 	unitShare               // a number from 0 to 1, sent as a float
 	unitPattern             // a regular expression (Go syntax), sent as written
 	unitChoice              // one of the attribute's choices, sent as written
+	unitText                // a line of text, sent as written
+	unitHeader              // "Name: expression", sent as written
+	unitStatus              // an HTTP error status, 400 to 599
 )
 
 // attribute describes one attribute of a toxic type.
@@ -35,7 +38,7 @@ type attribute struct {
 
 // requestAware are the toxics only gameday's Toxiproxy serves, on a proxy
 // with a relay behind it (docs/faults.md).
-var requestAware = map[string]bool{"lost_reply": true}
+var requestAware = map[string]bool{"lost_reply": true, "http_error": true, "http_lost_response": true, "http_latency": true, "http_malformed": true}
 
 // RequestAware reports whether a toxic type needs gameday's Toxiproxy and
 // a relay behind the proxy: a stock Toxiproxy refuses it.
@@ -67,11 +70,36 @@ var toxicTypes = map[string]map[string]attribute{
 	// answer, then resets the connection (or holds it: then: hold). Which
 	// requests: those matching match, the first first, every every-th,
 	// a share probability; seed drives the draws (the run's by default).
-	"lost_reply": {
-		"match": {unit: unitPattern}, "first": {unit: unitCount}, "every": {unit: unitCount},
-		"probability": {unit: unitShare}, "then": {unit: unitChoice, choices: []string{"reset", "hold"}},
-		"seed": {unit: unitCount},
-	},
+	"lost_reply": picking(map[string]attribute{
+		"match": {unit: unitPattern}, "then": {unit: unitChoice, choices: []string{"reset", "hold"}},
+	}),
+	// gameday's HTTP toxics, on the HTTP/1.x requests that match method,
+	// path and header: http_error answers them itself (status,
+	// retry_after, body, content_type) without forwarding them;
+	// http_lost_response forwards them and loses the answer (then: reset,
+	// hang or 502); http_latency delays their answers; http_malformed
+	// spoils them (how: truncate, wrong_length, cut_json).
+	"http_error": httpPicking(map[string]attribute{
+		"status": {unit: unitStatus, required: true}, "retry_after": {unit: unitText}, "body": {unit: unitText}, "content_type": {unit: unitText},
+	}),
+	"http_lost_response": httpPicking(map[string]attribute{"then": {unit: unitChoice, choices: []string{"reset", "hang", "502"}}}),
+	"http_latency":       httpPicking(map[string]attribute{"latency": {unit: unitMillis, required: true}, "jitter": {unit: unitMillis}}),
+	"http_malformed":     httpPicking(map[string]attribute{"how": {unit: unitChoice, choices: []string{"truncate", "wrong_length", "cut_json"}}}),
+}
+
+// picking adds to a request-aware toxic's attributes those that pick
+// among the requests it matches: first, every, probability, seed.
+func picking(attrs map[string]attribute) map[string]attribute {
+	attrs["first"], attrs["every"], attrs["seed"] = attribute{unit: unitCount}, attribute{unit: unitCount}, attribute{unit: unitCount}
+	attrs["probability"] = attribute{unit: unitShare}
+	return attrs
+}
+
+// httpPicking adds to an HTTP toxic's attributes those that match
+// requests (method, path, header) and picking's.
+func httpPicking(attrs map[string]attribute) map[string]attribute {
+	attrs["method"], attrs["path"], attrs["header"] = attribute{unit: unitPattern}, attribute{unit: unitPattern}, attribute{unit: unitHeader}
+	return picking(attrs)
 }
 
 // ToxicTypes returns the toxic types a scenario may use, sorted.
@@ -166,6 +194,28 @@ func (a attribute) convert(v any) (any, error) {
 			return nil, fmt.Errorf("want one of %s, got %s", strings.Join(a.choices, ", "), describe(v))
 		}
 		return s, nil
+	case unitText:
+		s, ok := v.(string)
+		if !ok || strings.ContainsAny(s, "\r\n") {
+			return nil, fmt.Errorf("want a line of text, got %s", describe(v))
+		}
+		return s, nil
+	case unitHeader:
+		s, ok := v.(string)
+		name, expr, cut := strings.Cut(s, ":")
+		if !ok || !cut || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("want \"Name: expression\" (a header and a regular expression for its value), got %s", describe(v))
+		}
+		if _, err := regexp.Compile(strings.TrimSpace(expr)); err != nil {
+			return nil, fmt.Errorf("not a regular expression: %v", err)
+		}
+		return s, nil
+	case unitStatus:
+		n, ok := wholeNumber(v)
+		if !ok || n < 400 || n > 599 {
+			return nil, fmt.Errorf("want an HTTP error status (400 to 599), got %s", describe(v))
+		}
+		return n, nil
 	case unitShare:
 		f, ok := number(v)
 		if !ok || !(f >= 0 && f <= 1) {

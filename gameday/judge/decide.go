@@ -16,6 +16,11 @@ type Ending struct {
 	// Fault is the error of a fault that could not be injected or lifted
 	// at its time, which stopped the drill; nil when none did.
 	Fault error
+	// Idle are the request-aware faults (lost_reply, the HTTP toxics)
+	// that acted on no request, each with what it saw: such a fault was
+	// in place and did nothing, and a drill that held up to it proved
+	// nothing of it.
+	Idle []string
 	// Left is the error of the removal of the faults when the load ended,
 	// when some could not be removed; nil when all were.
 	Left error
@@ -68,8 +73,9 @@ type Judgement struct {
 // stock never come back): a held lease or a void still pending, or held
 // back by the fault, would read as lost units, a charge without an order
 // or a double charge. Of such books the rest is shown, not judged. A
-// promise that could not be observed (a metric with no sample) makes a
-// run in which nothing failed inconclusive. A drill whose only broken
+// promise that could not be observed (a metric with no sample), or a
+// request-aware fault that acted on no request, makes a run in which
+// nothing failed inconclusive. A drill whose only broken
 // promises fell while the runner's machine was starved measured the
 // machine, and is inconclusive.
 func Decide(e Ending) Judgement {
@@ -130,6 +136,8 @@ func Decide(e Ending) Judgement {
 	all := append(append([]ExpectationResult{}, e.Expectations...), checks...)
 	b := broken(all, "")
 	switch {
+	case b == "" && len(e.Idle) > 0:
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("a fault acted on no request, so the drill proved nothing of it: " + strings.Join(e.Idle, "; "))}
 	case b == "" && unobservedPromises(e.Expectations) != "":
 		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("a promise could not be observed, and proves nothing either way: " + unobservedPromises(e.Expectations))}
 	case b == "":

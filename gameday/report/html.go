@@ -74,6 +74,8 @@ type breakerView struct {
 
 type faultView struct {
 	Name, Target, Kind, Start, End, Error string
+	// Requests says what a request-aware toxic did; "" for the others.
+	Requests string
 }
 
 func verdictOf(v runrecord.Verdict) verdictView {
@@ -184,8 +186,12 @@ func newPage(r *runrecord.Record) page {
 		})
 	}
 	for _, f := range r.Faults {
-		p.Faults = append(p.Faults, faultView{Name: f.Name, Target: f.Target, Kind: f.Kind,
-			Start: seconds(f.StartMS), End: seconds(f.EndMS), Error: faultError(f)})
+		fv := faultView{Name: f.Name, Target: f.Target, Kind: f.Kind,
+			Start: seconds(f.StartMS), End: seconds(f.EndMS), Error: faultError(f)}
+		if f.Hits != nil {
+			fv.Requests = f.Hits.Text()
+		}
+		p.Faults = append(p.Faults, fv)
 	}
 	p.Flash, p.FlashNote = flashViews(r.Flash)
 	p.Ledger = []fact{
@@ -356,7 +362,7 @@ caption { caption-side: top; text-align: left; color: #555; padding: .2rem 0; fo
 <caption>Faults, when they were really in place</caption>
 <thead><tr><th scope="col">Fault</th><th scope="col">Target</th><th scope="col">Kind</th><th scope="col">Start</th><th scope="col">End</th><th scope="col">Error</th></tr></thead>
 <tbody>
-{{range .Faults}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td>{{.Kind}}</td><td>{{.Start}}</td><td>{{.End}}</td><td>{{with .Error}}<span class="broken">✗</span> {{.}}{{else}}–{{end}}</td></tr>
+{{range .Faults}}<tr><td>{{.Name}}</td><td>{{.Target}}</td><td>{{.Kind}}{{with .Requests}}<br><span class="muted">{{.}}</span>{{end}}</td><td>{{.Start}}</td><td>{{.End}}</td><td>{{with .Error}}<span class="broken">✗</span> {{.}}{{else}}–{{end}}</td></tr>
 {{end}}</tbody>
 </table>{{else}}<p>No fault was injected.</p>{{end}}
 {{if .Breakers}}<table>

@@ -374,6 +374,9 @@ func writeNotes(b *strings.Builder, r *runrecord.Record) {
 		if f.Error != "" {
 			notes = append(notes, fmt.Sprintf("fault %s (%s %s) was not applied: %s", md(f.Name), md(f.Target), md(f.Kind), md(f.Error)))
 		}
+		if f.Hits != nil {
+			notes = append(notes, fmt.Sprintf("fault %s (%s %s) %s", md(f.Name), md(f.Target), md(f.Kind), md(f.Hits.Text())))
+		}
 		if f.LiftError != "" {
 			notes = append(notes, fmt.Sprintf("fault %s (%s %s) could not be lifted at its time and stayed in place (a lift begun while the load ran stops it): %s", md(f.Name), md(f.Target), md(f.Kind), md(f.LiftError)))
 		}

@@ -462,13 +462,39 @@ type FaultRecord struct {
 }
 
 // RequestHits is what a request-aware toxic did: how many requests
-// matched it, how many answers it lost, and the first line of the first
-// few requests whose answer it lost (docs/faults.md).
+// matched it, how many it acted on (Hit; a lost_reply's are also Lost, as
+// records before the HTTP toxics have them), the first line of the first
+// few of those, and how many requests an HTTP toxic let through because
+// they were not HTTP (docs/faults.md).
 type RequestHits struct {
 	Matched int64    `json:"matched"`
-	Lost    int64    `json:"lost"`
+	Hit     int64    `json:"hit"`
+	Lost    int64    `json:"lost,omitempty"`
+	NotHTTP int64    `json:"not_http,omitempty"`
 	First   []string `json:"first,omitempty"`
 }
+
+// Text says what the toxic did, in a line: "acted on 3 of 212 matching
+// requests (first: POST /v1/charges HTTP/1.1, …)", with the requests an
+// HTTP toxic let through because they were not HTTP.
+func (h *RequestHits) Text() string {
+	hit := max(h.Hit, h.Lost)
+	s := fmt.Sprintf("acted on %d of %d matching requests", hit, h.Matched)
+	if len(h.First) > 0 {
+		s += " (first: " + strings.Join(h.First, ", ")
+		if int64(len(h.First)) < hit {
+			s += ", …"
+		}
+		s += ")"
+	}
+	if h.NotHTTP > 0 {
+		s += fmt.Sprintf("; %d requests not HTTP, let through", h.NotHTTP)
+	}
+	return s
+}
+
+// Idle reports whether the toxic acted on no request.
+func (h *RequestHits) Idle() bool { return max(h.Hit, h.Lost) == 0 }
 
 // ExpectationResult is one promise and what was seen.
 type ExpectationResult struct {

@@ -230,7 +230,7 @@ func TestRelayIsHiddenBehindTheAPI(t *testing.T) {
 	var caps toxi.Capabilities
 	if err := json.NewDecoder(resp.Body).Decode(&caps); err != nil ||
 		!slices.Contains(caps.Toxics, "lost_reply") || !slices.Contains(caps.Toxics, "latency") ||
-		!slices.Equal(caps.RequestAware, []string{"lost_reply"}) || !slices.Equal(caps.Relayed, []string{"redis"}) {
+		!slices.Equal(caps.RequestAware, []string{"http_error", "http_latency", "http_lost_response", "http_malformed", "lost_reply"}) || !slices.Equal(caps.Relayed, []string{"redis"}) {
 		t.Errorf("capabilities: %+v, %v", caps, err)
 	}
 	if err := c.DeleteProxy(ctx, "redis"); err != nil {

@@ -19,7 +19,7 @@ import (
 
 // RequestAwareToxics are the toxic types gameday's Toxiproxy serves beyond
 // Toxiproxy's own (package relay); a stock Toxiproxy refuses them.
-var RequestAwareToxics = []string{relay.LostReplyType}
+var RequestAwareToxics = relay.Types()
 
 // relays puts a relay (package relay) behind the proxies of the embedded
 // Toxiproxy that ask for one: a proxy created with "request_aware": true
@@ -284,8 +284,8 @@ func (rs *relays) checkToxic(proxy, toxic string, body []byte) string {
 			}
 		}
 	}
-	if t.Type == relay.LostReplyType {
-		if err := relay.CheckLostReply(t.Attributes); err != nil {
+	if relay.IsType(t.Type) {
+		if err := relay.Check(t.Type, t.Attributes); err != nil {
 			return err.Error()
 		}
 		if rs.relayed(proxy) == nil {
@@ -328,15 +328,11 @@ func (rs *relays) refreshLocked(proxy string) {
 			if !ok {
 				continue
 			}
-			lr, ok := w.Toxic.(*relay.LostReply)
-			if !ok {
-				continue
-			}
 			// Toxiproxy changes a toxic's attributes under this lock.
 			p.Toxics.Lock()
-			f, err := relay.NewFault(w.Name, w.Toxicity, lr)
+			f, aware, err := relay.NewFault(w.Name, w.Toxicity, w.Toxic)
 			p.Toxics.Unlock()
-			if err == nil {
+			if aware && err == nil {
 				fs = append(fs, f)
 			}
 		}

@@ -85,7 +85,7 @@ func (r *Relay) SetFaults(fs []*Fault) {
 	defer r.mu.Unlock()
 	for p := range r.conns {
 		held := p.heldBy.Load()
-		if held != nil && !slices.ContainsFunc(fs, func(f *Fault) bool { return f.toxic == held }) {
+		if held != nil && !slices.ContainsFunc(fs, func(f *Fault) bool { return f.pick == held }) {
 			p.abort()
 		}
 	}
@@ -189,20 +189,30 @@ type pair struct {
 	answered bool
 	// applies holds, per fault, whether it acts on this connection (its
 	// toxicity, drawn once per connection, as Toxiproxy draws its own).
-	applies map[*LostReply]bool
+	applies map[*Pick]bool
 	// lost: a fault lost the answer; the connection is reset or held
 	// silent until the client gives up, or the fault that holds it
 	// (heldBy) is removed.
 	lost   atomic.Bool
-	heldBy atomic.Pointer[LostReply]
+	heldBy atomic.Pointer[Pick]
+	// http: the connection speaks HTTP/1.x, and is read as it (http.go)
+	// from its first request on.
+	http atomic.Pointer[httpConn]
 }
 
 // requests copies the client's bytes to the upstream, noting where each
-// request begins.
+// request begins. A connection whose first bytes are an HTTP/1.x request
+// is read as HTTP from there on (http.go).
 func (p *pair) requests() {
 	buf := make([]byte, 32<<10)
-	for {
+	for first := true; ; first = false {
 		n, err := p.down.Read(buf)
+		if first && n > 0 && looksHTTP(buf[:n]) {
+			hc := newHTTPConn(p, append([]byte(nil), buf[:n]...))
+			p.http.Store(hc)
+			hc.requests()
+			return
+		}
 		if n > 0 {
 			if p.lost.Load() {
 				// Held: the client's further bytes go nowhere, as they
@@ -255,6 +265,12 @@ func (p *pair) answers() {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := p.up.Read(buf)
+		if hc := p.http.Load(); hc != nil {
+			// An HTTP connection, whose first request is on its way or
+			// answered: the answers are read as HTTP from here.
+			hc.answers(buf[:n], err)
+			return
+		}
 		if n > 0 {
 			if f := p.judge(); f != nil {
 				p.lose(f)
@@ -289,10 +305,26 @@ func (p *pair) judge() *Fault {
 		return nil
 	}
 	for _, f := range p.r.current() {
-		if !p.acts(f) {
+		if f.http() {
+			// Not an HTTP connection: an HTTP toxic lets it through.
+			f.pick.Hits.notHTTP()
 			continue
 		}
-		if f.hits(p.req) {
+		if p.acts(f) && f.takes(p.req, nil) {
+			return f
+		}
+	}
+	return nil
+}
+
+// decide is judge for a request of an HTTP connection, when its head h
+// (and req, its first bytes) has been read: the fault that acts on it, or
+// nil.
+func (p *pair) decide(req []byte, h *head) *Fault {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range p.r.current() {
+		if p.acts(f) && f.takes(req, h) {
 			return f
 		}
 	}
@@ -302,12 +334,12 @@ func (p *pair) judge() *Fault {
 // acts draws, once per connection, whether f acts on it.
 func (p *pair) acts(f *Fault) bool {
 	if p.applies == nil {
-		p.applies = map[*LostReply]bool{}
+		p.applies = map[*Pick]bool{}
 	}
-	on, ok := p.applies[f.toxic]
+	on, ok := p.applies[f.pick]
 	if !ok {
-		on = f.toxic.draw(f.toxicity)
-		p.applies[f.toxic] = on
+		on = f.pick.draw(f.toxicity)
+		p.applies[f.pick] = on
 	}
 	return on
 }
@@ -317,7 +349,7 @@ func (p *pair) acts(f *Fault) bool {
 // does). The upstream did the work and answered; it is closed either way.
 func (p *pair) lose(f *Fault) {
 	if f.hold {
-		p.heldBy.Store(f.toxic)
+		p.heldBy.Store(f.pick)
 	}
 	p.lost.Store(true)
 	p.up.SetLinger(0)
@@ -325,7 +357,7 @@ func (p *pair) lose(f *Fault) {
 	if f.hold {
 		// requests() reads the client's bytes until it closes, or
 		// SetFaults resets it when f is removed.
-		if !slices.ContainsFunc(p.r.current(), func(g *Fault) bool { return g.toxic == f.toxic }) {
+		if !slices.ContainsFunc(p.r.current(), func(g *Fault) bool { return g.pick == f.pick }) {
 			p.abort() // removed while this answer was being lost
 		}
 		return

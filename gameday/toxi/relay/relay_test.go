@@ -79,16 +79,16 @@ func startRelay(t *testing.T, upstream string, fs ...*Fault) *Relay {
 	return r
 }
 
-func fault(t *testing.T, toxicity float32, lr *LostReply) *Fault {
+func fault(t *testing.T, toxicity float32, lr toxic) *Fault {
 	t.Helper()
 	return namedFault(t, "lost", toxicity, lr)
 }
 
-func namedFault(t *testing.T, name string, toxicity float32, lr *LostReply) *Fault {
+func namedFault(t *testing.T, name string, toxicity float32, lr toxic) *Fault {
 	t.Helper()
-	f, err := NewFault(name, toxicity, lr)
-	if err != nil {
-		t.Fatal(err)
+	f, ok, err := NewFault(name, toxicity, lr)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
 	}
 	return f
 }
@@ -124,7 +124,7 @@ func (c *client) ask(line string, within time.Duration) (string, error) {
 // not pick, before and after, are answered.
 func TestLostReplyLosesTheAnswerOfWorkDone(t *testing.T) {
 	s := newLineServer(t)
-	r := startRelay(t, s.ln.Addr().String(), fault(t, 1, &LostReply{Match: "^CHARGE", First: 1}))
+	r := startRelay(t, s.ln.Addr().String(), fault(t, 1, &LostReply{Match: "^CHARGE", Pick: Pick{First: 1}}))
 
 	c := dial(t, r.Addr())
 	if ans, err := c.ask("PING", 2*time.Second); err != nil || ans != "done PING" {
@@ -147,8 +147,8 @@ func TestLostReplyLosesTheAnswerOfWorkDone(t *testing.T) {
 	if got := s.record(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("the upstream did %q, want %q: the lost answer's work was done, once per ask", got, want)
 	}
-	hits, err := json.Marshal(&r.current()[0].toxic.Hits)
-	if want := `{"matched":2,"lost":1,"first":["CHARGE order-1\\x0a"]}`; err != nil || string(hits) != want {
+	hits, err := json.Marshal(&r.current()[0].pick.Hits)
+	if want := `{"matched":2,"hit":1,"lost":1,"first":["CHARGE order-1\\x0a"]}`; err != nil || string(hits) != want {
 		t.Errorf("hits = %s, %v, want %s", hits, err, want)
 	}
 }
@@ -186,20 +186,20 @@ func TestLostReplyPicksBySeed(t *testing.T) {
 		}
 		return b.String()
 	}
-	if got := picked(&LostReply{Every: 4}); got != "...x...x...x...x" {
+	if got := picked(&LostReply{Pick: Pick{Every: 4}}); got != "...x...x...x...x" {
 		t.Errorf("every 4: %s", got)
 	}
-	if got := picked(&LostReply{Every: 2, First: 6}); got != ".x.x.x.........." {
+	if got := picked(&LostReply{Pick: Pick{Every: 2, First: 6}}); got != ".x.x.x.........." {
 		t.Errorf("every 2 of the first 6: %s", got)
 	}
-	a, b := picked(&LostReply{Probability: &p, Seed: 7}), picked(&LostReply{Probability: &p, Seed: 7})
+	a, b := picked(&LostReply{Pick: Pick{Probability: &p, Seed: 7}}), picked(&LostReply{Pick: Pick{Probability: &p, Seed: 7}})
 	if a != b {
 		t.Errorf("the same seed picked %s, then %s", a, b)
 	}
 	// The runner names each toxic after its run: two runs with one seed
 	// pick alike whatever the names.
-	run1 := startRelay(t, s.ln.Addr().String(), namedFault(t, "gameday-run1-lost", 1, &LostReply{Probability: &p, Seed: 7}))
-	run2 := startRelay(t, s.ln.Addr().String(), namedFault(t, "gameday-run2-lost", 1, &LostReply{Probability: &p, Seed: 7}))
+	run1 := startRelay(t, s.ln.Addr().String(), namedFault(t, "gameday-run1-lost", 1, &LostReply{Pick: Pick{Probability: &p, Seed: 7}}))
+	run2 := startRelay(t, s.ln.Addr().String(), namedFault(t, "gameday-run2-lost", 1, &LostReply{Pick: Pick{Probability: &p, Seed: 7}}))
 	var picks [2]strings.Builder
 	for i, r := range []*Relay{run1, run2} {
 		for range 16 {
@@ -217,7 +217,7 @@ func TestLostReplyPicksBySeed(t *testing.T) {
 		t.Errorf("probability 0.5 picked %s", a)
 	}
 	zero := 0.0
-	if got := picked(&LostReply{Probability: &zero}); got != strings.Repeat(".", 16) {
+	if got := picked(&LostReply{Pick: Pick{Probability: &zero}}); got != strings.Repeat(".", 16) {
 		t.Errorf("probability 0: %s", got)
 	}
 }
@@ -315,9 +315,9 @@ func TestRemovingTheFaultEndsItsHeldConnections(t *testing.T) {
 	_, heldDone := ask("HELD 1")
 	_, keptDone := ask("KEPT 1")
 	lost := func(f *Fault) int64 {
-		f.toxic.Hits.mu.Lock()
-		defer f.toxic.Hits.mu.Unlock()
-		return f.toxic.Hits.Lost
+		f.pick.Hits.mu.Lock()
+		defer f.pick.Hits.mu.Unlock()
+		return f.pick.Hits.Hit
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for (lost(held) < 1 || lost(kept) < 1) && time.Now().Before(deadline) {

@@ -1,0 +1,698 @@
+package relay
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/textproto"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// An HTTP/1.x connection through the relay is read a message at a time:
+// each request's head and body, and each answer's, framed as HTTP frames
+// them (Content-Length, chunked, to the connection's close; none for HEAD,
+// 1xx, 204 and 304). The bytes go on as they came; only an answer a toxic
+// acts on is changed. Answers come back in the order of their requests,
+// so each request waits its turn in a queue, and an answer the relay
+// gives itself (http_error) is sent in its request's turn.
+
+// maxHead bounds a message's head (its start line and header fields).
+const maxHead = 64 << 10
+
+// maxSpoiled bounds the body http_malformed reads whole to spoil it; a
+// longer one is cut at this length, which spoils it as well.
+const maxSpoiled = 16 << 20
+
+// looksHTTP reports whether a connection's first bytes are an HTTP/1.x
+// request: a method in capitals, a space, and (once the line is whole)
+// " HTTP/1." before its end.
+func looksHTTP(b []byte) bool {
+	i := 0
+	for i < len(b) && i < 20 && b[i] >= 'A' && b[i] <= 'Z' {
+		i++
+	}
+	if i < 3 || i >= len(b) || b[i] != ' ' {
+		return false
+	}
+	line, _, whole := bytes.Cut(b, []byte("\n"))
+	if !whole {
+		return len(b) < maxHead
+	}
+	line = bytes.TrimSuffix(line, []byte("\r"))
+	return bytes.HasPrefix(line[bytes.LastIndexByte(line, ' ')+1:], []byte("HTTP/1."))
+}
+
+// head is an HTTP message's head, as read.
+type head struct {
+	raw    []byte
+	method string // a request's
+	target string // a request's
+	status int    // an answer's
+	proto  string
+	header http.Header
+	// length is the body's Content-Length, -1 when none was given.
+	length  int64
+	chunked bool
+	// closing: the connection ends after this message.
+	closing bool
+	upgrade bool
+	expect  bool // Expect: 100-continue
+}
+
+var errNotHTTP = errors.New("not HTTP/1.x")
+
+// readHead reads a message's head, blank lines before it included.
+func readHead(br *bufio.Reader) ([]byte, error) {
+	var raw []byte
+	started := false
+	for {
+		line, err := br.ReadSlice('\n')
+		raw = append(raw, line...)
+		if len(raw) > maxHead {
+			return raw, fmt.Errorf("a head longer than %d bytes: %w", maxHead, errNotHTTP)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			if err == io.EOF && len(raw) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return raw, err
+		}
+		blank := len(bytes.TrimRight(line, "\r\n")) == 0
+		switch {
+		case blank && started:
+			return raw, nil
+		case !blank:
+			started = true
+		}
+	}
+}
+
+// parseHead reads a head's start line and the fields that frame its body.
+// request says which it is.
+func parseHead(raw []byte, request bool) (*head, error) {
+	text := strings.TrimLeft(string(raw), "\r\n")
+	start, rest, _ := strings.Cut(text, "\n")
+	start = strings.TrimSuffix(start, "\r")
+	h := &head{raw: raw, length: -1}
+	parts := strings.SplitN(start, " ", 3)
+	if request {
+		if len(parts) != 3 || !strings.HasPrefix(parts[2], "HTTP/1.") {
+			return nil, errNotHTTP
+		}
+		h.method, h.target, h.proto = parts[0], parts[1], parts[2]
+	} else {
+		if len(parts) < 2 || !strings.HasPrefix(parts[0], "HTTP/1.") {
+			return nil, errNotHTTP
+		}
+		code, err := strconv.Atoi(parts[1])
+		if err != nil || code < 100 || code > 999 {
+			return nil, errNotHTTP
+		}
+		h.proto, h.status = parts[0], code
+	}
+	tp := textproto.NewReader(bufio.NewReader(strings.NewReader(rest)))
+	mh, err := tp.ReadMIMEHeader()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%v: %w", err, errNotHTTP)
+	}
+	h.header = http.Header(mh)
+	for _, v := range h.header.Values("Transfer-Encoding") {
+		h.chunked = h.chunked || strings.Contains(strings.ToLower(v), "chunked")
+	}
+	if cls := h.header.Values("Content-Length"); len(cls) > 0 && !h.chunked {
+		n, err := strconv.ParseInt(strings.TrimSpace(cls[0]), 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("Content-Length %q: %w", cls[0], errNotHTTP)
+		}
+		for _, v := range cls[1:] {
+			if strings.TrimSpace(v) != strings.TrimSpace(cls[0]) {
+				return nil, fmt.Errorf("Content-Length given twice, differently: %w", errNotHTTP)
+			}
+		}
+		h.length = n
+	}
+	conn := strings.ToLower(strings.Join(h.header.Values("Connection"), ","))
+	h.closing = strings.Contains(conn, "close") || (h.proto == "HTTP/1.0" && !strings.Contains(conn, "keep-alive"))
+	h.upgrade = strings.Contains(conn, "upgrade") || (request && h.method == http.MethodConnect)
+	h.expect = strings.EqualFold(strings.TrimSpace(h.header.Get("Expect")), "100-continue")
+	return h, nil
+}
+
+// body is how a message's body is framed.
+type body struct {
+	none, chunked, toClose bool
+	length                 int64
+}
+
+// requestBody frames a request's body: chunked, a length, or none.
+func requestBody(h *head) body {
+	switch {
+	case h.chunked:
+		return body{chunked: true}
+	case h.length > 0:
+		return body{length: h.length}
+	}
+	return body{none: true}
+}
+
+// answerBody frames an answer's body, given its request's method.
+func answerBody(h *head, method string) body {
+	switch {
+	case method == http.MethodHead || h.status/100 == 1 || h.status == http.StatusNoContent || h.status == http.StatusNotModified:
+		return body{none: true}
+	case h.chunked:
+		return body{chunked: true}
+	case h.length >= 0:
+		return body{length: h.length, none: h.length == 0}
+	}
+	return body{toClose: true}
+}
+
+// copyBody copies a body as framed, its bytes as they came (a chunked
+// body's sizes and trailers included).
+func copyBody(w io.Writer, br *bufio.Reader, b body) error {
+	switch {
+	case b.none:
+		return nil
+	case b.toClose:
+		_, err := io.Copy(w, br)
+		return err
+	case !b.chunked:
+		_, err := io.CopyN(w, br, b.length)
+		return err
+	}
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		sizeText, _, _ := strings.Cut(strings.TrimSpace(string(line)), ";")
+		size, err := strconv.ParseInt(strings.TrimSpace(sizeText), 16, 64)
+		if err != nil || size < 0 {
+			return fmt.Errorf("chunk size %q: %w", sizeText, errNotHTTP)
+		}
+		if size == 0 {
+			// The trailer, to its blank line.
+			for {
+				line, err := readLine(br)
+				if err != nil {
+					return err
+				}
+				if _, err := w.Write(line); err != nil {
+					return err
+				}
+				if len(bytes.TrimRight(line, "\r\n")) == 0 {
+					return nil
+				}
+			}
+		}
+		if _, err := io.CopyN(w, br, size+2); err != nil { // the data and its CRLF
+			return err
+		}
+	}
+}
+
+// readLine reads one line of a chunked body, at most maxHead bytes.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > maxHead {
+			return nil, fmt.Errorf("a chunk line longer than %d bytes: %w", maxHead, errNotHTTP)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return line, err
+	}
+}
+
+// readBody reads a body whole, decoded (a chunked one's data only), at
+// most limit bytes; cut says there was more.
+func readBody(br *bufio.Reader, b body, limit int64) (data []byte, cut bool, err error) {
+	var buf bytes.Buffer
+	w := &capped{w: &buf, left: limit}
+	if !b.chunked {
+		err = copyBody(w, br, b)
+		return buf.Bytes(), w.cut, err
+	}
+	for {
+		line, err := readLine(br)
+		if err != nil {
+			return buf.Bytes(), w.cut, err
+		}
+		sizeText, _, _ := strings.Cut(strings.TrimSpace(string(line)), ";")
+		size, err := strconv.ParseInt(strings.TrimSpace(sizeText), 16, 64)
+		if err != nil || size < 0 {
+			return buf.Bytes(), w.cut, fmt.Errorf("chunk size %q: %w", sizeText, errNotHTTP)
+		}
+		if size == 0 {
+			for {
+				line, err := readLine(br)
+				if err != nil || len(bytes.TrimRight(line, "\r\n")) == 0 {
+					return buf.Bytes(), w.cut, err
+				}
+			}
+		}
+		if _, err := io.CopyN(w, br, size); err != nil {
+			return buf.Bytes(), w.cut, err
+		}
+		if _, err := br.Discard(2); err != nil {
+			return buf.Bytes(), w.cut, err
+		}
+	}
+}
+
+// capped keeps the first left bytes written to it, and drops the rest.
+type capped struct {
+	w    io.Writer
+	left int64
+	cut  bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	n := len(p)
+	if int64(len(p)) > c.left {
+		p, c.cut = p[:c.left], true
+	}
+	c.left -= int64(len(p))
+	if _, err := c.w.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// withoutFraming is an answer's head without its framing fields
+// (Content-Length, Transfer-Encoding) and its blank line, for a head
+// that declares its own.
+func withoutFraming(raw []byte) []byte {
+	var out []byte
+	for i, line := range bytes.SplitAfter(raw, []byte("\n")) {
+		t := bytes.TrimRight(line, "\r\n")
+		if len(t) == 0 && i > 0 {
+			continue
+		}
+		name, _, _ := bytes.Cut(t, []byte(":"))
+		switch http.CanonicalHeaderKey(string(bytes.TrimSpace(name))) {
+		case "Content-Length", "Transfer-Encoding":
+			if i > 0 {
+				continue
+			}
+		}
+		out = append(out, line...)
+	}
+	return out
+}
+
+// exchange is one request on an HTTP connection, waiting for its answer.
+type exchange struct {
+	method string
+	fault  *Fault
+	// answer, when the relay answers the request itself, is what it
+	// sends in the request's turn; closing ends the connection after.
+	answer  []byte
+	closing bool
+	// raw: from this request on the connection is no longer HTTP (an
+	// upgrade, a CONNECT, bytes that are not a request): copy it as it
+	// comes.
+	raw bool
+}
+
+// httpConn is a pair's connection read as HTTP/1.x.
+type httpConn struct {
+	p       *pair
+	client  *bufio.Reader
+	up      *bufio.Reader
+	pending chan *exchange
+}
+
+func newHTTPConn(p *pair, first []byte) *httpConn {
+	return &httpConn{
+		p:       p,
+		client:  bufio.NewReaderSize(io.MultiReader(bytes.NewReader(first), p.down), 32<<10),
+		pending: make(chan *exchange, 64),
+	}
+}
+
+// requests reads the client's requests, decides what each fault does to
+// each, queues it for its answer, and forwards those the relay does not
+// answer itself.
+func (hc *httpConn) requests() {
+	p := hc.p
+	defer close(hc.pending)
+	for {
+		raw, err := readHead(hc.client)
+		if p.lost.Load() {
+			hc.drain()
+			return
+		}
+		if err != nil {
+			switch {
+			case errors.Is(err, errNotHTTP):
+				hc.passRaw(raw)
+			case len(bytes.TrimSpace(raw)) == 0 && errors.Is(err, io.EOF):
+				p.up.CloseWrite() // the client is done
+			default:
+				p.abort() // the client went away mid-head
+			}
+			return
+		}
+		h, err := parseHead(raw, true)
+		if err != nil {
+			hc.passRaw(raw)
+			return
+		}
+		b := requestBody(h)
+		// The request's first bytes, for lost_reply's match and the hits:
+		// its head, and its body when it is short and already here.
+		req := raw
+		if !b.chunked && !b.none && b.length <= maxRequest {
+			if peek, _ := hc.client.Peek(min(int(b.length), hc.client.Buffered())); len(peek) > 0 {
+				req = append(append([]byte{}, raw...), peek...)
+			}
+		}
+		ex := &exchange{method: h.method, fault: p.decide(req, h)}
+		if f := ex.fault; f != nil && f.answer != nil {
+			// Answered here: the body is read and dropped, unless the
+			// client waits for a 100 Continue before sending it; then the
+			// connection ends after the answer.
+			ex.closing = h.closing || h.expect
+			ex.answer = f.answer.bytes(f.Name, h.method, ex.closing)
+			if !h.expect {
+				if err := copyBody(io.Discard, hc.client, b); err != nil {
+					ex.closing = true
+				}
+			}
+			hc.pending <- ex
+			if ex.closing {
+				return
+			}
+			continue
+		}
+		hc.pending <- ex
+		if _, err := p.up.Write(raw); err != nil {
+			hc.failed()
+			return
+		}
+		if err := copyBody(p.up, hc.client, b); err != nil {
+			hc.failed()
+			return
+		}
+		if h.upgrade {
+			hc.pending <- &exchange{raw: true}
+			hc.copyRaw()
+			return
+		}
+	}
+}
+
+// passRaw sends what is not an HTTP request on as it came, and the rest of
+// the connection with it.
+func (hc *httpConn) passRaw(raw []byte) {
+	hc.pending <- &exchange{raw: true}
+	if len(raw) > 0 {
+		if _, err := hc.p.up.Write(raw); err != nil {
+			hc.p.abort()
+			return
+		}
+	}
+	hc.copyRaw()
+}
+
+// copyRaw copies the client's bytes to the upstream until either ends.
+func (hc *httpConn) copyRaw() {
+	if _, err := io.Copy(hc.p.up, hc.client); err != nil {
+		hc.p.abort()
+		return
+	}
+	hc.p.up.CloseWrite()
+}
+
+// failed ends the connection when a request could not be forwarded: at
+// once, unless its answer was lost and it is held.
+func (hc *httpConn) failed() {
+	if hc.p.lost.Load() {
+		hc.drain()
+		return
+	}
+	hc.p.abort()
+}
+
+// drain reads what a client sends on a connection whose answer was lost
+// and is held: it goes nowhere.
+func (hc *httpConn) drain() {
+	_, _ = io.Copy(io.Discard, hc.client)
+	hc.p.abort()
+}
+
+// answers sends each request's answer in its turn: the upstream's, as a
+// fault says, or the relay's own. first is what the upstream sent first
+// (already read), or firstErr why it sent nothing.
+func (hc *httpConn) answers(first []byte, firstErr error) {
+	p := hc.p
+	hc.up = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(first), p.up), 32<<10)
+	// ready says the upstream has sent bytes (or err, that it ended) not
+	// yet read as an answer: while no request waits, the relay watches
+	// for it, so that an upstream that closes an idle connection closes
+	// the client's too, as it would without the relay.
+	ready := make(chan error, 1)
+	watching := true
+	if len(first) > 0 || firstErr != nil {
+		ready <- firstErr
+	} else {
+		go hc.watch(ready)
+	}
+	for {
+		var ex *exchange
+		var ok bool
+		select {
+		case ex, ok = <-hc.pending:
+		case err := <-ready:
+			watching = false
+			select {
+			case ex, ok = <-hc.pending:
+				ready <- err // the answer to ex, or its end
+				watching = true
+			default:
+				if err != nil {
+					// The upstream closed an idle connection.
+					hc.end()
+					return
+				}
+				// The upstream spoke unasked (a 408 before it closes):
+				// on as it comes.
+				hc.copyAnswersRaw()
+				return
+			}
+		}
+		if !ok {
+			// The client is done, and every answer it waited for sent:
+			// what the upstream still sends goes on as it comes.
+			if watching {
+				<-ready
+			}
+			hc.copyAnswersRaw()
+			return
+		}
+		if ex.answer != nil {
+			if _, err := p.down.Write(ex.answer); err != nil {
+				p.abort()
+				return
+			}
+			if ex.closing {
+				hc.end()
+				return
+			}
+			continue
+		}
+		// The upstream's answer: wait for its first bytes.
+		if watching {
+			if err := <-ready; err != nil && hc.up.Buffered() == 0 {
+				p.abort() // the upstream ended without answering
+				return
+			}
+			watching = false
+		}
+		if ex.raw {
+			hc.copyAnswersRaw()
+			return
+		}
+		if !hc.answer(ex) {
+			return
+		}
+		watching = true
+		go hc.watch(ready)
+	}
+}
+
+// end closes the client's side after what was sent, as a server does
+// that closes a connection, and gives the client a while to read it and
+// close its own; a client that does not is then cut off.
+func (hc *httpConn) end() {
+	hc.p.down.CloseWrite()
+	hc.p.down.SetReadDeadline(time.Now().Add(endGrace))
+}
+
+// endGrace is how long a client has to close its side of a connection the
+// relay ended.
+const endGrace = 5 * time.Second
+
+// watch waits until the upstream sends a byte or ends.
+func (hc *httpConn) watch(ready chan<- error) {
+	_, err := hc.up.Peek(1)
+	ready <- err
+}
+
+// copyAnswersRaw copies the upstream's bytes to the client until either
+// ends.
+func (hc *httpConn) copyAnswersRaw() {
+	if _, err := io.Copy(hc.p.down, hc.up); err != nil {
+		hc.p.abort()
+		return
+	}
+	hc.p.down.CloseWrite()
+}
+
+// answer reads the upstream's answer to ex and sends it on as ex's fault
+// says; it reports whether the connection goes on.
+func (hc *httpConn) answer(ex *exchange) bool {
+	p := hc.p
+	var h *head
+	for {
+		raw, err := readHead(hc.up)
+		if err != nil {
+			if len(raw) > 0 && errors.Is(err, errNotHTTP) {
+				p.down.Write(raw)
+				hc.copyAnswersRaw()
+				return false
+			}
+			p.abort()
+			return false
+		}
+		if h, err = parseHead(raw, false); err != nil {
+			p.down.Write(raw)
+			hc.copyAnswersRaw()
+			return false
+		}
+		if h.status/100 != 1 || h.status == http.StatusSwitchingProtocols {
+			break
+		}
+		// 100 Continue and the like: on at once, the answer follows.
+		if _, err := p.down.Write(raw); err != nil {
+			p.abort()
+			return false
+		}
+	}
+	f := ex.fault
+	b := answerBody(h, ex.method)
+	switch {
+	case h.status == http.StatusSwitchingProtocols:
+		if _, err := p.down.Write(h.raw); err != nil {
+			p.abort()
+			return false
+		}
+		hc.copyAnswersRaw()
+		return false
+	case f != nil && f.lose:
+		// The work is done and answered: the answer goes nowhere.
+		err := copyBody(io.Discard, hc.up, b)
+		switch {
+		case f.bad && err == nil:
+			closing := b.toClose || h.closing
+			bad := (&synthetic{status: http.StatusBadGateway, ctype: "text/plain; charset=utf-8", body: []byte("the answer was lost (gameday " + HTTPLostResponseType + ")\n")}).bytes(f.Name, ex.method, closing)
+			if _, err := p.down.Write(bad); err != nil {
+				p.abort()
+				return false
+			}
+			if closing {
+				hc.end()
+				return false
+			}
+			return true
+		default:
+			// Reset, or held: the requests' side reads what the client
+			// sends meanwhile, and ends with it.
+			p.lose(f)
+			return false
+		}
+	case f != nil && f.latency > 0:
+		d := f.latency
+		if f.jitter > 0 {
+			d += time.Duration(rand.Int64N(int64(2*f.jitter+1))) - f.jitter
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-p.r.ctx.Done():
+			t.Stop()
+			p.abort()
+			return false
+		}
+	case f != nil && f.malformed != "":
+		return hc.spoil(ex, h, b)
+	}
+	if _, err := p.down.Write(h.raw); err != nil {
+		p.abort()
+		return false
+	}
+	if err := copyBody(p.down, hc.up, b); err != nil {
+		p.abort()
+		return false
+	}
+	if b.toClose || h.closing {
+		hc.end()
+		return false
+	}
+	return true
+}
+
+// spoil sends the answer h, its body b, as http_malformed says; it reports
+// whether the connection goes on.
+func (hc *httpConn) spoil(ex *exchange, h *head, b body) bool {
+	p := hc.p
+	data, cut, err := readBody(hc.up, b, maxSpoiled)
+	if err != nil && !cut {
+		p.abort()
+		return false
+	}
+	half := data[:len(data)/2]
+	start := withoutFraming(h.raw)
+	var out []byte
+	goesOn := false
+	switch ex.fault.malformed {
+	case "wrong_length":
+		out = fmt.Appendf(start, "Content-Length: %d\r\n\r\n", len(data)+max(1, len(data)/2))
+		out = append(out, data...)
+	case "cut_json":
+		out = fmt.Appendf(start, "Content-Length: %d\r\n\r\n", len(half))
+		out = append(out, half...)
+		goesOn = !b.toClose && !h.closing && !cut
+	default: // truncate
+		out = fmt.Appendf(start, "Content-Length: %d\r\n\r\n", len(data))
+		out = append(out, half...)
+	}
+	if _, err := p.down.Write(out); err != nil {
+		p.abort()
+		return false
+	}
+	if !goesOn {
+		hc.end()
+	}
+	return goesOn
+}

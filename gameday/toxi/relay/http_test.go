@@ -1,0 +1,372 @@
+package relay
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// provider is an HTTP upstream that records every request it served, and
+// how many connections it accepted.
+type provider struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	done  []string
+	conns atomic.Int64
+}
+
+func newProvider(t *testing.T, h http.HandlerFunc) *provider {
+	return newProviderIdle(t, h, 0)
+}
+
+// newProviderIdle is newProvider, closing connections idle for idle.
+func newProviderIdle(t *testing.T, h http.HandlerFunc, idle time.Duration) *provider {
+	t.Helper()
+	p := &provider{}
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		p.mu.Lock()
+		p.done = append(p.done, r.Method+" "+r.URL.Path+" "+string(body))
+		p.mu.Unlock()
+		if h != nil {
+			h(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"ch_%d","path":%q}`, len(p.record()), r.URL.Path)
+	}))
+	p.srv.Config.IdleTimeout = idle
+	p.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			p.conns.Add(1)
+		}
+	}
+	p.srv.Start()
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *provider) addr() string { return p.srv.Listener.Addr().String() }
+
+func (p *provider) record() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.done...)
+}
+
+// httpClient talks to the relay with keep-alive, one connection at most,
+// and no retries of its own beyond what net/http does.
+func httpClient(t *testing.T) *http.Client {
+	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1, DisableCompression: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
+}
+
+// post sends a POST and returns the status and body, or the error.
+func post(c *http.Client, url, body string) (int, string, error) {
+	resp, err := c.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// http_error answers the requests it picks itself — the upstream never
+// sees them — with the status, Retry-After and body it was given, on the
+// same keep-alive connection as the requests it lets through; requests
+// it does not match are untouched.
+func TestHTTPErrorAnswersInsteadOfTheUpstream(t *testing.T) {
+	pr := newProvider(t, nil)
+	f := fault(t, 1, &HTTPError{HTTPMatch: HTTPMatch{Method: "POST", Path: "^/v1/charges"}, Status: 429, RetryAfter: "2", Body: `{"error":"rate_limited"}`, Pick: Pick{Every: 2}})
+	r := startRelay(t, pr.addr(), f)
+	c := httpClient(t)
+	var got []string
+	for i := range 6 {
+		code, body, err := post(c, "http://"+r.Addr()+"/v1/charges", fmt.Sprintf(`{"order":%d}`, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprint(code))
+		if code == 429 && body != `{"error":"rate_limited"}` {
+			t.Errorf("429 body %q", body)
+		}
+	}
+	if code, _, err := post(c, "http://"+r.Addr()+"/v1/refunds", `{}`); err != nil || code != 200 {
+		t.Errorf("a refund the toxic does not match: %d, %v", code, err)
+	}
+	if s := strings.Join(got, " "); s != "200 429 200 429 200 429" {
+		t.Errorf("answers %s, want every second charge answered 429", s)
+	}
+	if rec := pr.record(); len(rec) != 4 || rec[1] != `POST /v1/charges {"order":2}` {
+		t.Errorf("the upstream served %q: want the charges let through and the refund only", rec)
+	}
+	if n := pr.conns.Load(); n != 1 {
+		t.Errorf("the upstream saw %d connections, want the one kept alive", n)
+	}
+	resp, err := c.Post("http://"+r.Addr()+"/v1/charges", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == 429 && (resp.Header.Get("Retry-After") != "2" || resp.Header.Get("Content-Type") != "application/json") {
+		t.Errorf("429 headers %v", resp.Header)
+	}
+	if matched, hit, _, first := f.pick.Hits.Counts(); matched != 7 || hit != 3 || first[0] != "POST /v1/charges HTTP/1.1" {
+		t.Errorf("hits: matched %d, hit %d, first %q", matched, hit, first)
+	}
+}
+
+// http_lost_response lets the request through and loses the answer: the
+// charge is made, and the client is reset (then: reset), or told 502 on a
+// connection that goes on (then: 502). (The requests carry X-Order, not
+// Idempotency-Key: net/http sends a POST with an idempotency key again
+// when its connection breaks, which is what a client with keys should do,
+// and what this test does not look at.)
+func TestHTTPLostResponseAfterTheChargeWasMade(t *testing.T) {
+	pr := newProvider(t, nil)
+	reset := fault(t, 1, &HTTPLostResponse{HTTPMatch: HTTPMatch{Path: "^/v1/charges$", Header: "X-Order: ^k1$"}})
+	r := startRelay(t, pr.addr(), reset)
+	c := httpClient(t)
+	send := func(key string) (int, error) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+r.Addr()+"/v1/charges", strings.NewReader(`{"amount":5}`))
+		req.Header.Set("X-Order", key)
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.ReadAll(resp.Body)
+		return resp.StatusCode, err
+	}
+	if code, err := send("k0"); err != nil || code != 200 {
+		t.Fatalf("a charge the toxic does not match: %d, %v", code, err)
+	}
+	if code, err := send("k1"); err == nil {
+		t.Fatalf("the charge whose answer was lost answered %d", code)
+	}
+	if rec := pr.record(); len(rec) != 2 {
+		t.Fatalf("the upstream served %q: want both charges made", rec)
+	}
+	r.SetFaults([]*Fault{namedFault(t, "bad", 1, &HTTPLostResponse{HTTPMatch: HTTPMatch{Header: "X-Order: ^k2$"}, Then: "502"})})
+	if code, err := send("k2"); err != nil || code != http.StatusBadGateway {
+		t.Fatalf("then 502: %d, %v", code, err)
+	}
+	if code, err := send("k3"); err != nil || code != 200 {
+		t.Fatalf("after a 502 the connection goes on: %d, %v", code, err)
+	}
+	if rec := pr.record(); len(rec) != 4 {
+		t.Errorf("the upstream served %q: want every charge made", rec)
+	}
+}
+
+// http_latency delays only the answers it picks: a slow charge does not
+// slow a refund on another connection.
+func TestHTTPLatencyDelaysOnlyWhatItMatches(t *testing.T) {
+	pr := newProvider(t, nil)
+	r := startRelay(t, pr.addr(), fault(t, 1, &HTTPLatency{HTTPMatch: HTTPMatch{Path: "^/v1/charges"}, Latency: 1500}))
+	slow := make(chan time.Time, 1)
+	go func() {
+		c := httpClient(t)
+		post(c, "http://"+r.Addr()+"/v1/charges", `{}`)
+		slow <- time.Now()
+	}()
+	start := time.Now()
+	for len(pr.record()) == 0 && time.Since(start) < 5*time.Second {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if code, _, err := post(httpClient(t), "http://"+r.Addr()+"/v1/refunds", `{}`); err != nil || code != 200 {
+		t.Fatalf("refund: %d, %v", code, err)
+	}
+	select {
+	case <-slow:
+		t.Error("the delayed charge answered before the refund it does not delay")
+	default:
+	}
+	select {
+	case s := <-slow:
+		if s.Sub(start) < 1500*time.Millisecond {
+			t.Errorf("the charge answered after %s, want at least its latency", s.Sub(start))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the delayed charge never answered")
+	}
+}
+
+// http_malformed spoils the answer of work done: cut short mid-body with
+// the connection closed (truncate), a Content-Length longer than what
+// comes (wrong_length), or well framed with its JSON cut (cut_json, and
+// the connection goes on).
+func TestHTTPMalformedAnswers(t *testing.T) {
+	pr := newProvider(t, nil)
+	for _, how := range []string{"truncate", "wrong_length", "cut_json"} {
+		t.Run(how, func(t *testing.T) {
+			r := startRelay(t, pr.addr(), fault(t, 1, &HTTPMalformed{HTTPMatch: HTTPMatch{Path: "^/v1/charges"}, How: how, Pick: Pick{First: 1}}))
+			c := httpClient(t)
+			code, body, err := post(c, "http://"+r.Addr()+"/v1/charges", `{}`)
+			switch how {
+			case "cut_json":
+				var v map[string]any
+				if err != nil || code != 200 || json.Unmarshal([]byte(body), &v) == nil {
+					t.Errorf("cut_json: %d %q %v: want 200 with JSON that does not parse", code, body, err)
+				}
+				if code, body, err := post(c, "http://"+r.Addr()+"/v1/charges", `{}`); err != nil || code != 200 || json.Unmarshal([]byte(body), &v) != nil {
+					t.Errorf("the next answer on the connection: %d %q %v", code, body, err)
+				}
+			default:
+				if !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Errorf("%s: %d %q %v: want the body cut short", how, code, body, err)
+				}
+			}
+		})
+	}
+}
+
+// Pipelined requests are answered in order, an answer the relay gives
+// itself in its request's turn; HEAD, 204, 304, a chunked answer and a
+// request that waits for 100 Continue are framed as HTTP frames them, and
+// the connection goes on after each.
+func TestHTTPFramingOnOneConnection(t *testing.T) {
+	pr := newProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/empty":
+			w.WriteHeader(http.StatusNoContent)
+		case "/same":
+			w.WriteHeader(http.StatusNotModified)
+		case "/chunked":
+			w.Header().Set("Content-Type", "text/plain")
+			for i := range 3 {
+				fmt.Fprintf(w, "part %d\n", i)
+				w.(http.Flusher).Flush()
+			}
+		default:
+			w.Header().Set("Content-Length", "5")
+			io.WriteString(w, "hello")
+		}
+	})
+	r := startRelay(t, pr.addr(), fault(t, 1, &HTTPError{HTTPMatch: HTTPMatch{Path: "^/refused"}, Status: 503, Body: "busy"}))
+	conn, err := net.DialTimeout("tcp", r.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	reqs := "GET /a HTTP/1.1\r\nHost: x\r\n\r\n" +
+		"POST /refused HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody" +
+		"HEAD /b HTTP/1.1\r\nHost: x\r\n\r\n" +
+		"GET /empty HTTP/1.1\r\nHost: x\r\n\r\n" +
+		"GET /same HTTP/1.1\r\nHost: x\r\n\r\n" +
+		"POST /chunked HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nwxyz\r\n0\r\n\r\n"
+	if _, err := io.WriteString(conn, reqs); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	var got []string
+	for _, method := range []string{"GET", "POST", "HEAD", "GET", "GET", "POST"} {
+		resp, err := http.ReadResponse(br, &http.Request{Method: method})
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		got = append(got, fmt.Sprintf("%d %s", resp.StatusCode, b))
+	}
+	want := []string{"200 hello", "503 busy", "200 ", "204 ", "304 ", "200 part 0\npart 1\npart 2\n"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("answers %q, want %q", got, want)
+	}
+	if rec := pr.record(); len(rec) != 5 || rec[4] != "POST /chunked wxyz" {
+		t.Errorf("the upstream served %q", rec)
+	}
+	// Expect: 100-continue: the 100 goes back at once, then the body.
+	c := httpClient(t)
+	c.Transport.(*http.Transport).ExpectContinueTimeout = 5 * time.Second
+	req, _ := http.NewRequest(http.MethodPost, "http://"+r.Addr()+"/continue", strings.NewReader("later"))
+	req.Header.Set("Expect", "100-continue")
+	var continued atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{Got100Continue: func() { continued.Store(true) }}))
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !continued.Load() {
+		t.Errorf("100-continue: %d, continued %v", resp.StatusCode, continued.Load())
+	}
+}
+
+// An upstream that closes an idle keep-alive connection closes the
+// client's too: the client's next request goes on a new connection
+// instead of one the relay would forward into a closed socket.
+func TestHTTPIdleCloseReachesTheClient(t *testing.T) {
+	pr := newProviderIdle(t, nil, 100*time.Millisecond)
+	r := startRelay(t, pr.addr(), fault(t, 1, &HTTPLatency{HTTPMatch: HTTPMatch{Path: "^/never"}, Latency: 1}))
+	c := httpClient(t)
+	for i := range 3 {
+		if code, _, err := post(c, "http://"+r.Addr()+"/v1/charges", `{}`); err != nil || code != 200 {
+			t.Fatalf("charge %d: %d, %v", i, code, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	if n := pr.conns.Load(); n != 3 {
+		t.Errorf("the upstream saw %d connections, want 3 (each closed idle)", n)
+	}
+}
+
+// A connection that is not HTTP passes through an HTTP toxic untouched,
+// and is counted.
+func TestHTTPToxicLetsOtherProtocolsThrough(t *testing.T) {
+	s := newLineServer(t)
+	f := fault(t, 1, &HTTPError{Status: 500})
+	r := startRelay(t, s.ln.Addr().String(), f)
+	c := dial(t, r.Addr())
+	for _, line := range []string{"CHARGE a", "CHARGE b"} {
+		if ans, err := c.ask(line, 2*time.Second); err != nil || ans != "done "+line {
+			t.Fatalf("ask %q: %q, %v", line, ans, err)
+		}
+	}
+	if matched, hit, notHTTP, _ := f.pick.Hits.Counts(); matched != 0 || hit != 0 || notHTTP != 2 {
+		t.Errorf("hits: matched %d, hit %d, not HTTP %d", matched, hit, notHTTP)
+	}
+}
+
+// The HTTP toxics' attributes are checked, each error naming it.
+func TestHTTPToxicAttributesAreChecked(t *testing.T) {
+	for typ, cases := range map[string]map[string]string{
+		HTTPErrorType: {
+			`{"status":200}`:                     "status: 200 is not an error status",
+			`{"status":503,"path":"("}`:          "path:",
+			`{"status":503,"header":"NoColon"}`:  `header: "NoColon" is not "Name: expression"`,
+			`{"status":503,"retry_after":"1\n"}`: "one line each",
+			`{"status":503,"stauts":1}`:          `http_error has no attribute "stauts"`,
+		},
+		HTTPLostResponseType: {`{"then":"drop"}`: `then: "drop" is none of reset, hang and 502`},
+		HTTPLatencyType:      {`{"latency":10,"jitter":20}`: "jitter: 20 is more than latency (10)"},
+		HTTPMalformedType:    {`{"how":"garble"}`: `how: "garble" is none of truncate, wrong_length and cut_json`},
+	} {
+		for attrs, want := range cases {
+			if err := Check(typ, json.RawMessage(attrs)); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s %s: %v, want %q", typ, attrs, err, want)
+			}
+		}
+	}
+	if err := Check(HTTPErrorType, json.RawMessage(`{"status":429,"retry_after":"2","method":"POST","path":"^/v1/charges","header":"Idempotency-Key: .","first":3}`)); err != nil {
+		t.Errorf("a good http_error: %v", err)
+	}
+}
