@@ -67,8 +67,10 @@ type Config struct {
 	// 0 means no line: every charge goes to the provider at once.
 	PaymentSlots int
 	// PaymentAttempts is how many times one checkout sends its charge when
-	// the connection fails; every attempt carries the same idempotency key,
-	// so at most one charge is made. 0 means 2.
+	// the connection fails, or the provider answers 429 or 503 with
+	// Retry-After (the next attempt waits that long, if the shopper's
+	// deadline can hold it); every attempt carries the same idempotency
+	// key, so at most one charge is made. 0 means 2.
 	PaymentAttempts int
 	// SweepInterval is how often the checkout looks for charges to void:
 	// those of leases that expired unclaimed and those whose void the

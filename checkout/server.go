@@ -641,6 +641,21 @@ func (s *Server) charge(ctx context.Context, req Request, key string) (ch paymen
 		if err == nil || !retriable(err) {
 			return ch, sent, err
 		}
+		// A gateway that asks to be left alone a while (429 or 503 with
+		// Retry-After) is: the next attempt waits that long, and a wait
+		// the shopper's deadline cannot hold ends the charge now.
+		if wait := payment.RetryAfter(err); wait > 0 && attempt+1 < s.cfg.PaymentAttempts {
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait+s.cfg.MinPaymentTime {
+				return ch, sent, err
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return ch, sent, err
+			}
+		}
 	}
 	return ch, sent, err
 }

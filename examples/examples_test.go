@@ -315,6 +315,28 @@ func TestTicketshop(t *testing.T) {
 			t.Errorf("notes %q: want the first wrong amount against the price", rec.Notes)
 		}
 	})
+	// A charge made and its answer lost: voided and paid again under the
+	// hold's next key, the buyer pays once and the drill passes; sent again
+	// at once under a key made for the call, the first charge stands too,
+	// and the drill fails on the buyers charged twice.
+	t.Run("charge answer lost", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/charge-answer-lost.yaml", ticketshop(t, true))
+		if rec.Verdict != gameday.VerdictPass {
+			t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
+		}
+		if h := rec.Faults[0].Hits; h == nil || h.Hit == 0 {
+			t.Fatalf("hits %+v: want answers lost", h)
+		}
+	})
+	t.Run("charge sent again under a new key", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/charge-answer-lost.yaml", ticketshop(t, true, "-fresh-key-retry"))
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.DoubleCharges == 0 || !strings.Contains(rec.Reason, "double charges") {
+			t.Fatalf("verdict %s (%s), double charges %d: want the buyers charged twice caught", rec.Verdict, rec.Reason, rec.Invariants.DoubleCharges)
+		}
+		if h := rec.Faults[0].Hits; h == nil || rec.Invariants.DoubleCharges > h.Hit {
+			t.Errorf("double charges %d, answers lost %+v: at most one per answer lost", rec.Invariants.DoubleCharges, h)
+		}
+	})
 	// Without one, every buyer waits for the gateway: the black-box
 	// promise fails, for that reason. Run as a user runs it: the gameday
 	// command with nothing but the system file (its variables from the

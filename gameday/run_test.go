@@ -93,7 +93,7 @@ func hostString(h *runrecord.Host) string {
 // checkout and the payment stand-in as child processes and an embedded
 // Toxiproxy, time-scaled for CI: the reference checkout keeps its promises.
 func TestCatalogueDrillsPass(t *testing.T) {
-	for _, name := range []string{"baseline", "payment-latency", "sessions-down", "redis-killed"} {
+	for _, name := range []string{"baseline", "payment-latency", "sessions-down", "redis-killed", "payment-lost-response", "payment-429", "inventory-lost-reply"} {
 		t.Run(name, func(t *testing.T) {
 			rec := run(t, context.Background(), lookup(t, name), options(t))
 			if rec.Verdict != gameday.VerdictPass {

@@ -17,8 +17,8 @@ func TestCatalogue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"baseline", "drop-naive", "drop-reserve", "inventory-down", "inventory-latency",
-		"payment-down", "payment-killed", "payment-latency", "payment-timeouts",
+	want := []string{"baseline", "drop-naive", "drop-reserve", "inventory-down", "inventory-latency", "inventory-lost-reply",
+		"payment-429", "payment-down", "payment-killed", "payment-latency", "payment-lost-response", "payment-timeouts",
 		"peak-deadline", "peak-fair", "peak-fair-deadline", "peak-lottery", "peak-paced", "peak-queue",
 		"pod-hot-shop", "pod-inventory-down", "pod-move", "pod-shared-payment",
 		"redis-killed", "redis-reset-peer", "sessions-down"}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +42,38 @@ type StatusError struct {
 	// Location is where a redirect (a 3xx) pointed. The client follows
 	// none: the charge is not sent there.
 	Location string
+	// RetryAfter is how long the gateway asked to be left alone (its
+	// Retry-After, in seconds or as an HTTP date), 0 when it did not say.
+	RetryAfter time.Duration
+}
+
+// RetryAfter is how long err, a gateway's answer, asks a caller to wait
+// before it tries again; 0 when it asks for no wait.
+func RetryAfter(err error) time.Duration {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.RetryAfter
+	}
+	return 0
+}
+
+// parseRetryAfter reads a Retry-After value: whole seconds, or an HTTP
+// date (the wait until then). Anything else, or a time past, is 0.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		return time.Duration(min(n, 86400)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return min(t.Sub(now), 24*time.Hour)
+	}
+	return 0
 }
 
 // Error implements error.
@@ -202,5 +235,6 @@ func readStatusError(resp *http.Response) error {
 	} else if len(msg) > 200 {
 		msg = msg[:200] + "…"
 	}
-	return &StatusError{StatusCode: resp.StatusCode, Message: msg, Location: resp.Header.Get("Location")}
+	return &StatusError{StatusCode: resp.StatusCode, Message: msg, Location: resp.Header.Get("Location"),
+		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 }

@@ -108,7 +108,7 @@ func TestValidateCmd(t *testing.T) {
 		}},
 		// A name not in the catalogue lists the names that are.
 		{name: "unknown name", args: []string{"payment-slow"}, usage: true,
-			stderrHas: []string{`"payment-slow"`, "payment-latency, payment-timeouts"}, errHas: "1 of 1"},
+			stderrHas: []string{`"payment-slow"`, "payment-latency, payment-lost-response, payment-timeouts"}, errHas: "1 of 1"},
 		// A path that does not exist.
 		{name: "missing file", args: []string{filepath.Join(dir, "nope.yaml")}, usage: true,
 			stderrHas: []string{"no such file"}},

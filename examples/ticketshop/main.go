@@ -76,6 +76,7 @@ var priceCents = 4500
 type shop struct {
 	breaker  bool
 	giveBack bool
+	freshKey bool
 	rdb      *redis.Client
 	gateway  string
 	hc       *http.Client
@@ -96,9 +97,10 @@ func main() {
 	withBreaker := flag.Bool("breaker", true, "guard the gateway with a circuit breaker (false: every buyer waits for the gateway's timeout)")
 	flag.IntVar(&priceCents, "price-cents", priceCents, "what a ticket costs, recorded on the ticket and charged (the sale's is 4500: another is the bug of a wrong price deployed)")
 	giveBack := flag.Bool("give-back", true, "give a hold back when its payment fails or is refused (false: the bug of a hold kept for a retry that never comes)")
+	freshKey := flag.Bool("fresh-key-retry", false, "send a charge whose answer never came again at once, with a new idempotency key (the bug of a key made per call, not per order: the first charge stands too)")
 	flag.Parse()
 	s := &shop{
-		breaker: *withBreaker, giveBack: *giveBack,
+		breaker: *withBreaker, giveBack: *giveBack, freshKey: *freshKey,
 		rdb:     redis.NewClient(&redis.Options{Addr: *redisAddr, MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, DialTimeout: 500 * time.Millisecond}),
 		gateway: strings.TrimRight(*gateway, "/"),
 		hc:      &http.Client{Timeout: time.Second},
@@ -205,12 +207,19 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := fmt.Sprintf("%s/%d", ref, g)
-	pay := func() (charge, error) { return s.pay(ctx, key, req.Buyer, req.Event) }
-	var ch charge
-	if s.breaker {
-		ch, err = s.cb.Execute(pay)
-	} else {
-		ch, err = pay()
+	charged := func(key string) (charge, error) {
+		pay := func() (charge, error) { return s.pay(ctx, key, req.Buyer, req.Event) }
+		if s.breaker {
+			return s.cb.Execute(pay)
+		}
+		return pay()
+	}
+	ch, err := charged(key)
+	if s.freshKey && err != nil && !errors.Is(err, errDeclined) && !errors.Is(err, gobreaker.ErrOpenState) && !errors.Is(err, gobreaker.ErrTooManyRequests) {
+		// The bug: "it failed, so charge again", under a key made for
+		// this call. The first charge, if it went through, stands.
+		key = fmt.Sprintf("%s/%d", ref, time.Now().UnixNano())
+		ch, err = charged(key)
 	}
 	switch {
 	case errors.Is(err, errDeclined):
