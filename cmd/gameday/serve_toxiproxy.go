@@ -29,13 +29,14 @@ open on loopback only unless -allow-remote-listen. With -system it creates
 the proxy of each dependency of a system file (its listen and upstream), so
 that a service that runs all the time connects through them and the system
 file can name this Toxiproxy (toxiproxy: ADDRESS; docs/systems.md). Besides
-Toxiproxy's toxics it serves lost_reply, on proxies with a relay behind
-them: created with "request_aware": true, or all with -request-aware
-(docs/faults.md).`)
+Toxiproxy's toxics it serves the request-aware ones — lost_reply, and
+http_error, http_lost_response, http_latency and http_malformed for HTTP/1.x
+dependencies — on proxies with a relay behind them: created with
+"request_aware": true, or all with -request-aware (docs/faults.md).`)
 	listen := fs.String("listen", "127.0.0.1:8474", "address of the Toxiproxy HTTP API (it has no authentication: keep it on loopback)")
 	sysFile := fs.String("system", "", "create the proxies of this system file's dependencies (their listen and upstream)")
 	anyListen := fs.Bool("allow-remote-listen", false, "let API callers open proxies on any address, not only loopback (and the system file's listen addresses)")
-	requestAware := fs.Bool("request-aware", false, "put a relay behind every proxy, so that the request-aware toxics (lost_reply) work on all of them; it costs a loopback hop per request (docs/faults.md)")
+	requestAware := fs.Bool("request-aware", false, "put a relay behind every proxy, so that the request-aware toxics (lost_reply, the HTTP toxics) work on all of them; it costs a loopback hop per request (docs/faults.md)")
 	var lf logFlags
 	lf.register(fs)
 	if err := parseFlags(fs, args); err != nil {

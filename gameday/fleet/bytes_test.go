@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +21,19 @@ import (
 // 4 MiB of records.
 func TestAWorkersStreamIsBoundedInBytes(t *testing.T) {
 	s := newShop(t)
-	co, ctx := sale(t, s.srv.URL, 1, load.Stage{Duration: time.Second, Target: 60})
+	// The byte limit, not the last shopper's deadline, must end the shard
+	// however slowly this machine pushes 64 MiB through the race
+	// detector: a patience far beyond it (with 2 s, a loaded machine ran
+	// past the deadline first, 2 runs in 10).
+	j := job(t, s.srv.URL, 1, load.Stage{Duration: time.Second, Target: 60})
+	j.Plan.Patience = time.Minute
+	co, err := fleet.Listen("127.0.0.1:0", j, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { co.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
 	n := len(co.Job().Plan.Arrivals())
 	const line = 4<<20 - 1<<10 // a record just under the longest line
 	limit := 64<<20 + n*64<<10
