@@ -136,3 +136,49 @@ func TestLostReplyRefusedWhereItCannotBeServed(t *testing.T) {
 		t.Errorf("a refused drill made %d charges", n)
 	}
 }
+
+// An HTTP toxic whose path names requests the system never sends acts on
+// nothing: the drill proved nothing of it, and a run that held otherwise is
+// inconclusive (exit 3), its reason naming the fault; run.json keeps what
+// it saw. One that does act is judged as usual.
+func TestAnHTTPToxicThatActsOnNothingProvesNothing(t *testing.T) {
+	shop, provider, _, payAddr := payingShop(t)
+	drill := strings.Replace(lostChargesDrill, `toxic: {type: lost_reply, attributes: {match: "^POST /charge ", first: 2}}`,
+		`toxic: {type: http_error, attributes: {path: "^/v1/charges", status: 503}}`, 1)
+	code, printed, _ := drillSystem(t, paySystem(shop.URL, provider.URL, payAddr, ""), drill)
+	if code != exitInconclusive || !strings.Contains(printed, "a fault acted on no request, so the drill proved nothing of it: charges-lost on pay acted on 0 of 0 matching requests") {
+		t.Errorf("exit %d, want 3 naming the idle fault:\n%s", code, printed)
+	}
+	drill = strings.Replace(drill, `path: "^/v1/charges"`, `path: "^/charge$", every: 2`, 1)
+	code, printed, _ = drillSystem(t, paySystem(shop.URL, provider.URL, payAddr, ""), drill)
+	if code == exitInconclusive || code == exitUsage || !strings.Contains(printed, "fault: charges-lost (pay http_error) acted on ") || !strings.Contains(printed, "(first: POST /charge HTTP/1.1") {
+		t.Errorf("exit %d, want the fault that acted judged:\n%s", code, printed)
+	}
+}
+
+// A gameday Toxiproxy older than the HTTP toxics serves lost_reply but not
+// http_error: a drill naming it is refused before anything is sent,
+// saying which types it does serve.
+func TestHTTPToxicRefusedByAToxiproxyWithoutIt(t *testing.T) {
+	shop, provider, charges, payAddr := payingShop(t)
+	older := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/proxies":
+			fmt.Fprintf(w, `{"pay":{"name":"pay","listen":%q,"upstream":%q,"enabled":true,"toxics":[],"request_aware":true}}`, payAddr, strings.TrimPrefix(provider.URL, "http://"))
+		case toxi.CapabilitiesPath:
+			fmt.Fprint(w, `{"toxics":["latency","lost_reply"],"request_aware":["lost_reply"],"relayed":["pay"]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer older.Close()
+	drill := strings.Replace(lostChargesDrill, `toxic: {type: lost_reply, attributes: {match: "^POST /charge ", first: 2}}`,
+		`toxic: {type: http_error, attributes: {status: 429}}`, 1)
+	code, printed, _ := drillSystem(t, paySystem(shop.URL, provider.URL, payAddr, "toxiproxy: "+older.URL+"\n"), drill)
+	if code != exitUsage || !strings.Contains(printed, "drill.yaml:10: faults[0].toxic.type: the Toxiproxy at") || !strings.Contains(printed, "does not serve http_error (it serves lost_reply)") {
+		t.Errorf("exit %d:\n%s", code, printed)
+	}
+	if n := charges.Load(); n != 0 {
+		t.Errorf("a refused drill made %d charges", n)
+	}
+}

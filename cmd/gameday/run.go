@@ -330,6 +330,11 @@ func printSummary(w io.Writer, r *gameday.Record) {
 		fmt.Fprintf(w, "  %s %s — %s\n", m, e.Promise, e.Observed)
 	}
 	fmt.Fprintf(w, "  books: %s\n", booksLine(r))
+	for _, f := range r.Faults {
+		if f.Hits != nil {
+			fmt.Fprintf(w, "  fault: %s (%s %s) %s\n", f.Name, f.Target, f.Kind, f.Hits.Text())
+		}
+	}
 	for _, u := range r.Unmatched {
 		req := ""
 		if u.Request != "" {
