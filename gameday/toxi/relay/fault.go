@@ -193,5 +193,9 @@ func (f *Fault) takes(req []byte, h *head) bool {
 			return false
 		}
 	}
-	return f.pick.take(f.first, f.every, f.prob, req)
+	return f.pick.take(f.first, f.every, f.prob)
 }
+
+// acted records that f did what it does to the request whose first bytes
+// are req.
+func (f *Fault) acted(req []byte) { f.pick.Hits.hit(req) }

@@ -11,6 +11,8 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,17 +74,14 @@ func readHead(br *bufio.Reader) ([]byte, error) {
 	var raw []byte
 	started := false
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := readLine(br)
 		raw = append(raw, line...)
 		if len(raw) > maxHead {
 			return raw, fmt.Errorf("a head longer than %d bytes: %w", maxHead, errNotHTTP)
 		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
 		if err != nil {
-			if err == io.EOF && len(raw) > 0 {
-				err = io.ErrUnexpectedEOF
+			if errors.Is(err, io.ErrUnexpectedEOF) && len(raw) == len(line) && len(line) == 0 {
+				err = io.EOF // nothing at all: the client is done
 			}
 			return raw, err
 		}
@@ -224,14 +223,16 @@ func copyBody(w io.Writer, br *bufio.Reader, b body) error {
 	}
 }
 
-// readLine reads one line of a chunked body, at most maxHead bytes.
+// readLine reads one whole line (of a head, or a chunked body's framing),
+// at most maxHead bytes: a line longer than the reader's buffer is read in
+// parts, and judged whole.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
 		part, err := br.ReadSlice('\n')
 		line = append(line, part...)
 		if len(line) > maxHead {
-			return nil, fmt.Errorf("a chunk line longer than %d bytes: %w", maxHead, errNotHTTP)
+			return line, fmt.Errorf("a line longer than %d bytes: %w", maxHead, errNotHTTP)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
@@ -323,6 +324,7 @@ func withoutFraming(raw []byte) []byte {
 // exchange is one request on an HTTP connection, waiting for its answer.
 type exchange struct {
 	method string
+	req    []byte // the request's first bytes, for the hits
 	fault  *Fault
 	// answer, when the relay answers the request itself, is what it
 	// sends in the request's turn; closing ends the connection after.
@@ -340,13 +342,22 @@ type httpConn struct {
 	client  *bufio.Reader
 	up      *bufio.Reader
 	pending chan *exchange
+	// gone is closed when the answers' side ends; rawAnswers says it
+	// went on copying raw (the upstream spoke other than HTTP).
+	gone       chan struct{}
+	goneOnce   sync.Once
+	rawAnswers atomic.Bool
 }
+
+// stopTaking says the answers' side takes no more exchanges.
+func (hc *httpConn) stopTaking() { hc.goneOnce.Do(func() { close(hc.gone) }) }
 
 func newHTTPConn(p *pair, first []byte) *httpConn {
 	return &httpConn{
 		p:       p,
 		client:  bufio.NewReaderSize(io.MultiReader(bytes.NewReader(first), p.down), 32<<10),
 		pending: make(chan *exchange, 64),
+		gone:    make(chan struct{}),
 	}
 }
 
@@ -387,7 +398,7 @@ func (hc *httpConn) requests() {
 				req = append(append([]byte{}, raw...), peek...)
 			}
 		}
-		ex := &exchange{method: h.method, fault: p.decide(req, h)}
+		ex := &exchange{method: h.method, req: req, fault: p.decide(req, h)}
 		if f := ex.fault; f != nil && f.answer != nil {
 			// Answered here: the body is read and dropped, unless the
 			// client waits for a 100 Continue before sending it; then the
@@ -399,13 +410,24 @@ func (hc *httpConn) requests() {
 					ex.closing = true
 				}
 			}
-			hc.pending <- ex
+			if !hc.queue(ex) {
+				// Its answer cannot come in its turn.
+				if p.lost.Load() {
+					hc.drain()
+				} else {
+					p.abort()
+				}
+				return
+			}
 			if ex.closing {
 				return
 			}
 			continue
 		}
-		hc.pending <- ex
+		if !hc.queue(ex) {
+			hc.unqueued(raw, b)
+			return
+		}
 		if _, err := p.up.Write(raw); err != nil {
 			hc.failed()
 			return
@@ -415,17 +437,60 @@ func (hc *httpConn) requests() {
 			return
 		}
 		if h.upgrade {
-			hc.pending <- &exchange{raw: true}
-			hc.copyRaw()
+			if hc.queue(&exchange{raw: true}) {
+				hc.copyRaw()
+			} else {
+				hc.unqueued(nil, body{none: true})
+			}
 			return
 		}
+	}
+}
+
+// queue puts ex in line for its answer; false when the answers' side has
+// ended (the connection is ending, or its answers went raw).
+func (hc *httpConn) queue(ex *exchange) bool {
+	select {
+	case hc.pending <- ex:
+		return true
+	case <-hc.gone:
+		return false
+	}
+}
+
+// unqueued deals with a request (its head raw, its body b still to read)
+// that found the answers' side gone: where the answers go on raw, so does
+// the rest of the connection, this request first; where an answer was lost
+// and is held, the client's bytes go nowhere; else the connection ends.
+func (hc *httpConn) unqueued(raw []byte, b body) {
+	p := hc.p
+	switch {
+	case p.lost.Load():
+		hc.drain()
+	case hc.rawAnswers.Load():
+		if len(raw) > 0 {
+			if _, err := p.up.Write(raw); err != nil {
+				p.abort()
+				return
+			}
+			if err := copyBody(p.up, hc.client, b); err != nil {
+				p.abort()
+				return
+			}
+		}
+		hc.copyRaw()
+	default:
+		p.abort()
 	}
 }
 
 // passRaw sends what is not an HTTP request on as it came, and the rest of
 // the connection with it.
 func (hc *httpConn) passRaw(raw []byte) {
-	hc.pending <- &exchange{raw: true}
+	if !hc.queue(&exchange{raw: true}) {
+		hc.unqueued(raw, body{none: true})
+		return
+	}
 	if len(raw) > 0 {
 		if _, err := hc.p.up.Write(raw); err != nil {
 			hc.p.abort()
@@ -454,11 +519,12 @@ func (hc *httpConn) failed() {
 	hc.p.abort()
 }
 
-// drain reads what a client sends on a connection whose answer was lost
-// and is held: it goes nowhere.
+// drain reads what a client sends on a connection whose answer was lost:
+// it goes nowhere, and a held connection stays silent after the client
+// stops sending, until it is cut.
 func (hc *httpConn) drain() {
 	_, _ = io.Copy(io.Discard, hc.client)
-	hc.p.abort()
+	hc.p.held()
 }
 
 // answers sends each request's answer in its turn: the upstream's, as a
@@ -466,6 +532,7 @@ func (hc *httpConn) drain() {
 // (already read), or firstErr why it sent nothing.
 func (hc *httpConn) answers(first []byte, firstErr error) {
 	p := hc.p
+	defer hc.stopTaking()
 	hc.up = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(first), p.up), 32<<10)
 	// ready says the upstream has sent bytes (or err, that it ended) not
 	// yet read as an answer: while no request waits, the relay watches
@@ -515,6 +582,7 @@ func (hc *httpConn) answers(first []byte, firstErr error) {
 				p.abort()
 				return
 			}
+			ex.fault.acted(ex.req)
 			if ex.closing {
 				hc.end()
 				return
@@ -562,6 +630,8 @@ func (hc *httpConn) watch(ready chan<- error) {
 // copyAnswersRaw copies the upstream's bytes to the client until either
 // ends.
 func (hc *httpConn) copyAnswersRaw() {
+	hc.rawAnswers.Store(true)
+	hc.stopTaking()
 	if _, err := io.Copy(hc.p.down, hc.up); err != nil {
 		hc.p.abort()
 		return
@@ -612,6 +682,9 @@ func (hc *httpConn) answer(ex *exchange) bool {
 	case f != nil && f.lose:
 		// The work is done and answered: the answer goes nowhere.
 		err := copyBody(io.Discard, hc.up, b)
+		if err == nil || b.toClose {
+			f.acted(ex.req)
+		}
 		switch {
 		case f.bad && err == nil:
 			closing := b.toClose || h.closing
@@ -639,12 +712,16 @@ func (hc *httpConn) answer(ex *exchange) bool {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
+		case <-p.ended:
+			t.Stop()
+			return false
 		case <-p.r.ctx.Done():
 			t.Stop()
 			p.abort()
 			return false
 		}
-	case f != nil && f.malformed != "":
+		defer f.acted(ex.req)
+	case f != nil && f.malformed != "" && !b.none:
 		return hc.spoil(ex, h, b)
 	}
 	if _, err := p.down.Write(h.raw); err != nil {
@@ -673,6 +750,20 @@ func (hc *httpConn) spoil(ex *exchange, h *head, b body) bool {
 	}
 	half := data[:len(data)/2]
 	start := withoutFraming(h.raw)
+	if len(data) == 0 {
+		// Nothing to spoil: the answer goes on as it was (framed anew),
+		// and the fault did nothing to it.
+		if _, err := p.down.Write(fmt.Appendf(start, "Content-Length: 0\r\n\r\n")); err != nil {
+			p.abort()
+			return false
+		}
+		if b.toClose || h.closing {
+			hc.end()
+			return false
+		}
+		return true
+	}
+	ex.fault.acted(ex.req)
 	var out []byte
 	goesOn := false
 	switch ex.fault.malformed {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -157,6 +158,8 @@ func TestHTTPLostResponseAfterTheChargeWasMade(t *testing.T) {
 	}
 	if code, err := send("k1"); err == nil {
 		t.Fatalf("the charge whose answer was lost answered %d", code)
+	} else if ue := (*url.Error)(nil); errors.As(err, &ue) && ue.Timeout() {
+		t.Fatalf("then: reset held the connection until the client gave up: %v", err)
 	}
 	if rec := pr.record(); len(rec) != 2 {
 		t.Fatalf("the upstream served %q: want both charges made", rec)
@@ -322,7 +325,7 @@ func TestHTTPIdleCloseReachesTheClient(t *testing.T) {
 		if code, _, err := post(c, "http://"+r.Addr()+"/v1/charges", `{}`); err != nil || code != 200 {
 			t.Fatalf("charge %d: %d, %v", i, code, err)
 		}
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(time.Second) // ten times the upstream's idle timeout
 	}
 	if n := pr.conns.Load(); n != 3 {
 		t.Errorf("the upstream saw %d connections, want 3 (each closed idle)", n)
@@ -368,5 +371,206 @@ func TestHTTPToxicAttributesAreChecked(t *testing.T) {
 	}
 	if err := Check(HTTPErrorType, json.RawMessage(`{"status":429,"retry_after":"2","method":"POST","path":"^/v1/charges","header":"Idempotency-Key: .","first":3}`)); err != nil {
 		t.Errorf("a good http_error: %v", err)
+	}
+}
+
+// closeWithin closes r and fails the test if that takes longer than d: a
+// connection that never ends keeps Close waiting.
+func closeWithin(t *testing.T, r *Relay, d time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { r.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("Close did not return within %s: a connection was stuck", d)
+	}
+}
+
+// rawUpstream answers every request it reads (up to its blank line) with
+// answer.
+func rawUpstream(t *testing.T, answer string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					if _, err := readHead(br); err != nil {
+						return
+					}
+					if _, err := io.WriteString(c, answer); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// The first request of a connection answered by the relay itself: the
+// upstream never speaks, and the answer comes all the same.
+func TestHTTPErrorOnTheFirstRequest(t *testing.T) {
+	pr := newProvider(t, nil)
+	f := fault(t, 1, &HTTPError{Status: 503, Body: "busy"})
+	r := startRelay(t, pr.addr(), f)
+	code, body, err := post(httpClient(t), "http://"+r.Addr()+"/v1/charges", `{}`)
+	if err != nil || code != 503 || body != "busy" {
+		t.Fatalf("the first request: %d %q %v, want the relay's 503", code, body, err)
+	}
+	if _, hit, _, _ := f.pick.Hits.Counts(); hit != 1 || len(pr.record()) != 0 {
+		t.Errorf("hit %d, upstream served %q", hit, pr.record())
+	}
+}
+
+// Requests pipelined far beyond the queue behind a delayed answer, and an
+// upstream whose answers cannot be read as HTTP (the answers then go on
+// raw, and so do the requests): nothing gets stuck, every request is
+// answered, and Close ends every connection at once.
+func TestHTTPNothingGetsStuck(t *testing.T) {
+	pr := newProvider(t, nil)
+	r, err := Listen(pr.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetFaults([]*Fault{fault(t, 1, &HTTPLatency{HTTPMatch: HTTPMatch{Path: "^/slow"}, Latency: 10_000})})
+	conn, err := net.DialTimeout("tcp", r.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	reqs := "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n" + strings.Repeat("GET /x HTTP/1.1\r\nHost: x\r\n\r\n", 100)
+	go io.WriteString(conn, reqs)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(pr.record()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	closeWithin(t, r, 5*time.Second)
+
+	odd := rawUpstream(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nNoColon\r\n\r\nok")
+	r2 := startRelay(t, odd, fault(t, 1, &HTTPError{HTTPMatch: HTTPMatch{Path: "^/never"}, Status: 503}))
+	c2, err := net.DialTimeout("tcp", r2.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	buf := make([]byte, 256)
+	for i := range 100 {
+		c2.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.WriteString(c2, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		got := ""
+		for !strings.HasSuffix(got, "ok") {
+			n, err := c2.Read(buf)
+			got += string(buf[:n])
+			if err != nil {
+				t.Fatalf("request %d: %v after %q", i, err, got)
+			}
+		}
+	}
+	closeWithin(t, r2, 5*time.Second)
+}
+
+// then: hang holds the connection silent though the client stops sending
+// (half-closes), until the fault is removed; then it is cut.
+func TestHTTPLostResponseHangsUntilTheFaultGoes(t *testing.T) {
+	pr := newProvider(t, nil)
+	f := fault(t, 1, &HTTPLostResponse{Then: "hang"})
+	r := startRelay(t, pr.addr(), f)
+	c, err := net.DialTimeout("tcp", r.Addr(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := c.(*net.TCPConn)
+	defer conn.Close()
+	io.WriteString(conn, "POST /v1/charges HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+	conn.CloseWrite()
+	ended := make(chan error, 1)
+	go func() {
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, err := io.ReadAll(conn)
+		if err == nil && len(b) > 0 {
+			err = fmt.Errorf("answered %q", b)
+		}
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		t.Fatalf("a hung connection ended while its fault was in place: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if rec := pr.record(); len(rec) != 1 {
+		t.Fatalf("the upstream served %q, want the charge made", rec)
+	}
+	r.SetFaults(nil)
+	select {
+	case err := <-ended:
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("the held connection was not cut when its fault went: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the held connection was not cut when its fault went")
+	}
+}
+
+// http_malformed acts only on an answer with a body to spoil: a HEAD, a
+// 204 or an empty body goes on as it was, and is not counted as hit.
+func TestHTTPMalformedSpoilsOnlyWhatHasABody(t *testing.T) {
+	pr := newProvider(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/empty":
+			w.WriteHeader(http.StatusNoContent)
+		case "/zero":
+			w.Header().Set("Content-Length", "0")
+		default:
+			w.Header().Set("Content-Length", "5")
+			io.WriteString(w, "hello")
+		}
+	})
+	f := fault(t, 1, &HTTPMalformed{How: "cut_json"})
+	r := startRelay(t, pr.addr(), f)
+	c := httpClient(t)
+	for _, x := range []struct{ method, path, want string }{{"HEAD", "/x", ""}, {"GET", "/empty", ""}, {"GET", "/zero", ""}, {"GET", "/x", "he"}} {
+		req, _ := http.NewRequest(x.method, "http://"+r.Addr()+x.path, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", x.method, x.path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || string(b) != x.want {
+			t.Errorf("%s %s: %q %v, want %q", x.method, x.path, b, err, x.want)
+		}
+	}
+	if matched, hit, _, _ := f.pick.Hits.Counts(); matched != 4 || hit != 1 {
+		t.Errorf("matched %d, hit %d: want only the answer with a body counted", matched, hit)
+	}
+}
+
+// A head line longer than the reader's buffer is one line: the fields
+// after it (its framing) are read, not taken for the head's end.
+func TestHTTPLongHeadLine(t *testing.T) {
+	for _, n := range []int{32<<10 - 9, 32<<10 - 8, 32<<10 - 7, 32 << 10, 40 << 10} {
+		in := "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", n) + "\r\nContent-Length: 2\r\n\r\nok"
+		raw, err := readHead(bufio.NewReaderSize(strings.NewReader(in), 32<<10))
+		if err != nil || len(raw) != len(in)-2 {
+			t.Fatalf("a %d-byte field: head of %d bytes, %v; want %d", n, len(raw), err, len(in)-2)
+		}
+		if h, err := parseHead(raw, false); err != nil || h.length != 2 {
+			t.Errorf("a %d-byte field: %+v, %v", n, h, err)
+		}
 	}
 }

@@ -81,10 +81,10 @@ func (p *Pick) draw(pr float64) bool {
 	return p.rng.Float64() < pr
 }
 
-// take counts a matching request and says whether the toxic acts on it
-// (first, every, probability), recording it when it does: req is the
-// request's first bytes.
-func (p *Pick) take(first, every int64, prob float64, req []byte) bool {
+// take counts a matching request and says whether the toxic picks it
+// (first, every, probability). What it then did is recorded where it did
+// it (Hits.hit): a pick whose connection ended first did nothing.
+func (p *Pick) take(first, every int64, prob float64) bool {
 	p.mu.Lock()
 	p.matched++
 	k := p.matched
@@ -96,11 +96,7 @@ func (p *Pick) take(first, every int64, prob float64, req []byte) bool {
 	if every > 1 && k%every != 0 {
 		return false
 	}
-	if !p.draw(prob) {
-		return false
-	}
-	p.Hits.hit(req)
-	return true
+	return p.draw(prob)
 }
 
 // Hits is what a request-aware toxic did, read back through the API: how

@@ -147,7 +147,7 @@ func (r *Relay) serve(down *net.TCPConn) {
 		down.Close()
 		return
 	}
-	p := &pair{r: r, down: down, up: u.(*net.TCPConn), answered: true}
+	p := &pair{r: r, down: down, up: u.(*net.TCPConn), answered: true, ended: make(chan struct{})}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -168,6 +168,10 @@ func (r *Relay) serve(down *net.TCPConn) {
 	}()
 	p.answers()
 	<-done
+	if p.lost.Load() {
+		// Held silent though the client stopped sending: until cut.
+		p.held()
+	}
 	p.down.Close()
 	p.up.Close()
 }
@@ -198,6 +202,10 @@ type pair struct {
 	// http: the connection speaks HTTP/1.x, and is read as it (http.go)
 	// from its first request on.
 	http atomic.Pointer[httpConn]
+	// ended is closed when the connection is cut (abort): a held one
+	// waits for it.
+	ended   chan struct{}
+	endOnce sync.Once
 }
 
 // requests copies the client's bytes to the upstream, noting where each
@@ -210,6 +218,11 @@ func (p *pair) requests() {
 		if first && n > 0 && looksHTTP(buf[:n]) {
 			hc := newHTTPConn(p, append([]byte(nil), buf[:n]...))
 			p.http.Store(hc)
+			// answers() is waiting for the upstream's first bytes, which
+			// an HTTP server sends only once asked (and never, for a
+			// request the relay answers itself): cut that wait short so
+			// that it reads the answers as HTTP from now.
+			p.up.SetReadDeadline(time.Now())
 			hc.requests()
 			return
 		}
@@ -231,11 +244,14 @@ func (p *pair) requests() {
 			}
 		}
 		if err != nil {
-			if errors.Is(err, io.EOF) && !p.lost.Load() {
+			switch {
+			case p.lost.Load():
+				p.held()
+			case errors.Is(err, io.EOF):
 				p.up.CloseWrite()
-				return
+			default:
+				p.abort()
 			}
-			p.abort()
 			return
 		}
 	}
@@ -266,8 +282,14 @@ func (p *pair) answers() {
 	for {
 		n, err := p.up.Read(buf)
 		if hc := p.http.Load(); hc != nil {
-			// An HTTP connection, whose first request is on its way or
-			// answered: the answers are read as HTTP from here.
+			// An HTTP connection, whose first request is on its way:
+			// the answers are read as HTTP from here. requests() cut
+			// this read short to say so.
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				p.up.SetReadDeadline(time.Time{})
+				err = nil
+			}
 			hc.answers(buf[:n], err)
 			return
 		}
@@ -311,6 +333,7 @@ func (p *pair) judge() *Fault {
 			continue
 		}
 		if p.acts(f) && f.takes(p.req, nil) {
+			f.acted(p.req) // the answer is lost next
 			return f
 		}
 	}
@@ -372,4 +395,15 @@ func (p *pair) abort() {
 	p.up.SetLinger(0)
 	p.down.Close()
 	p.up.Close()
+	p.endOnce.Do(func() { close(p.ended) })
+}
+
+// held waits, for a connection whose answer a fault lost and holds, until
+// it is cut (the fault removed, the relay closed): a client that has
+// stopped sending still hears nothing.
+func (p *pair) held() {
+	if p.heldBy.Load() != nil {
+		<-p.ended
+	}
+	p.abort()
 }
