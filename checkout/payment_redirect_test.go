@@ -37,20 +37,7 @@ func TestCheckoutFollowsNoPaymentRedirect(t *testing.T) {
 		http.Redirect(w, r, otherHTTP.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	}))
 	t.Cleanup(provider.Close)
-	inv, sess := testenv.Redis(t), testenv.Redis(t)
-	srv, err := checkout.New(checkout.Config{InventoryRedis: inv.Addr(), SessionRedis: sess.Addr(), PaymentURL: provider.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Inventory().SetStock(ctx, sku, 3); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	e := &env{t: t, checkout: srv, url: hs.URL, hc: &http.Client{Timeout: 30 * time.Second}}
+	e := providerCheckout(t, checkout.Config{PaymentURL: provider.URL})
 	a := e.post(checkout.Request{CheckoutID: "co-1", Shopper: "s-1"})
 	if a.code != http.StatusServiceUnavailable || a.body.Status == checkout.OutcomeConfirmed || a.body.Dependency != "payment" {
 		t.Errorf("answer %d %+v, want 503 refused for payment", a.code, a.body)
@@ -64,4 +51,26 @@ func TestCheckoutFollowsNoPaymentRedirect(t *testing.T) {
 	if n := len(other.Charges()); n != 0 {
 		t.Errorf("the other provider recorded %d charges", n)
 	}
+}
+
+// providerCheckout is a checkout (cfg, its Redis filled in) with three
+// units of sku in stock, charging at cfg.PaymentURL: a provider of the
+// test's own.
+func providerCheckout(t *testing.T, cfg checkout.Config) *env {
+	t.Helper()
+	inv, sess := testenv.Redis(t), testenv.Redis(t)
+	cfg.InventoryRedis, cfg.SessionRedis = inv.Addr(), sess.Addr()
+	srv, err := checkout.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Inventory().SetStock(ctx, sku, 3); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &env{t: t, checkout: srv, url: hs.URL, hc: &http.Client{Timeout: 30 * time.Second}}
 }

@@ -1,7 +1,6 @@
 package checkout_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/gameday-dev/gameday/checkout"
 	"github.com/gameday-dev/gameday/checkout/payment"
-	"github.com/gameday-dev/gameday/internal/testenv"
 )
 
 // A provider that answers a charge 429 with Retry-After: 1 is left alone
@@ -51,20 +49,7 @@ func TestCheckoutHonoursRetryAfter(t *testing.T) {
 				real.ServeHTTP(w, r)
 			}))
 			t.Cleanup(provider.Close)
-			inv, sess := testenv.Redis(t), testenv.Redis(t)
-			srv, err := checkout.New(checkout.Config{InventoryRedis: inv.Addr(), SessionRedis: sess.Addr(), PaymentURL: provider.URL, PaymentAttempts: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = srv.Close() })
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := srv.Inventory().SetStock(ctx, sku, 3); err != nil {
-				t.Fatal(err)
-			}
-			hs := httptest.NewServer(srv)
-			t.Cleanup(hs.Close)
-			e := &env{t: t, checkout: srv, url: hs.URL, hc: &http.Client{Timeout: 30 * time.Second}}
+			e := providerCheckout(t, checkout.Config{PaymentURL: provider.URL, PaymentAttempts: 3})
 			a := e.post(checkout.Request{CheckoutID: "co-1", Shopper: "s-1", Deadline: time.Now().Add(c.deadline)})
 			mu.Lock()
 			defer mu.Unlock()

@@ -197,5 +197,5 @@ func (f *Fault) takes(req []byte, h *head) bool {
 }
 
 // acted records that f did what it does to the request whose first bytes
-// are req.
+// are req: called as it does it, before the client can see it done.
 func (f *Fault) acted(req []byte) { f.pick.Hits.hit(req) }

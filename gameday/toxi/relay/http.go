@@ -347,6 +347,9 @@ type httpConn struct {
 	gone       chan struct{}
 	goneOnce   sync.Once
 	rawAnswers atomic.Bool
+	// poked is closed once the upstream's read deadline was set to hand
+	// the answers over (pair.requests).
+	poked chan struct{}
 }
 
 // stopTaking says the answers' side takes no more exchanges.
@@ -358,6 +361,7 @@ func newHTTPConn(p *pair, first []byte) *httpConn {
 		client:  bufio.NewReaderSize(io.MultiReader(bytes.NewReader(first), p.down), 32<<10),
 		pending: make(chan *exchange, 64),
 		gone:    make(chan struct{}),
+		poked:   make(chan struct{}),
 	}
 }
 
@@ -578,11 +582,13 @@ func (hc *httpConn) answers(first []byte, firstErr error) {
 			return
 		}
 		if ex.answer != nil {
+			// Counted first: the client may look at the hits the moment
+			// it has its answer.
+			ex.fault.acted(ex.req)
 			if _, err := p.down.Write(ex.answer); err != nil {
 				p.abort()
 				return
 			}
-			ex.fault.acted(ex.req)
 			if ex.closing {
 				hc.end()
 				return
@@ -689,15 +695,7 @@ func (hc *httpConn) answer(ex *exchange) bool {
 		case f.bad && err == nil:
 			closing := b.toClose || h.closing
 			bad := (&synthetic{status: http.StatusBadGateway, ctype: "text/plain; charset=utf-8", body: []byte("the answer was lost (gameday " + HTTPLostResponseType + ")\n")}).bytes(f.Name, ex.method, closing)
-			if _, err := p.down.Write(bad); err != nil {
-				p.abort()
-				return false
-			}
-			if closing {
-				hc.end()
-				return false
-			}
-			return true
+			return hc.sent(bad, !closing)
 		default:
 			// Reset, or held: the requests' side reads what the client
 			// sends meanwhile, and ends with it.
@@ -720,7 +718,7 @@ func (hc *httpConn) answer(ex *exchange) bool {
 			p.abort()
 			return false
 		}
-		defer f.acted(ex.req)
+		f.acted(ex.req)
 	case f != nil && f.malformed != "" && !b.none:
 		return hc.spoil(ex, h, b)
 	}
@@ -732,11 +730,23 @@ func (hc *httpConn) answer(ex *exchange) bool {
 		p.abort()
 		return false
 	}
-	if b.toClose || h.closing {
-		hc.end()
-		return false
+	return hc.sent(nil, !b.toClose && !h.closing)
+}
+
+// sent sends out (when not empty) to the client, and reports whether the
+// connection goes on: not when the write failed (it is cut), nor when
+// goesOn says the answer ended it (it is closed after what was sent).
+func (hc *httpConn) sent(out []byte, goesOn bool) bool {
+	if len(out) > 0 {
+		if _, err := hc.p.down.Write(out); err != nil {
+			hc.p.abort()
+			return false
+		}
 	}
-	return true
+	if !goesOn {
+		hc.end()
+	}
+	return goesOn
 }
 
 // spoil sends the answer h, its body b, as http_malformed says; it reports
@@ -753,15 +763,7 @@ func (hc *httpConn) spoil(ex *exchange, h *head, b body) bool {
 	if len(data) == 0 {
 		// Nothing to spoil: the answer goes on as it was (framed anew),
 		// and the fault did nothing to it.
-		if _, err := p.down.Write(fmt.Appendf(start, "Content-Length: 0\r\n\r\n")); err != nil {
-			p.abort()
-			return false
-		}
-		if b.toClose || h.closing {
-			hc.end()
-			return false
-		}
-		return true
+		return hc.sent(fmt.Appendf(start, "Content-Length: 0\r\n\r\n"), !b.toClose && !h.closing)
 	}
 	ex.fault.acted(ex.req)
 	var out []byte
@@ -778,12 +780,5 @@ func (hc *httpConn) spoil(ex *exchange, h *head, b body) bool {
 		out = fmt.Appendf(start, "Content-Length: %d\r\n\r\n", len(data))
 		out = append(out, half...)
 	}
-	if _, err := p.down.Write(out); err != nil {
-		p.abort()
-		return false
-	}
-	if !goesOn {
-		hc.end()
-	}
-	return goesOn
+	return hc.sent(out, goesOn)
 }

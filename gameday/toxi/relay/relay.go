@@ -223,6 +223,7 @@ func (p *pair) requests() {
 			// request the relay answers itself): cut that wait short so
 			// that it reads the answers as HTTP from now.
 			p.up.SetReadDeadline(time.Now())
+			close(hc.poked)
 			hc.requests()
 			return
 		}
@@ -284,10 +285,13 @@ func (p *pair) answers() {
 		if hc := p.http.Load(); hc != nil {
 			// An HTTP connection, whose first request is on its way:
 			// the answers are read as HTTP from here. requests() cut
-			// this read short to say so.
+			// this read short to say so (a read the upstream's bytes
+			// woke first still saw the deadline set): once it has, the
+			// deadline goes, for every read after.
+			<-hc.poked
+			p.up.SetReadDeadline(time.Time{})
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				p.up.SetReadDeadline(time.Time{})
 				err = nil
 			}
 			hc.answers(buf[:n], err)
