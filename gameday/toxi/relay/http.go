@@ -197,10 +197,9 @@ func copyBody(w io.Writer, br *bufio.Reader, b body) error {
 		if _, err := w.Write(line); err != nil {
 			return err
 		}
-		sizeText, _, _ := strings.Cut(strings.TrimSpace(string(line)), ";")
-		size, err := strconv.ParseInt(strings.TrimSpace(sizeText), 16, 64)
-		if err != nil || size < 0 {
-			return fmt.Errorf("chunk size %q: %w", sizeText, errNotHTTP)
+		size, err := chunkSize(line)
+		if err != nil {
+			return err
 		}
 		if size == 0 {
 			// The trailer, to its blank line.
@@ -221,6 +220,17 @@ func copyBody(w io.Writer, br *bufio.Reader, b body) error {
 			return err
 		}
 	}
+}
+
+// chunkSize reads a chunked body's size line (hexadecimal, extensions
+// after ';' ignored).
+func chunkSize(line []byte) (int64, error) {
+	sizeText, _, _ := strings.Cut(strings.TrimSpace(string(line)), ";")
+	size, err := strconv.ParseInt(strings.TrimSpace(sizeText), 16, 64)
+	if err != nil || size < 0 {
+		return 0, fmt.Errorf("chunk size %q: %w", sizeText, errNotHTTP)
+	}
+	return size, nil
 }
 
 // readLine reads one whole line (of a head, or a chunked body's framing),
@@ -258,10 +268,9 @@ func readBody(br *bufio.Reader, b body, limit int64) (data []byte, cut bool, err
 		if err != nil {
 			return buf.Bytes(), w.cut, err
 		}
-		sizeText, _, _ := strings.Cut(strings.TrimSpace(string(line)), ";")
-		size, err := strconv.ParseInt(strings.TrimSpace(sizeText), 16, 64)
-		if err != nil || size < 0 {
-			return buf.Bytes(), w.cut, fmt.Errorf("chunk size %q: %w", sizeText, errNotHTTP)
+		size, err := chunkSize(line)
+		if err != nil {
+			return buf.Bytes(), w.cut, err
 		}
 		if size == 0 {
 			for {
