@@ -118,8 +118,8 @@ func pyshop(t *testing.T, mode string, more ...string) map[string]string {
 func ticketshop(t *testing.T, breaker bool, more ...string) map[string]string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ticketshop")
-	if out, err := exec.Command("go", "build", "-o", bin, "./ticketshop").CombinedOutput(); err != nil {
-		t.Fatalf("build ticketshop: %v\n%s", err, out)
+	if err := testenv.GoBuild(bin, "./ticketshop"); err != nil {
+		t.Fatal(err)
 	}
 	rs := testenv.Redis(t)
 	v := map[string]string{
@@ -344,8 +344,8 @@ func TestTicketshop(t *testing.T) {
 	t.Run("no breaker", func(t *testing.T) {
 		vars := ticketshop(t, false)
 		bin := filepath.Join(t.TempDir(), "gameday")
-		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/gameday").CombinedOutput(); err != nil {
-			t.Fatalf("build gameday: %v\n%s", err, out)
+		if err := testenv.GoBuild(bin, "../cmd/gameday"); err != nil {
+			t.Fatal(err)
 		}
 		cmd := exec.Command(bin, "run", "-quiet", "-system", "ticketshop/gameday.yaml", "-runs-dir", t.TempDir(),
 			"-journal", filepath.Join(t.TempDir(), "j.json"), "ticketshop/drills/gateway-slow.yaml")

@@ -32,8 +32,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "gameday")
-	if out, err := exec.Command("go", "build", "-o", binary, "../cmd/gameday").CombinedOutput(); err != nil {
-		panic("build gameday: " + err.Error() + "\n" + string(out))
+	if err := testenv.GoBuild(binary, "../cmd/gameday"); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

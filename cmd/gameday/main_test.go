@@ -69,9 +69,8 @@ func TestHelpExitsZero(t *testing.T) {
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "gameday")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := testenv.GoBuild(bin, "."); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
