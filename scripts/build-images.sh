@@ -5,12 +5,12 @@
 #             (Dockerfile), always rebuilt;
 #   Redis     from Debian's redis-server package, under the public image's
 #             name, unless an image of that name is already here;
-#   Toxiproxy from its Go module (the version go.mod names), under the
-#             public image's name, unless an image of that name is already
-#             here.
+#   Toxiproxy from its Go module (the version go.mod names), under this
+#             project's own name for it, unless an image of that name is
+#             already here.
 #
 # The names come from .env. On a machine that can pull, `docker pull` the
-# Redis and Toxiproxy images instead and this script builds only gameday's.
+# Redis image first and this script builds only gameday's and Toxiproxy's.
 # --force rebuilds Redis and Toxiproxy even when images of their names exist.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -46,7 +46,7 @@ type Images struct {
 // The defaults of Images, as .env names them.
 const (
 	DefaultRedisImage     = "redis:7.0"
-	DefaultToxiproxyImage = "shopify/toxiproxy:2.12.0"
+	DefaultToxiproxyImage = "gameday-toxiproxy:2.12.0"
 	DefaultGamedayImage   = "gameday:local"
 )
 

@@ -50,7 +50,7 @@ func TestToxiproxyImageIsTheModulesVersion(t *testing.T) {
 	}
 	for _, line := range strings.Split(string(mod), "\n") {
 		if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/Shopify/toxiproxy/v2" {
-			if want := "shopify/toxiproxy:" + strings.TrimPrefix(f[1], "v"); DefaultToxiproxyImage != want {
+			if want := "gameday-toxiproxy:" + strings.TrimPrefix(f[1], "v"); DefaultToxiproxyImage != want {
 				t.Errorf("the Toxiproxy image is %s; go.mod has %s, so want %s", DefaultToxiproxyImage, f[1], want)
 			}
 			return
