@@ -22,77 +22,34 @@
 package docs_test
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/mdblocks"
 	"github.com/gameday-dev/gameday/matrix"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
-// block is one ```yaml block of a page.
-type block struct {
-	page string
-	line int // of the opening fence
-	kind string
-	text string
-}
-
-var marker = regexp.MustCompile(`^<!-- check: ([a-z ]+) -->$`)
-
-// blocks reads every ```yaml block of a Markdown page with the marker on
-// the line before it ("" when there is none).
-func blocks(t *testing.T, page string) []block {
+// blocks reads every ```yaml block of a Markdown page.
+func blocks(t *testing.T, page string) []mdblocks.Block {
 	t.Helper()
-	data, err := os.ReadFile(page)
+	all, err := mdblocks.Read(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var (
-		out          []block
-		prev         string
-		in           *block
-		body         strings.Builder
-		sc           = bufio.NewScanner(bytes.NewReader(data))
-		n            int
-		fenceIndents string
-	)
-	for sc.Scan() {
-		n++
-		line := sc.Text()
-		trimmed := strings.TrimLeft(line, " ")
-		switch {
-		case in == nil && trimmed == "```yaml":
-			in = &block{page: page, line: n}
-			fenceIndents = line[:len(line)-len(trimmed)]
-			if m := marker.FindStringSubmatch(strings.TrimSpace(prev)); m != nil {
-				in.kind = m[1]
-			}
-			body.Reset()
-		case in != nil && trimmed == "```":
-			in.text = body.String()
-			out = append(out, *in)
-			in = nil
-		case in != nil:
-			body.WriteString(strings.TrimPrefix(line, fenceIndents) + "\n")
+	var out []mdblocks.Block
+	for _, b := range all {
+		if b.Lang == "yaml" {
+			out = append(out, b)
 		}
-		if strings.TrimSpace(line) != "" {
-			prev = line
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if in != nil {
-		t.Errorf("%s:%d: a ```yaml block that is never closed", page, in.line)
 	}
 	return out
 }
@@ -152,36 +109,36 @@ func TestDocsYAML(t *testing.T) {
 		lastScenario, lastSystem := baseScenario, baseSystem
 		for _, b := range blocks(t, page) {
 			seen++
-			where := fmt.Sprintf("%s:%d", b.page, b.line)
+			where := fmt.Sprintf("%s:%d", b.Page, b.Line)
 			var node yaml.Node
-			if err := yaml.Unmarshal([]byte(b.text), &node); err != nil {
+			if err := yaml.Unmarshal([]byte(b.Text), &node); err != nil {
 				t.Errorf("%s: not YAML: %v", where, err)
 				continue
 			}
-			for _, m := range varName.FindAllStringSubmatch(b.text, -1) {
+			for _, m := range varName.FindAllStringSubmatch(b.Text, -1) {
 				if _, ok := docVars[m[1]]; !ok && m[2] == "" {
 					t.Errorf("%s: ${%s} has no value in this test's docVars", where, m[1])
 				}
 			}
-			text := b.text
+			text := b.Text
 			var err error
-			switch b.kind {
+			switch b.Mark {
 			case "scenario part":
-				text, err = overlay(lastScenario, b.text)
+				text, err = overlay(lastScenario, b.Text)
 			case "expect":
-				text, err = overlay(lastScenario, "expect:\n"+indent(b.text))
+				text, err = overlay(lastScenario, "expect:\n"+indent(b.Text))
 			case "system part":
-				text, err = overlay(lastSystem, b.text)
+				text, err = overlay(lastSystem, b.Text)
 			case "step":
-				text, err = asStep(baseSystem, b.text)
+				text, err = asStep(baseSystem, b.Text)
 			}
 			if err != nil {
 				t.Errorf("%s: %v", where, err)
 				continue
 			}
-			switch b.kind {
+			switch b.Mark {
 			case "scenario", "scenario part", "expect":
-				if _, err = scenarios.Parse(where, []byte(text)); err == nil && b.kind != "expect" {
+				if _, err = scenarios.Parse(where, []byte(text)); err == nil && b.Mark != "expect" {
 					lastScenario = text
 				}
 			case "system", "system part", "step":
@@ -194,10 +151,10 @@ func TestDocsYAML(t *testing.T) {
 			case "":
 				err = fmt.Errorf("no marker: put <!-- check: KIND --> on the line before the block (see docs/docs_test.go)")
 			default:
-				err = fmt.Errorf("unknown marker %q", b.kind)
+				err = fmt.Errorf("unknown marker %q", b.Mark)
 			}
 			if err != nil {
-				t.Errorf("%s (%s):\n%v\n--- as checked:\n%s", where, b.kind, err, text)
+				t.Errorf("%s (%s):\n%v\n--- as checked:\n%s", where, b.Mark, err, text)
 			}
 		}
 	}
@@ -242,4 +199,93 @@ func indent(s string) string {
 		lines[i] = "  " + l
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// link is a Markdown link's target: [text](target).
+var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// anchors are the ids GitHub gives a page's headings: lower case, spaces
+// as hyphens, punctuation other than hyphens and underscores dropped, a
+// repeated heading numbered (-1, -2, ...).
+func anchors(t *testing.T, page string) map[string]bool {
+	t.Helper()
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, seen, fence := map[string]bool{}, map[string]int{}, false
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fence = !fence
+		}
+		if fence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		var b strings.Builder
+		for _, r := range strings.ToLower(text) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		id := b.String()
+		if n := seen[id]; n > 0 {
+			ids[fmt.Sprintf("%s-%d", id, n)] = true
+		} else {
+			ids[id] = true
+		}
+		seen[id]++
+	}
+	return ids
+}
+
+// Every link between the README and the docs reaches a file that exists,
+// and a heading that exists when it names one.
+func TestDocsLinks(t *testing.T) {
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, "../README.md", "../CHANGELOG.md")
+	checked := 0
+	for _, page := range pages {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fence := false
+		for n, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "```") {
+				fence = !fence
+			}
+			if fence {
+				continue
+			}
+			for _, m := range link.FindAllStringSubmatch(line, -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file, anchor, _ := strings.Cut(target, "#")
+				dest := page
+				if file != "" {
+					dest = filepath.Join(filepath.Dir(page), file)
+				}
+				checked++
+				if _, err := os.Stat(dest); err != nil {
+					t.Errorf("%s:%d: link to %s: no such file", page, n+1, target)
+					continue
+				}
+				if anchor != "" && strings.HasSuffix(dest, ".md") && !anchors(t, dest)[anchor] {
+					t.Errorf("%s:%d: link to %s: %s has no heading #%s", page, n+1, target, dest, anchor)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no link found: the test reads nothing")
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,8 +45,8 @@ func gateway(t *testing.T) string {
 }
 
 // serve starts a shop and waits until it answers /healthz; it is stopped
-// when the test ends.
-func serve(t *testing.T, url string, name string, args ...string) {
+// when the test ends, or before by the function it returns.
+func serve(t *testing.T, url string, name string, args ...string) (stop func()) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -66,23 +67,27 @@ func serve(t *testing.T, url string, name string, args ...string) {
 		}
 		close(done)
 	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("%s said:\n%s", filepath.Base(name), log.String())
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				_ = cmd.Process.Kill()
+			}
+			_ = cmd.Wait()
+			if t.Failed() {
+				t.Logf("%s said:\n%s", filepath.Base(name), log.String())
+			}
+		})
+	}
+	t.Cleanup(stop)
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if resp, err := http.Get(url + "/healthz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return
+				return stop
 			}
 		}
 		if time.Now().After(deadline) {

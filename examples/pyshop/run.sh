@@ -2,7 +2,7 @@
 # Starts pyshop and everything it needs on loopback, for drilling it by hand:
 #
 #   bash examples/pyshop/run.sh [safe|naive|careful|compensating]  # in one terminal
-#   go run ./cmd/gameday run --system examples/pyshop/gameday.yaml \
+#   gameday run --system examples/pyshop/gameday.yaml \
 #       examples/pyshop/drills/postgres-reset.yaml         # in another
 #
 # A redis-server (stock), a PostgreSQL server (orders), the payment stand-in

@@ -1,0 +1,188 @@
+package examples_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/internal/mdblocks"
+	"github.com/gameday-dev/gameday/internal/testenv"
+)
+
+// The tutorial (docs/tutorial.md), walked as a newcomer walks it: its
+// files, in the order it gives them, with the gameday command, against
+// ticketshop started as it says (its addresses replaced by ports this test
+// holds). Each step's drill must pass, with the books judged once the
+// tutorial gives them.
+func TestTutorial(t *testing.T) {
+	all, err := mdblocks.Read("../docs/tutorial.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []mdblocks.Block
+	for _, b := range all {
+		if b.Lang == "yaml" {
+			files = append(files, b)
+		}
+	}
+	// The walk below follows the tutorial's shape: the system, a drill
+	// without a fault, the books, a dependency, a drill with a fault.
+	want := []string{"system", "scenario", "system part", "system part", "scenario"}
+	if len(files) != len(want) {
+		t.Fatalf("the tutorial has %d YAML blocks, the walk expects %d (%v): change this test with it", len(files), len(want), want)
+	}
+	for i, b := range files {
+		if b.Mark != want[i] {
+			t.Fatalf("tutorial.md:%d is a %q block, the walk expects a %q one: change this test with it", b.Line, b.Mark, want[i])
+		}
+	}
+
+	rs := testenv.Redis(t)
+	gw := gateway(t)
+	shopAddr, proxyAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
+	// The tutorial's fixed addresses, and this test's.
+	addrs := strings.NewReplacer(
+		"127.0.0.1:8095", shopAddr, "127.0.0.1:6390", rs.Addr(),
+		"127.0.0.1:18091", proxyAddr, "127.0.0.1:8091", gw)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "drills"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shop := filepath.Join(dir, "shop.yaml")
+	write := func(name, text string, appendTo bool) {
+		t.Helper()
+		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+		if appendTo {
+			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		}
+		f, err := os.OpenFile(name, flags, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(addrs.Replace(text)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drillFile := func(b mdblocks.Block) string {
+		m := regexp.MustCompile(`(?m)^name: (\S+)$`).FindStringSubmatch(b.Text)
+		if m == nil {
+			t.Fatalf("tutorial.md:%d: a drill without a name", b.Line)
+		}
+		return filepath.Join(dir, "drills", m[1]+".yaml")
+	}
+
+	bin := filepath.Join(t.TempDir(), "gameday")
+	if err := testenv.GoBuild(bin, "../cmd/gameday"); err != nil {
+		t.Fatal(err)
+	}
+	shopBin := filepath.Join(t.TempDir(), "ticketshop")
+	if err := testenv.GoBuild(shopBin, "./ticketshop"); err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(t.TempDir(), "journal.json")
+	gamedayCmd := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GAMEDAY_JOURNAL="+journal)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return string(out), 0
+		case errors.As(err, &ee):
+			return string(out), ee.ExitCode()
+		}
+		t.Fatalf("gameday %v: %v", args, err)
+		return "", 0
+	}
+	// lastRun is the record of the newest run under the runs directory.
+	lastRun := func() *gameday.Record {
+		t.Helper()
+		runs, err := filepath.Glob(filepath.Join(dir, "runs", "*", "run.json"))
+		if err != nil || len(runs) == 0 {
+			t.Fatalf("no run.json under %s/runs (%v)", dir, err)
+		}
+		data, err := os.ReadFile(runs[len(runs)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec gameday.Record
+		if err := json.Unmarshal(data, &rec); err != nil {
+			t.Fatal(err)
+		}
+		return &rec
+	}
+	mustPass := func(step, drill string) *gameday.Record {
+		t.Helper()
+		out, code := gamedayCmd("run", drill)
+		if code != 0 || !strings.Contains(out, "PASS") {
+			t.Fatalf("step %s: gameday run %s: exit %d, want a pass:\n%s", step, drill, code, out)
+		}
+		return lastRun()
+	}
+
+	// 1. The service, reaching Redis and the gateway directly; the
+	// tickets on sale.
+	stop := serve(t, "http://"+shopAddr, shopBin, "-listen", shopAddr, "-redis", rs.Addr(), "-gateway", "http://"+gw)
+	rc := redis.NewClient(&redis.Options{Addr: rs.Addr()})
+	t.Cleanup(func() { _ = rc.Close() })
+	if err := rc.Set(context.Background(), "left:gala", 1000, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	// 2. How to buy.
+	write(shop, files[0].Text, false)
+	if out, code := gamedayCmd("validate", "--system", "shop.yaml"); code != 0 {
+		t.Fatalf("step 2: gameday validate: exit %d:\n%s", code, out)
+	}
+
+	// 3. A sale with no fault.
+	first := drillFile(files[1])
+	write(first, files[1].Text, false)
+	rel, _ := filepath.Rel(dir, first)
+	rec := mustPass("3", rel)
+	if len(rec.Unmatched) != 0 {
+		t.Errorf("step 3: answers no rule of the tutorial matched: %+v", rec.Unmatched)
+	}
+
+	// 4. The books: every invariant is judged, and holds.
+	write(shop, "\n"+files[2].Text, true)
+	if out, code := gamedayCmd("validate", "--system", "shop.yaml"); code != 0 || !strings.Contains(out, "judges: ") || !strings.Contains(out, "double_charges") {
+		t.Fatalf("step 4: gameday validate: exit %d, want the invariants it judges listed:\n%s", code, out)
+	}
+	rec = mustPass("4", rel)
+	for _, c := range rec.InvariantChecks {
+		if c.NotChecked {
+			t.Errorf("step 4: %s not checked (needs %s)", c.Invariant, c.Needs)
+		}
+	}
+	if len(rec.InvariantChecks) == 0 {
+		t.Error("step 4: no invariant judged")
+	}
+
+	// 5. A dependency, the shop started again through its proxy, and a
+	// fault on it.
+	write(shop, "\n"+files[3].Text, true)
+	stop()
+	serve(t, "http://"+shopAddr, shopBin, "-listen", shopAddr, "-redis", rs.Addr(), "-gateway", "http://"+proxyAddr)
+	slow := drillFile(files[4])
+	write(slow, files[4].Text, false)
+	rel, _ = filepath.Rel(dir, slow)
+	rec = mustPass("5", rel)
+	if len(rec.Faults) != 1 || rec.Faults[0].Error != "" {
+		t.Errorf("step 5: faults %+v, want the tutorial's one, injected", rec.Faults)
+	}
+}
