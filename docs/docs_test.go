@@ -41,15 +41,9 @@ import (
 // blocks reads every ```yaml block of a Markdown page.
 func blocks(t *testing.T, page string) []mdblocks.Block {
 	t.Helper()
-	all, err := mdblocks.Read(page)
+	out, err := mdblocks.ReadLang(page, "yaml")
 	if err != nil {
 		t.Fatal(err)
-	}
-	var out []mdblocks.Block
-	for _, b := range all {
-		if b.Lang == "yaml" {
-			out = append(out, b)
-		}
 	}
 	return out
 }

@@ -27,6 +27,22 @@ type Block struct {
 
 var marker = regexp.MustCompile(`^<!-- check: ([a-z ]+) -->$`)
 
+// ReadLang reads the fenced blocks of the Markdown page at path whose
+// info string is lang (yaml, sh, ...).
+func ReadLang(path, lang string) ([]Block, error) {
+	all, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Block
+	for _, b := range all {
+		if b.Lang == lang {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
 // Read reads every fenced block of the Markdown page at path.
 func Read(path string) ([]Block, error) {
 	data, err := os.ReadFile(path)
