@@ -179,4 +179,13 @@ func TestTutorial(t *testing.T) {
 	if len(rec.Faults) != 1 || rec.Faults[0].Error != "" {
 		t.Errorf("step 5: faults %+v, want the tutorial's one, injected", rec.Faults)
 	}
+
+	// 6. The drills as a matrix: both rows due.
+	if out, code := gamedayCmd("init", "-matrix", "resiliency-matrix.yaml", "drills/first-sale.yaml", "drills/gateway-slow.yaml"); code != 0 {
+		t.Fatalf("step 6: gameday init: exit %d:\n%s", code, out)
+	}
+	out, code := gamedayCmd("matrix", "due", "resiliency-matrix.yaml")
+	if code != 0 || !strings.Contains(out, "first-sale") || !strings.Contains(out, "gateway-slow") {
+		t.Errorf("step 6: gameday matrix due: exit %d, want both drills due:\n%s", code, out)
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/system"
@@ -200,20 +202,27 @@ func matrixLoad(cmd, file string, stderr io.Writer) (*matrix.Matrix, error) {
 // one row per built-in scenario, and never overwrites a file.
 func initCmd(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("init", stderr)
-	describe(flags, "gameday init [-matrix FILE] | gameday init -system FILE", `
+	describe(flags, "gameday init [-matrix FILE] [DRILL.yaml...] | gameday init -system FILE", `
 Writes a starter resiliency matrix (default `+matrix.DefaultFile+`): one row
-per built-in scenario, each a promise drilled weekly, with TODOs for the owner
-and the runbook. Or, with -system, a commented starter system file describing
-your checkout (docs/systems.md). It takes no argument and never overwrites a
-file (exit 2). A fresh matrix has every row due: gameday matrix due lists them
-and how long drilling them all takes; gameday drill prints that plan, then
-runs them.`)
+per drill file given — your drills of your system, each row naming its file
+relative to the matrix — or, with none, one row per built-in scenario (the
+reference checkout's). Each row is a promise drilled weekly, with TODOs for
+the owner and the runbook. Or, with -system, a commented starter system file
+describing your checkout (docs/systems.md). A drill that does not parse is
+named with its line and field, and nothing is written. It never overwrites
+a file (exit 2). A fresh matrix has every row due: gameday matrix due lists
+them and how long drilling them all takes; gameday drill prints that plan,
+then runs them.`)
 	file := flags.String("matrix", matrix.DefaultFile, "the matrix file to write")
 	sysFile := flags.String("system", "", "write a starter system file here instead of a matrix (gameday.yaml, say)")
-	if err := parseFlags(flags, args); err != nil {
+	drillFiles, err := parseInterleaved(flags, args)
+	if err != nil {
 		return err
 	}
 	if *sysFile != "" {
+		if len(drillFiles) > 0 {
+			return usagef("init: -system writes a system file, and takes no drill (%s)", strings.Join(drillFiles, " "))
+		}
 		if err := writeNewFile(*sysFile, system.Starter()); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return usagef("init: %s already exists: gameday init never overwrites a file", *sysFile)
@@ -224,9 +233,26 @@ runs them.`)
 		fmt.Fprintf(stdout, "next: describe your checkout in it (docs/systems.md), check it with gameday validate --system %s,\nthen write a drill (the file's last comment shows one) and run it: gameday run --system %s DRILL.yaml\n", *sysFile, *sysFile)
 		return nil
 	}
-	scs, err := scenarios.Catalogue()
-	if err != nil {
-		return fmt.Errorf("init: %w", err)
+	scs, what := []*scenarios.Scenario(nil), "one per drill given"
+	if len(drillFiles) > 0 {
+		for _, f := range drillFiles {
+			sc, err := scenarios.LoadFile(f)
+			if err != nil {
+				return usageError{fmt.Errorf("init: %w", err)}
+			}
+			ref, err := relativeTo(*file, f)
+			if err != nil {
+				return usageError{fmt.Errorf("init: %w", err)}
+			}
+			sc.File = ref
+			scs = append(scs, sc)
+		}
+	} else {
+		cat, err := scenarios.Catalogue()
+		if err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+		scs, what = cat, "one per built-in scenario"
 	}
 	data, err := matrix.Starter(scs)
 	if err != nil {
@@ -238,13 +264,36 @@ runs them.`)
 		}
 		return usageError{fmt.Errorf("init: %w", err)}
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d rows, one per built-in scenario\n", *file, len(scs))
+	fmt.Fprintf(stdout, "wrote %s: %d rows, %s\n", *file, len(scs), what)
 	due, drill := "gameday matrix due", "gameday drill"
 	if *file != matrix.DefaultFile {
 		due, drill = due+" "+*file, drill+" -matrix "+*file
 	}
 	fmt.Fprintf(stdout, "next: fill in the TODOs (owner, runbook), remove the rows you do not need, commit it;\n%s lists the drills that are due and roughly how long they take (every row, at first),\n%s runs them and records the results, and gameday matrix check %s says what needs attention\n", due, drill, *file)
 	return nil
+}
+
+// relativeTo is the path of file as a matrix at matrixFile names it:
+// relative to the matrix's directory, with a "/" so that it reads as a
+// path, not a catalogue name.
+func relativeTo(matrixFile, file string) (string, error) {
+	base, err := filepath.Abs(filepath.Dir(matrixFile))
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(base, abs)
+	if err != nil {
+		return "", err
+	}
+	rel = filepath.ToSlash(rel)
+	if !strings.Contains(rel, "/") {
+		rel = "./" + rel
+	}
+	return rel, nil
 }
 
 // writeNewFile creates path with data, failing with fs.ErrExist when it is

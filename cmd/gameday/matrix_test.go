@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,7 +115,63 @@ func TestInitWritesStarterOnce(t *testing.T) {
 		t.Errorf("init into a missing directory: exit %d", code)
 	}
 	if code := matrixExit(initCmd([]string{"extra"}, &stdout, &stderr)); code != exitUsage {
-		t.Errorf("init with an argument: exit %d", code)
+		t.Errorf("init with a drill that is not there: exit %d", code)
+	}
+}
+
+// gameday init with drill files writes a matrix of those drills: one row
+// each, naming its file relative to the matrix, which matrix due reads; a
+// drill that does not parse is named and nothing is written.
+func TestInitWritesMatrixOfYourDrills(t *testing.T) {
+	dir := inMatrixDir(t)
+	drill := func(path, name, dep, failure string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf("name: %s\ndescription: The shop keeps selling when %s fails.\nsystem: ../gameday.yaml\nmatrix: {dependency: %s, failure: %s}\nstock: 50\nload:\n  stages:\n    - {duration: 10s, target: 5}\n", name, dep, dep, failure)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drill("drills/first-sale.yaml", "first-sale", "checkout", "none")
+	drill("drills/gateway-slow.yaml", "gateway-slow", "gateway", "latency")
+	if err := os.Mkdir("ops", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := initCmd([]string{"-matrix", "ops/matrix.yaml", "drills/first-sale.yaml", "drills/gateway-slow.yaml"}, &stdout, &stderr); err != nil {
+		t.Fatalf("init: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "wrote ops/matrix.yaml: 2 rows, one per drill given") {
+		t.Errorf("stdout: %s", stdout.String())
+	}
+	m, err := matrix.Load(filepath.Join(dir, "ops/matrix.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, r := range m.Rows() {
+		refs = append(refs, r.Scenario)
+	}
+	if strings.Join(refs, " ") != "../drills/first-sale.yaml ../drills/gateway-slow.yaml" {
+		t.Errorf("rows name %q", refs)
+	}
+	data, _ := os.ReadFile("ops/matrix.yaml")
+	if !strings.Contains(string(data), "expectation: The shop keeps selling when gateway fails.") {
+		t.Errorf("the matrix:\n%s", data)
+	}
+
+	// A drill that does not parse: named, with its line; nothing written.
+	if err := os.WriteFile("drills/bad.yaml", []byte("name: bad\nstock: -1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = initCmd([]string{"-matrix", "other.yaml", "drills/first-sale.yaml", "drills/bad.yaml"}, &stdout, &stderr)
+	if code := matrixExit(err); code != exitUsage || !strings.Contains(err.Error(), "drills/bad.yaml:") {
+		t.Errorf("a bad drill: exit %d, %v", code, err)
+	}
+	if _, err := os.Stat("other.yaml"); err == nil {
+		t.Error("a matrix was written beside a bad drill")
 	}
 }
 
@@ -198,7 +255,7 @@ func TestMatrixAndInitHelp(t *testing.T) {
 		{[]string{"matrix", "check", "-h"}, []string{"usage: gameday matrix check [FILE]", "Exit 0 when"}},
 		{[]string{"matrix", "show", "-h"}, []string{"usage: gameday matrix show [FILE] [-format table|markdown]", "-format string"}},
 		{[]string{"matrix", "due", "-h"}, []string{"usage: gameday matrix due [FILE]", "changes nothing"}},
-		{[]string{"init", "-h"}, []string{"usage: gameday init [-matrix FILE] | gameday init -system FILE", "never overwrites", "-system string"}},
+		{[]string{"init", "-h"}, []string{"usage: gameday init [-matrix FILE] [DRILL.yaml...] | gameday init -system FILE", "never overwrites", "-system string"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
