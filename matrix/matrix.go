@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gameday-dev/gameday/internal/strictyaml"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -17,7 +18,7 @@ import (
 const DefaultFile = "resiliency-matrix.yaml"
 
 // MaxSize is the largest matrix file Parse and Load accept, in bytes.
-const MaxSize = 1 << 20
+const MaxSize = strictyaml.MaxSize
 
 // Version is the file format version this package reads and writes.
 const Version = 1

@@ -68,9 +68,6 @@ func readBounded(path string) ([]byte, error) { return inputfile.Read(path, MaxS
 // name or a path as its scenario. Every problem is an *Error naming the
 // file, line and field; several are joined with errors.Join.
 func Parse(file string, data []byte) (*Matrix, error) {
-	if len(data) > MaxSize {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB): a matrix is a short file", MaxSize)}
-	}
 	if errs := conflictMarkers(file, data); len(errs) > 0 {
 		return nil, fileerr.Join(errs)
 	}

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // MaxSize is the largest scenario file Parse and LoadFile accept, in bytes.
-const MaxSize = 1 << 20
+const MaxSize = strictyaml.MaxSize
 
 // LoadFile reads, parses and validates the scenario file at path, reading at
 // most [MaxSize] bytes. Problems with the content are *Error values (see
@@ -35,9 +36,6 @@ func LoadFile(path string) (*Scenario, error) {
 // naming the file, line and field, or several of them joined with
 // errors.Join.
 func Parse(file string, data []byte) (*Scenario, error) {
-	if len(data) > MaxSize {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB); a scenario is a short file", MaxSize)}
-	}
 	root, err := strictyaml.ParseMapping(file, data, "one scenario", "scenario fields (name: ..., load: ...)")
 	if err != nil {
 		return nil, err
@@ -51,6 +49,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	}
 	s.File = file
 	s.lines = d.Lines
+	s.source = bytes.Clone(data)
 	s.SetDefaults()
 	if err := s.Validate(); err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ import (
 )
 
 // MaxSize is the largest system file accepted, in bytes.
-const MaxSize = 1 << 20
+const MaxSize = strictyaml.MaxSize
 
 // Error is one problem with a system file, located by file, line and
 // field path.
@@ -80,9 +80,6 @@ func parseFrom(file string, data []byte, vars map[string]string, env bool) (*Sys
 
 // parseOne parses one system (or one pod's copy of a system of pods).
 func parseOne(file string, data []byte, vars map[string]string, env bool) (*System, error) {
-	if len(data) > MaxSize {
-		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB); a system file is a short file", MaxSize)}
-	}
 	root, err := strictyaml.ParseMapping(file, data, "one system", "system fields (name: ..., purchase: ...)")
 	if err != nil {
 		return nil, err

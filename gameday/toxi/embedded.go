@@ -136,9 +136,21 @@ type listenGuard struct {
 	listen map[string]bool
 }
 
-// maxProxyBody bounds what check reads of a request: a populate of
-// thousands of proxies is a few hundred kilobytes.
+// maxProxyBody bounds what the API's wrappers read of a request: a
+// populate of thousands of proxies is a few hundred kilobytes.
 const maxProxyBody = 1 << 20
+
+// readAPIBody reads a request's body for a wrapper of the API, refusing
+// with 400 one that cannot be read or is larger than maxProxyBody; ok is
+// false when it refused.
+func readAPIBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxProxyBody+1))
+	if err != nil || len(body) > maxProxyBody {
+		apiError(w, http.StatusBadRequest, "request body unreadable or larger than 1 MiB")
+		return nil, false
+	}
+	return body, true
+}
 
 // check wraps a handler whose JSON body is one proxy (or, with many, a list
 // of them), refusing with 403 any whose listen is not allowed. The body is
@@ -149,11 +161,11 @@ func (g listenGuard) check(next http.HandlerFunc, many bool) http.HandlerFunc {
 			next(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxProxyBody+1))
-		if err != nil || len(body) > maxProxyBody {
-			apiError(w, http.StatusBadRequest, "request body unreadable or larger than 1 MiB")
+		body, ok := readAPIBody(w, r)
+		if !ok {
 			return
 		}
+		var err error
 		type proxy struct {
 			Listen string `json:"listen"`
 		}

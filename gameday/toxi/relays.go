@@ -101,11 +101,11 @@ func (rs *relays) closeAll() {
 // relay address back for the upstream on the way out.
 func (rs *relays) proxies(next http.HandlerFunc, many, update bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxProxyBody+1))
-		if err != nil || len(body) > maxProxyBody {
-			apiError(w, http.StatusBadRequest, "request body unreadable or larger than 1 MiB")
+		body, ok := readAPIBody(w, r)
+		if !ok {
 			return
 		}
+		var err error
 		var items []map[string]any
 		if many {
 			err = decodeNumbers(body, &items)
@@ -247,13 +247,12 @@ func (rs *relays) toxicsChanged(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		proxy := mux.Vars(r)["proxy"]
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch {
-			body, err := io.ReadAll(io.LimitReader(r.Body, maxProxyBody+1))
-			if err != nil || len(body) > maxProxyBody {
-				apiError(w, http.StatusBadRequest, "request body unreadable or larger than 1 MiB")
+			body, ok := readAPIBody(w, r)
+			if !ok {
 				return
 			}
-			if msg := rs.checkToxic(proxy, mux.Vars(r)["toxic"], body); msg != "" {
-				apiError(w, http.StatusBadRequest, msg)
+			if err := rs.checkToxic(proxy, mux.Vars(r)["toxic"], body); err != nil {
+				apiError(w, http.StatusBadRequest, err.Error())
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -267,14 +266,14 @@ func (rs *relays) toxicsChanged(next http.HandlerFunc) http.HandlerFunc {
 
 // checkToxic checks the attributes of a request-aware toxic being added
 // (toxic empty: its type is in the body) or changed; it returns what is
-// wrong, or "" (Toxiproxy checks the rest).
-func (rs *relays) checkToxic(proxy, toxic string, body []byte) string {
+// wrong, or nil (Toxiproxy checks the rest).
+func (rs *relays) checkToxic(proxy, toxic string, body []byte) error {
 	var t struct {
 		Type       string          `json:"type"`
 		Attributes json.RawMessage `json:"attributes"`
 	}
 	if json.Unmarshal(body, &t) != nil {
-		return "" // Toxiproxy answers a body it cannot read
+		return nil // Toxiproxy answers a body it cannot read
 	}
 	if toxic != "" {
 		t.Type = ""
@@ -286,16 +285,16 @@ func (rs *relays) checkToxic(proxy, toxic string, body []byte) string {
 	}
 	if relay.IsType(t.Type) {
 		if err := relay.Check(t.Type, t.Attributes); err != nil {
-			return err.Error()
+			return err
 		}
 		if rs.relayed(proxy) == nil {
 			if _, err := rs.api.Collection.Get(proxy); err != nil {
-				return "" // Toxiproxy answers 404
+				return nil // Toxiproxy answers 404
 			}
-			return fmt.Sprintf("proxy %s has no relay behind it, which a %s toxic needs: create the proxy with %q: true, or run gameday serve toxiproxy -request-aware", proxy, t.Type, requestAwareField)
+			return fmt.Errorf("proxy %s has no relay behind it, which a %s toxic needs: create the proxy with %q: true, or run gameday serve toxiproxy -request-aware", proxy, t.Type, requestAwareField)
 		}
 	}
-	return ""
+	return nil
 }
 
 // relayed returns the relay of proxy name, or nil.

@@ -14,6 +14,10 @@ import (
 	"github.com/gameday-dev/gameday/internal/fileerr"
 )
 
+// MaxSize is the largest input file [Document.Parse] accepts, in bytes: a
+// scenario, a system file and a matrix are short files.
+const MaxSize = 1 << 20
+
 // Document says what a strict input file holds, for the messages of
 // [Document.Parse]: the document layer every input file shares.
 type Document struct {
@@ -47,9 +51,13 @@ func ParseMapping(file string, data []byte, what, fields string) (*yaml.Node, er
 // one child is the root mapping (the document node keeps the comments
 // around it, for a caller that writes the file again). It refuses an empty
 // file, more than one document, anchors and aliases (before anything is
-// expanded) and a top level that is not a mapping, and turns the YAML
+// expanded), a file larger than [MaxSize] and a top level that is not a
+// mapping, and turns the YAML
 // library's errors into *fileerr.Error values with the line.
 func (d Document) Parse(file string, data []byte) (*yaml.Node, error) {
+	if len(data) > MaxSize {
+		return nil, &fileerr.Error{File: file, Msg: fmt.Sprintf("larger than %d bytes (1 MiB): a file holding %s is a short file", MaxSize, d.What)}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := decodeNode(dec, &doc); err != nil {
