@@ -157,6 +157,15 @@ func drill(t *testing.T, systemFile, scenario string, vars map[string]string) *g
 	}
 	t.Logf("%s: %s %s\n%s", sc.Name, rec.Verdict, rec.Reason, summary(rec))
 	testenv.KeepRun(t, dir)
+	// What the run observed, judged again, gives its judgement, byte
+	// for byte (gameday judge).
+	r, err := gameday.Rejudge(dir, "")
+	if err == nil {
+		err = r.Unchanged()
+	}
+	if err != nil {
+		t.Errorf("judge the run again: %v", err)
+	}
 	return rec
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gameday-dev/gameday/gameday/podmove"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // SetBeforeRemovingFaults makes f run just before the faults are removed
@@ -29,3 +30,10 @@ func SetMoveShop(f func(ctx context.Context, m *podmove.Move) podmove.Result) (u
 	moveShop = f
 	return func() { moveShop = old }
 }
+
+// CheckoutArgs and PaymentArgs are the arguments the local environment
+// starts sc's checkout and payment stand-in with: a test that starts a
+// service for an external drill of sc configures it so, at the drill's
+// time scale.
+func CheckoutArgs(sc *scenarios.Scenario) []string            { return checkoutArgs(sc) }
+func PaymentArgs(sc *scenarios.Scenario, seed int64) []string { return paymentArgs(sc, seed) }

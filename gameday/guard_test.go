@@ -8,6 +8,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/fleet"
 	"github.com/gameday-dev/gameday/gameday/judge"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 const sec = time.Second
@@ -79,19 +80,19 @@ func TestEndingCarriesWhyTheLoadStopped(t *testing.T) {
 	if g.reason() == "" {
 		t.Fatal("the guard did not trip")
 	}
-	j := judge.Decide(ending(errAborted, nil, g))
+	j := judge.Run(&scenarios.Scenario{Name: "s"}, &judge.Observations{Ending: ended(errAborted, nil, g)})
 	if j.Verdict != VerdictInconclusive || j.Reason != "aborted by the guard: "+g.reason() {
 		t.Errorf("aborted by the guard: %s %q", j.Verdict, j.Reason)
 	}
 	faultErr := fmt.Errorf("%w: inject slow: refused", errFault)
-	if e := ending(faultErr, nil, nil); e.Fault != faultErr || e.Aborted {
+	if e := ended(faultErr, nil, nil); e.Fault != faultErr.Error() || e.Aborted {
 		t.Errorf("a fault's error: %+v", e)
 	}
 	shard := fmt.Errorf("%w: shard 2 stopped", fleet.ErrShard)
-	if e := ending(nil, shard, nil); e.ShardLost != shard || e.Fault != nil || e.Aborted {
+	if e := ended(nil, shard, nil); e.ShardLost != shard.Error() || e.Fault != "" || e.Aborted {
 		t.Errorf("a lost worker: %+v", e)
 	}
-	if e := ending(nil, errors.New("the load's own error"), nil); e.Fault != nil || e.Aborted || e.ShardLost != nil || e.Guard != "" {
+	if e := ended(nil, errors.New("the load's own error"), nil); e.Fault != "" || e.Aborted || e.ShardLost != "" || e.Guard != "" {
 		t.Errorf("nothing stopped the load: %+v", e)
 	}
 }

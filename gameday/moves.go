@@ -108,12 +108,3 @@ func (ms *moves) wait() []runrecord.Move {
 	}
 	return ms.recs
 }
-
-// byName is the moves by name, for the promises.
-func byName(recs []runrecord.Move) map[string]runrecord.Move {
-	out := make(map[string]runrecord.Move, len(recs))
-	for _, r := range recs {
-		out[r.Name] = r
-	}
-	return out
-}

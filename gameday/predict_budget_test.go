@@ -23,7 +23,8 @@ func TestPredictionHasABudgetAndStopsOnInterrupt(t *testing.T) {
 			return &runrecord.Prediction{}, nil
 		}
 	}
-	d := &drill{sc: &scenarios.Scenario{Name: "big"}, o: Options{Predict: waits, PredictBudget: 50 * time.Millisecond}, rec: &Record{}}
+	big := &scenarios.Scenario{Name: "big"}
+	d := &drill{prepared: &prepared{o: Options{Predict: waits, PredictBudget: 50 * time.Millisecond}, base: big}, sc: big, rec: &Record{}}
 	start := time.Now()
 	d.predict(context.Background())
 	if d.pred != nil || len(d.rec.Notes) != 1 || !strings.Contains(d.rec.Notes[0], "did not finish within its budget of 50ms") {
@@ -35,9 +36,8 @@ func TestPredictionHasABudgetAndStopsOnInterrupt(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	d = &drill{sc: &scenarios.Scenario{Name: "big"}, o: Options{Predict: waits}, rec: &Record{}}
-	d.run(ctx)
-	if d.rec.Verdict != VerdictInconclusive || d.rec.Reason != "interrupted before setup" || d.env != nil {
-		t.Errorf("interrupted: verdict %s (%s), notes %q", d.rec.Verdict, d.rec.Reason, d.rec.Notes)
+	rec, _, err := Run(ctx, big, Options{Predict: waits, RunsDir: t.TempDir()})
+	if err != nil || rec.Verdict != VerdictInconclusive || rec.Reason != "interrupted before setup" || rec.Environment.Kind != "" {
+		t.Errorf("interrupted: %v, verdict %s (%s), environment %+v, notes %q", err, rec.Verdict, rec.Reason, rec.Environment, rec.Notes)
 	}
 }

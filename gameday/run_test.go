@@ -3,7 +3,9 @@ package gameday_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/internal/testenv"
 	"github.com/gameday-dev/gameday/scenarios"
@@ -40,12 +43,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// timeScale is the drills' in this package's tests: their timelines at 0.4
+// of the catalogue's.
+const timeScale = 0.4
+
 func options(t testing.TB) gameday.Options {
 	j := faults.OpenJournal(filepath.Join(t.TempDir(), "journal.json"))
 	// A lease renewed after the test would write into its removed
 	// directory.
 	t.Cleanup(j.StopRenewing)
-	return gameday.Options{Binary: binary, RunsDir: t.TempDir(), TimeScale: 0.4, Journal: j}
+	return gameday.Options{Binary: binary, RunsDir: t.TempDir(), TimeScale: timeScale, Journal: j}
 }
 
 func lookup(t testing.TB, name string) *scenarios.Scenario {
@@ -70,12 +77,34 @@ func run(t *testing.T, ctx context.Context, sc *scenarios.Scenario, o gameday.Op
 	// A drill that fails its test keeps its evidence: the run directory
 	// in the CI artifacts, and how the machine and the load went here.
 	testenv.KeepRun(t, dir)
+	sameOnRejudge(t, dir)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("%s: %s (%s); load %+v; outcomes %v; host %s; notes %q", sc.Name, rec.Verdict, rec.Reason, rec.Load, rec.Outcomes, hostString(rec.Host), rec.Notes)
 		}
 	})
 	return rec
+}
+
+// sameOnRejudge judges the run in dir again from what it observed, with
+// its own scenario: the judgement must be the run's, byte for byte. A run
+// that ended before its load observed nothing, and judging it again says
+// so.
+func sameOnRejudge(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, judge.ObservationsFile)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := gameday.Rejudge(dir, ""); err == nil || !strings.Contains(err.Error(), "ended before anything was observed") {
+			t.Errorf("judge a run that observed nothing again: %v", err)
+		}
+		return
+	}
+	r, err := gameday.Rejudge(dir, "")
+	if err == nil {
+		err = r.Unchanged()
+	}
+	if err != nil {
+		t.Errorf("judge the run again: %v", err)
+	}
 }
 
 func hostString(h *runrecord.Host) string {
@@ -226,11 +255,14 @@ func startService(t *testing.T) *env.Local {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// Configured as the local environment configures payment-latency's
+	// checkout at the drills' time scale, which an external service must
+	// do itself: its breakers stay open as long as the scaled drill's
+	// would (one open past the drill's time scale, after a stall of the
+	// machine, was a failure of the drill that the scenario never made).
+	sc := lookup(t, "payment-latency").Scaled(1, timeScale)
 	l, err := env.StartLocal(ctx, env.LocalOptions{Binary: binary, Dir: t.TempDir(),
-		PaymentArgs: []string{"-min-latency", "20ms", "-max-latency", "60ms", "-decline-rate", "0.02"},
-		// As payment-latency's checkout, which an external service must
-		// configure itself.
-		CheckoutArgs: []string{"-payment-timeout", "300ms", "-payment-probe-timeout", "300ms", "-payment-open-for", "1s", "-lease-ttl", "5s"}})
+		PaymentArgs: gameday.PaymentArgs(sc, sc.Seed), CheckoutArgs: gameday.CheckoutArgs(sc)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,10 @@ type Scenario struct {
 	// built-in ones). Not part of the YAML.
 	File string `yaml:"-"`
 
+	// source is the YAML the scenario was parsed from; nil for a Scenario
+	// built in code.
+	source []byte
+
 	// lines maps field paths ("faults[0].toxic.type") to the line they
 	// were read from, so that validation errors can name it. nil for a
 	// Scenario built in code.
@@ -67,6 +71,11 @@ type Scenario struct {
 // Line returns the line a field path ("faults[0].target") was read from;
 // 0 when unknown.
 func (s *Scenario) Line(field string) int { return s.lines[field] }
+
+// Source returns the YAML the scenario was parsed from, unscaled, as
+// [Parse] was given it: what a run directory keeps so that the run can be
+// judged again (gameday judge). nil for a Scenario built in code.
+func (s *Scenario) Source() []byte { return s.source }
 
 // SystemPath is System resolved against the scenario file's directory (or
 // the working directory, for a catalogue scenario).

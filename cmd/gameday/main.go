@@ -33,13 +33,14 @@ const usage = `gameday — flash-sale fire drills for checkouts
 Usage:
   gameday run [flags] SCENARIO...  run drills (catalogue names or files); -env local|containers|compose|external
   gameday drill [flags]            run the matrix rows that are due, record them, check
-  gameday init [-matrix FILE]      write a starter resiliency matrix (or, with -system FILE, a starter system file)
+  gameday init [-matrix F] [DRILL...]  write a starter resiliency matrix: a row per drill file (none: per built-in scenario); -system F: a starter system file
   gameday matrix check [FILE]      the rows that need attention; exit 1 if any
   gameday matrix show [FILE] [--format table|markdown]
   gameday matrix due [FILE]        the rows gameday drill would run now, and roughly how long; runs nothing
   gameday predict SCENARIO [-runs N]  simulate a flash-sale drill: each figure's mean, p5 and p95
   gameday list                     list the built-in scenarios
   gameday validate [--system F] FILE...  check scenario and system files (and what a system's books let a drill judge)
+  gameday judge RUN_DIR [-scenario F]  judge a finished run again from what it observed (with changed promises)
   gameday report RUN_DIR...        re-render report.html, junit.xml and summary.md from run.json; -format markdown prints the summary
   gameday cleanup                  remove faults and containers left by a runner that was killed
   gameday serve checkout [flags]   run the reference checkout
@@ -98,6 +99,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return initCmd(args[1:], stdout, stderr)
 	case "matrix":
 		return matrixCmd(args[1:], stdout, stderr)
+	case "judge":
+		return judgeCmd(args[1:], stdout, stderr)
 	case "report":
 		return reportCmd(args[1:], stdout, stderr)
 	case "cleanup":

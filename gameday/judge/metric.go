@@ -1,7 +1,10 @@
 package judge
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +22,40 @@ type Sample struct {
 	// gone, or several matched): the system's figure was missing, which
 	// breaks the promise. Any other Err is a sample not observed.
 	NoValue bool
+}
+
+// sampleJSON is a Sample as observations.json keeps it: the value as text,
+// so that NaN and ±Inf (a PromQL division by zero) survive, and the error
+// as its message.
+type sampleJSON struct {
+	At      time.Duration `json:"at_ns"`
+	V       string        `json:"v"`
+	Err     string        `json:"err,omitempty"`
+	NoValue bool          `json:"no_value,omitempty"`
+}
+
+func (s Sample) MarshalJSON() ([]byte, error) {
+	j := sampleJSON{At: s.At, V: strconv.FormatFloat(s.V, 'g', -1, 64), NoValue: s.NoValue}
+	if s.Err != nil {
+		j.Err = s.Err.Error()
+	}
+	return json.Marshal(j)
+}
+
+func (s *Sample) UnmarshalJSON(data []byte) error {
+	var j sampleJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	v, err := strconv.ParseFloat(j.V, 64)
+	if err != nil {
+		return fmt.Errorf("metric sample at %s: value %q: %w", j.At, j.V, err)
+	}
+	*s = Sample{At: j.At, V: v, NoValue: j.NoValue}
+	if j.Err != "" {
+		s.Err = errors.New(j.Err)
+	}
+	return nil
 }
 
 // within reports whether v is below below and above above (each when set).

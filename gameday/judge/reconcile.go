@@ -15,47 +15,55 @@ import (
 // oracles. A nil pointer or a false known flag is a fact the system could
 // not give; the oracles that need it are not checked.
 type Facts struct {
-	Initial, AvailableBefore, Available, Reserved, Sold *int64
-	Orders                                              []Order
-	OrdersKnown, OrderCharges                           bool // orders read; they name their charge
-	Charges                                             []Charge
-	ChargesKnown                                        bool
+	Initial         *int64  `json:"initial"`
+	AvailableBefore *int64  `json:"available_before"`
+	Available       *int64  `json:"available"`
+	Reserved        *int64  `json:"reserved"`
+	Sold            *int64  `json:"sold"`
+	Orders          []Order `json:"orders"`
+	// OrdersKnown: the orders were read; OrderCharges: they name their
+	// charge.
+	OrdersKnown  bool     `json:"orders_known"`
+	OrderCharges bool     `json:"order_charges"`
+	Charges      []Charge `json:"charges"`
+	ChargesKnown bool     `json:"charges_known"`
 	// OrderAmounts and ChargeAmounts: the books give what each order
 	// costs and what each charge took, in the same unit.
-	OrderAmounts, ChargeAmounts bool
+	OrderAmounts  bool `json:"order_amounts"`
+	ChargeAmounts bool `json:"charge_amounts"`
 	// StockUnread: a stock fact the system describes could not be read.
 	// Then no stock fact is used — not the start, not the units sold
 	// (never this run's orders in place of a count that failed), not the
 	// held units — so that a fact missing is never read as zero.
-	StockUnread bool
+	StockUnread bool `json:"stock_unread"`
 	// Price is what one unit costs, in the unit of the charges' amounts
 	// (books.price); nil when not given. With it, an order costs its
 	// units times the price, and an approved charge is held to that as
 	// well as to the amount the order records, where it records one.
-	Price *big.Rat
+	Price *big.Rat `json:"price"`
 	// Final: the books were read once the system said they were final
 	// (books.settled), or once they should have been (its settle_after
 	// waited, or its settle_within ran out): a unit still held then is
 	// stranded, not on its way to being sold or given back.
-	Final bool
-	Notes []string // what the run should know of how they were read
+	Final bool     `json:"final"`
+	Notes []string `json:"notes"` // what the run should know of how they were read
 }
 
 // Order is one order of this run.
 type Order struct {
-	CheckoutID string
-	Charge     string // the charge it was paid with; "" when unknown
-	Units      int64
-	Amount     *big.Rat // what the order costs; nil when unknown
+	CheckoutID string   `json:"checkout_id"`
+	Charge     string   `json:"charge"` // the charge it was paid with; "" when unknown
+	Units      int64    `json:"units"`
+	Amount     *big.Rat `json:"amount"` // what the order costs; nil when unknown
 }
 
 // Charge is one charge of this run at the provider.
 type Charge struct {
-	CheckoutID string
-	ID         string
-	Status     string // approved, declined or voided (a charge in another status stops the run before it is judged)
-	At         time.Time
-	Amount     *big.Rat // what it took; nil when unknown
+	CheckoutID string    `json:"checkout_id"`
+	ID         string    `json:"id"`
+	Status     string    `json:"status"` // approved, declined or voided (a charge in another status stops the run before it is judged)
+	At         time.Time `json:"at"`
+	Amount     *big.Rat  `json:"amount"` // what it took; nil when unknown
 }
 
 // oracle is one invariant: the facts it needs and how it counts.

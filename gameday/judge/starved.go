@@ -11,19 +11,22 @@ import (
 // Stall is a time in which a machine that measured the run could not run
 // the drill: its timer was due at From and fired at To, both from the
 // start of the load.
-type Stall struct{ From, To time.Duration }
+type Stall struct {
+	From time.Duration `json:"from_ns"`
+	To   time.Duration `json:"to_ns"`
+}
 
 // Starvation is the evidence that the machines measuring a run were
 // starved, kept by the machine that measured each observation.
 type Starvation struct {
 	// Runner is the runner's own: it sampled the breakers and, unless the
 	// load came from workers, sent and timed the shoppers.
-	Runner []Stall
+	Runner []Stall `json:"runner"`
 	// Shards, when the load came from workers, are each worker's, by shard
 	// index (Shopper.Shard): a promise over shoppers is excused only by
 	// the stalls of the machines that timed them, never by the
 	// coordinator's, which sent nothing.
-	Shards [][]Stall
+	Shards [][]Stall `json:"shards,omitempty"`
 }
 
 // of is the evidence that applies to what shopper s saw.

@@ -2,57 +2,62 @@ package judge
 
 import (
 	"fmt"
-	"github.com/gameday-dev/gameday/internal/stats"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/stats"
 
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // Attempt is one checkout request as the verdict sees it.
 type Attempt struct {
-	At       time.Duration // when it was sent, from the start of the load
-	Latency  time.Duration // answer time minus its start (for a first attempt, minus the scheduled start)
-	Status   string
-	Degraded bool
+	At       time.Duration `json:"at_ns"`      // when it was sent, from the start of the load
+	Latency  time.Duration `json:"latency_ns"` // answer time minus its start (for a first attempt, minus the scheduled start)
+	Status   string        `json:"status"`
+	Degraded bool          `json:"degraded,omitempty"`
 }
 
 // Shopper is one shopper as judging sees it: what the promises read (when
 // it arrived, how it ended, its attempts) and what reconciliation reads
 // (its checkout id, when it left, what it was told).
 type Shopper struct {
-	ID        string        // its checkout id
-	Shop      string        // its shop, in a sale across shops
-	Shard     int           // the load worker that timed it, when the load came from workers
-	Scheduled time.Duration // its arrival, from the start of the load
-	Outcome   Outcome       // "" when it never started
-	Attempts  []Attempt
-	LeftAt    time.Time // when the shopper gave up waiting (its deadline)
+	ID        string        `json:"id"`             // its checkout id
+	Shop      string        `json:"shop,omitempty"` // its shop, in a sale across shops
+	Shard     int           `json:"shard"`          // the load worker that timed it, when the load came from workers
+	Scheduled time.Duration `json:"scheduled_ns"`   // its arrival, from the start of the load
+	Outcome   Outcome       `json:"outcome"`        // "" when it never started
+	Attempts  []Attempt     `json:"attempts"`
+	LeftAt    time.Time     `json:"left_at"` // when the shopper gave up waiting (its deadline)
 	// Finished is when it got its final answer or left, from the start
 	// of the load; zero when it never started.
-	Finished time.Duration
+	Finished time.Duration `json:"finished_ns"`
 	// Cut: the runner stopped the load while this shopper was in flight;
 	// it did not leave of its own accord, so a charge it did not see
 	// confirmed is the interruption's, not the system's.
-	Cut bool
+	Cut bool `json:"cut,omitempty"`
 	// Told is what the answer to the shopper's last attempt meant
 	// ("unavailable", "retry_later", ...); "" when it left before one came.
-	Told string
+	Told string `json:"told"`
 	// ToldPending is when the shopper's last answer that said the
 	// purchase was going on or paid and not yet confirmed (retry_later:
 	// in progress, pending) came; zero when none did, or when a final
 	// answer after it said the purchase failed. A refusal after it (come
 	// back) does not unsay it. A shopper told so left knowing it might
 	// have bought.
-	ToldPending time.Time
+	ToldPending time.Time `json:"told_pending"`
 }
 
 // Span is when a fault was in place: from its injection to the moment it
 // was gone (a killed process reachable again, as the system under test
 // reaches it). Lifted is when the runner began to lift it: a breaker's
 // probe may get through between the two.
-type Span struct{ From, Lifted, To time.Duration }
+type Span struct {
+	From   time.Duration `json:"from_ns"`
+	Lifted time.Duration `json:"lifted_ns"`
+	To     time.Duration `json:"to_ns"`
+}
 
 // Windows are the parts of the run a promise can look at.
 type Windows struct {

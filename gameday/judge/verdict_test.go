@@ -2,10 +2,10 @@ package judge
 
 import (
 	"fmt"
-	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"testing"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 

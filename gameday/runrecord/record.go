@@ -559,6 +559,41 @@ type ChargeSummary struct {
 	Voided   int `json:"voided"`
 }
 
+// Add is the sum of two shops' invariants, count by count.
+func (iv Invariants) Add(o Invariants) Invariants {
+	iv.Oversold += o.Oversold
+	iv.LostUnits += o.LostUnits
+	iv.DoubleCharges += o.DoubleCharges
+	iv.ChargesWithoutOrder += o.ChargesWithoutOrder
+	iv.OrdersWithoutCharge += o.OrdersWithoutCharge
+	iv.ChargedAfterLeaving += o.ChargedAfterLeaving
+	iv.OrdersToldFailed += o.OrdersToldFailed
+	iv.ConfirmedWithoutOrder += o.ConfirmedWithoutOrder
+	iv.UnitsCreated += o.UnitsCreated
+	iv.WrongAmounts += o.WrongAmounts
+	iv.StrandedUnits += o.StrandedUnits
+	iv.Dropped += o.Dropped
+	return iv
+}
+
+// Add is the sum of two shops' books.
+func (l LedgerSummary) Add(o LedgerSummary) LedgerSummary {
+	l.Initial += o.Initial
+	l.Available += o.Available
+	l.Reserved += o.Reserved
+	l.Sold += o.Sold
+	l.Orders += o.Orders
+	return l
+}
+
+// Add is the sum of two shops' charges.
+func (c ChargeSummary) Add(o ChargeSummary) ChargeSummary {
+	c.Approved += o.Approved
+	c.Declined += o.Declined
+	c.Voided += o.Voided
+	return c
+}
+
 // WriteFile writes the record atomically: a reader sees the old file or
 // the new one, never half of one.
 func (r *Record) WriteFile(path string) error {
