@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
@@ -79,7 +80,7 @@ func Rejudge(dir, scenarioFile string) (*Rejudged, error) {
 	}
 	data, err := inputfile.Read(path, scenarios.MaxSize)
 	if errors.Is(err, fs.ErrNotExist) && scenarioFile == "" {
-		return nil, fmt.Errorf("%s has no %s (its scenario was not read from a file): name the scenario to judge it with (-scenario FILE)", dir, ScenarioFile)
+		return nil, fmt.Errorf("%s has no %s (its scenario was built or changed in code, so no YAML says it): name the scenario to judge it with (-scenario FILE)", dir, ScenarioFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the scenario: %w", err)
@@ -113,19 +114,27 @@ func Rejudge(dir, scenarioFile string) (*Rejudged, error) {
 }
 
 // sameFaults refuses a scenario whose faults are not those the run
-// injected, by name, in order.
+// injected: by name, target and kind, in order. Their times may differ:
+// the windows are the faults' real spans, as observed.
 func sameFaults(sc *scenarios.Scenario, rec *Record) error {
 	var ran, now []string
 	for _, f := range rec.Faults {
-		ran = append(ran, f.Name)
+		ran = append(ran, fmt.Sprintf("%s (%s on %s)", f.Name, f.Kind, f.Target))
 	}
 	for _, f := range sc.Faults {
-		now = append(now, f.Name)
+		now = append(now, fmt.Sprintf("%s (%s on %s)", f.Name, f.Kind(), f.Target))
 	}
 	if !slices.Equal(ran, now) {
-		return fmt.Errorf("%s: faults %q, but the run injected %q: judging again changes the promises, not the drill", sc.File, now, ran)
+		return fmt.Errorf("%s: faults %s, but the run injected %s: judging again changes the promises, not the drill", sc.File, faultList(now), faultList(ran))
 	}
 	return nil
+}
+
+func faultList(fs []string) string {
+	if len(fs) == 0 {
+		return "none"
+	}
+	return strings.Join(fs, ", ")
 }
 
 func withoutNotes(notes, drop []string) []string {

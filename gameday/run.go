@@ -160,9 +160,10 @@ func (p *prepared) fresh() bool {
 // caller the environment prepared once and driven many times.
 func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Record, string, error) {
 	o = o.withDefaults()
+	src := sc.Source()
 	sc = o.scaled(sc)
 	p := &prepared{o: o, base: sc}
-	d, err := p.newDrill(sc)
+	d, err := p.newDrill(sc, src)
 	if err != nil {
 		return nil, "", err
 	}
@@ -174,6 +175,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Record, strin
 	err = p.prepare(ctx, d.dir, d.progress)
 	d.rec.Notes = append(d.rec.Notes, p.notes...)
 	if err != nil {
+		if p.env != nil {
+			d.rec.Environment = p.env.Info()
+		}
 		d.setupFailed(ctx, err)
 		p.close(d.rec)
 		return d.finish()
@@ -249,11 +253,12 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Prepared,
 // Drives of one Prepared run one after another, never at once.
 func (pr *Prepared) Drive(ctx context.Context, sc *scenarios.Scenario) (*Record, string, error) {
 	p := pr.p
+	src := sc.Source()
 	sc = p.o.scaled(sc)
 	if err := sameEnvironment(p.base, sc); err != nil {
 		return nil, "", err
 	}
-	d, err := p.newDrill(sc)
+	d, err := p.newDrill(sc, src)
 	if err != nil {
 		return nil, "", err
 	}
@@ -277,8 +282,9 @@ func (pr *Prepared) Close() error {
 	return nil
 }
 
-// newDrill begins one drive: its run directory and record.
-func (p *prepared) newDrill(sc *scenarios.Scenario) (*drill, error) {
+// newDrill begins one drive: its run directory and record. src is the
+// scenario's YAML, before the options scaled it (nil when it has none).
+func (p *prepared) newDrill(sc *scenarios.Scenario, src []byte) (*drill, error) {
 	seed := sc.Seed
 	if p.o.Seed != 0 {
 		seed = p.o.Seed
@@ -293,7 +299,7 @@ func (p *prepared) newDrill(sc *scenarios.Scenario) (*drill, error) {
 		StartedAt: started, Matrix: MatrixRef{Dependency: sc.Matrix.Dependency, Failure: sc.Matrix.Failure},
 		Outcomes: map[string]int{}, Breakers: map[string]BreakerRecord{}, Faults: []FaultRecord{}, Expectations: []ExpectationResult{},
 	}
-	if src := sc.Source(); src != nil {
+	if src != nil {
 		// Kept as written, so that the run can be judged again.
 		if err := runrecord.WriteFileAtomic(filepath.Join(dir, ScenarioFile), src); err != nil {
 			rec.Notes = append(rec.Notes, err.Error())

@@ -89,12 +89,20 @@ func run(t *testing.T, ctx context.Context, sc *scenarios.Scenario, o gameday.Op
 // sameOnRejudge judges the run in dir again from what it observed, with
 // its own scenario: the judgement must be the run's, byte for byte. A run
 // that ended before its load observed nothing, and judging it again says
-// so.
+// so; so does one whose scenario a test changed in code.
 func sameOnRejudge(t *testing.T, dir string) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(dir, judge.ObservationsFile)); errors.Is(err, fs.ErrNotExist) {
 		if _, err := gameday.Rejudge(dir, ""); err == nil || !strings.Contains(err.Error(), "ended before anything was observed") {
 			t.Errorf("judge a run that observed nothing again: %v", err)
+		}
+		return
+	}
+	// A scenario a test changed in code (a fault added) has no YAML that
+	// says it: the run keeps none, and judging again asks for one.
+	if _, err := os.Stat(filepath.Join(dir, gameday.ScenarioFile)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := gameday.Rejudge(dir, ""); err == nil || !strings.Contains(err.Error(), "name the scenario to judge it with") {
+			t.Errorf("judge a run of a scenario changed in code again: %v", err)
 		}
 		return
 	}

@@ -54,6 +54,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	s.parsed = s.bare().Clone()
 	return s, nil
 }
 

@@ -273,3 +273,27 @@ func TestCloneExternal(t *testing.T) {
 		t.Error("Clone differs from the original")
 	}
 }
+
+// A scenario's YAML is what it says only while nothing changed it: a
+// clone is the same scenario, a scaled one or one with a fault added in
+// code is not, and has no Source.
+func TestSourceOnlyWhileUnchanged(t *testing.T) {
+	sc, err := Lookup("payment-latency")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Source() == nil || sc.Clone().Source() == nil {
+		t.Fatal("a parsed scenario, or its clone, has no source")
+	}
+	if sc.Scaled(1, 0.5).Source() != nil {
+		t.Error("a scaled scenario still gives the YAML it was parsed from")
+	}
+	c := sc.Clone()
+	c.Faults = append(c.Faults, Fault{Name: "more", Target: "payment", Down: true})
+	if c.Source() != nil || sc.Source() == nil {
+		t.Error("a fault added in code: the clone still gives its YAML, or the original lost it")
+	}
+	if (&Scenario{Name: "code"}).Source() != nil {
+		t.Error("a scenario built in code has a source")
+	}
+}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 )
 
@@ -58,9 +59,10 @@ type Scenario struct {
 	// built-in ones). Not part of the YAML.
 	File string `yaml:"-"`
 
-	// source is the YAML the scenario was parsed from; nil for a Scenario
-	// built in code.
+	// source is the YAML the scenario was parsed from, parsed the
+	// scenario as Parse returned it; nil for a Scenario built in code.
 	source []byte
+	parsed *Scenario
 
 	// lines maps field paths ("faults[0].toxic.type") to the line they
 	// were read from, so that validation errors can name it. nil for a
@@ -72,10 +74,25 @@ type Scenario struct {
 // 0 when unknown.
 func (s *Scenario) Line(field string) int { return s.lines[field] }
 
-// Source returns the YAML the scenario was parsed from, unscaled, as
-// [Parse] was given it: what a run directory keeps so that the run can be
-// judged again (gameday judge). nil for a Scenario built in code.
-func (s *Scenario) Source() []byte { return s.source }
+// Source returns the YAML the scenario was parsed from, as [Parse] was
+// given it: what a run directory keeps so that the run can be judged again
+// (gameday judge). nil for a Scenario built in code, and for one changed
+// since it was parsed (scaled, or a fault added by a program), which the
+// YAML no longer says.
+func (s *Scenario) Source() []byte {
+	if s.source == nil || s.parsed == nil || !reflect.DeepEqual(s.bare(), s.parsed) {
+		return nil
+	}
+	return s.source
+}
+
+// bare is a copy of s without what is not the YAML's: where it was read
+// from, and what Parse keeps beside the fields.
+func (s *Scenario) bare() *Scenario {
+	c := *s
+	c.File, c.source, c.parsed, c.lines = "", nil, nil, nil
+	return &c
+}
 
 // SystemPath is System resolved against the scenario file's directory (or
 // the working directory, for a catalogue scenario).

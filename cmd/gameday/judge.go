@@ -14,10 +14,11 @@ import (
 const judgeWhat = `
 Judges a finished run again from what it observed (the run directory's
 observations.json.gz), with the scenario it ran (its scenario.yaml) or,
-with -scenario, with another file's promises: the expect block, the
-invariants' allowances and the abort guard may change; the faults must be
-the run's, by name, since judging again cannot change what was done. The
-scenario is scaled as the run was (run.json's rate_scale and time_scale).
+with -scenario, with another file's promises: the expect block and the
+invariants' allowances may change; the faults must be the run's (name,
+target and kind, in order), since judging again cannot change what was
+done. The scenario is scaled as the run was (run.json's rate_scale and
+time_scale).
 
 It prints the verdict as gameday run does, says whether it is the run's
 own (verdict.json, byte for byte), and writes the judgement as

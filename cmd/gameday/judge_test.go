@@ -67,7 +67,7 @@ func judgedRun(t *testing.T) string {
 		t.Fatalf("the run to judge again: %s (%s)", j.Verdict, j.Reason)
 	}
 	rec := &runrecord.Record{Scenario: sc.Name, File: sc.File, RateScale: 1, TimeScale: 1, Outcomes: map[string]int{"confirmed": 20},
-		Faults: []runrecord.FaultRecord{{Name: "slow", Target: "payment"}}}
+		Faults: []runrecord.FaultRecord{{Name: "slow", Target: "payment", Kind: "latency"}}}
 	rec.Verdict, rec.Reason, rec.Expectations, rec.InvariantChecks = j.Verdict, j.Reason, j.Expectations, j.InvariantChecks
 	data, err := gameday.EncodeJudged(j)
 	if err != nil {
@@ -131,7 +131,7 @@ func TestJudgeAgain(t *testing.T) {
 		name, want string
 		spoil      func(t *testing.T, dir string) []string
 	}{
-		{"other faults", "faults [\"slower\"], but the run injected [\"slow\"]", func(t *testing.T, dir string) []string {
+		{"other faults", "faults slower (latency on payment), but the run injected slow (latency on payment)", func(t *testing.T, dir string) []string {
 			p := filepath.Join(t.TempDir(), "other.yaml")
 			os.WriteFile(p, []byte(strings.Replace(judgedScenario, "name: slow\n", "name: slower\n", 1)), 0o644)
 			return []string{"-scenario", p}
