@@ -40,6 +40,7 @@ Usage:
   gameday predict SCENARIO [-runs N]  simulate a flash-sale drill: each figure's mean, p5 and p95
   gameday list                     list the built-in scenarios
   gameday validate [--system F] FILE...  check scenario and system files (and what a system's books let a drill judge)
+  gameday explore [-system F] [BASE]  search a system's fault space for what breaks its books; shrink and write each finding as a scenario
   gameday judge RUN_DIR [-scenario F]  judge a finished run again from what it observed (with changed promises)
   gameday report RUN_DIR...        re-render report.html, junit.xml and summary.md from run.json; -format markdown prints the summary
   gameday cleanup                  remove faults and containers left by a runner that was killed
@@ -99,6 +100,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return initCmd(args[1:], stdout, stderr)
 	case "matrix":
 		return matrixCmd(args[1:], stdout, stderr)
+	case "explore":
+		return exploreCmd(args[1:], stdout, stderr)
 	case "judge":
 		return judgeCmd(args[1:], stdout, stderr)
 	case "report":

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/gameday/explore"
+	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+const exploreWhat = `
+Searches the fault space of a described system for what breaks its books.
+Each trial is a short drill of the system: BASE's load, stock and patience
+(without BASE, 8 s of 20 arrivals a second, 100 units, 4 s of patience, 2
+retries), with a fault schedule drawn from the seed: 1 to -max-faults
+faults, each of a family turned on for that trial (a random half of
+-families), on one of the system's dependencies, beginning in a phase of
+the sale (before the peak, at the peak, as it sells out, while payments
+settle), with a length and an intensity. A trial that breaks an invariant
+of the books is replayed -replays times; if it fails in at least -needed of
+them it is shrunk (fewer faults, shorter, softer, a lower rate, a shorter
+load; each step kept only if it still fails in -needed of -replays) and
+written to -out as a scenario that gameday run replays. The environment is
+prepared once and driven for every trial. The same seed draws the same
+schedules in the same order on any machine (-out/log.jsonl); the report
+(-out/report.md) lists the findings, the trials and what was tried where.
+
+Exit 0 when nothing was found, 1 when something was, 2 when the search
+could not be carried out. Ctrl-C stops it between or inside a trial, with
+every fault removed (docs/explore.md).`
+
+// exploreCmd is "gameday explore [flags] [BASE.yaml]".
+func exploreCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("explore", stderr)
+	sysFile := fs.String("system", "", "the system file (gameday.yaml) to explore; default BASE's system")
+	budget := fs.String("budget", "50", "how many trials (50) or how long (20m)")
+	seed := fs.Uint64("seed", 1, "the seed of every draw")
+	fams := fs.String("families", "", "the fault families to draw from, comma-separated (default all: "+fmt.Sprint(explore.FamilyNames())+")")
+	maxFaults := fs.Int("max-faults", 3, "at most this many faults in a trial")
+	replays := fs.Int("replays", 5, "replays of a finding, and of each step of its shrinking")
+	needed := fs.Int("needed", 3, "a finding, and each step of its shrinking, must fail in at least this many of -replays")
+	maxChecks := fs.Int("max-checks", 40, "at most this many schedules checked while shrinking one finding")
+	out := fs.String("out", "explore", "the directory findings, the log and the report are written to")
+	runsDir := fs.String("runs-dir", "runs", "directory that receives each trial's run directory")
+	journal := fs.String("journal", faults.DefaultJournalPath(), "file recording, until they are removed, the faults on a Toxiproxy that outlives the runner")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	describe(fs, "gameday explore [-system FILE] [-budget N|DURATION] [-seed S] [-families a,b] [BASE.yaml]", exploreWhat)
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 1 {
+		return usagef("explore: at most one base scenario, got %d", len(rest))
+	}
+	o := explore.Options{Seed: *seed, Replays: *replays, Needed: *needed, MaxChecks: *maxChecks, Out: *out}
+	if n, err := strconv.Atoi(*budget); err == nil && n > 0 {
+		o.Trials = n
+	} else if d, err := time.ParseDuration(*budget); err == nil && d > 0 {
+		o.Within = d
+	} else {
+		return usagef("explore: -budget %q: want a number of trials (50) or a duration (20m)", *budget)
+	}
+	if *replays < 1 || *needed < 1 || *needed > *replays {
+		return usagef("explore: -needed %d of -replays %d: want 1 <= needed <= replays", *needed, *replays)
+	}
+	families, err := explore.ParseFamilies(*fams)
+	if err != nil {
+		return usagef("explore: -families: %v", err)
+	}
+	var base *scenarios.Scenario
+	if len(rest) == 1 {
+		if base, err = scenarios.LoadFile(rest[0]); err != nil {
+			return usageError{err}
+		}
+	}
+	if *sysFile == "" && (base == nil || base.System == "") {
+		return usagef("explore: which system? name its file (-system gameday.yaml), or a base scenario that names one (system:)")
+	}
+	if *sysFile != "" {
+		if base, err = baseFor(*sysFile, base); err != nil {
+			return usageError{err}
+		}
+	}
+	sys, err := system.LoadFile(base.SystemPath(), nil)
+	if err != nil {
+		return usageError{err}
+	}
+	for _, d := range slices.Sorted(maps.Keys(sys.Dependencies)) {
+		o.Space.Targets = append(o.Space.Targets, d)
+	}
+	if len(o.Space.Targets) == 0 {
+		return usagef("explore: %s names no dependency: there is nothing to put a fault on", sys.File)
+	}
+	o.Base = base
+	o.Space.Families, o.Space.Phases, o.Space.MaxFaults, o.Space.Load = families, explore.Phases(base), *maxFaults, base.TotalDuration()
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return usageError{fmt.Errorf("explore: %w", err)}
+	}
+	logFile, err := os.Create(filepath.Join(*out, "log.jsonl"))
+	if err != nil {
+		return usageError{fmt.Errorf("explore: %w", err)}
+	}
+	defer logFile.Close()
+	o.Log = logFile
+	if !*quiet {
+		o.Progress = stderr
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// Prepared for every family the search may draw: a request-aware one
+	// needs a relay behind each proxy, which only preparing creates.
+	prep := base.Clone()
+	prep.Faults = nil
+	for _, f := range families {
+		if fam, _ := explore.FamilyByName(f); fam.RequestAware {
+			for _, t := range o.Space.Targets {
+				prep.Faults = append(prep.Faults, scenarios.Fault{Name: "relay-" + t, Target: t, Toxic: &scenarios.Toxic{Type: f}})
+			}
+			break
+		}
+	}
+	jr := faults.OpenJournal(*journal)
+	defer jr.StopRenewing()
+	p, err := gameday.Prepare(ctx, prep, gameday.Options{System: sys, RunsDir: *runsDir, Journal: jr})
+	if err != nil {
+		return usageError{fmt.Errorf("explore: prepare %s: %w", sys.Name, err)}
+	}
+	defer p.Close()
+	run := func(ctx context.Context, sc *scenarios.Scenario) (explore.Outcome, error) {
+		rec, dir, err := p.Drive(ctx, sc)
+		if err != nil {
+			return explore.Outcome{}, err
+		}
+		out := explore.Outcome{Verdict: rec.Verdict, Dir: dir}
+		for _, c := range rec.InvariantChecks {
+			// Dropped arrivals are the generator's, not the system's.
+			if !c.Held && !c.NotChecked && c.Unjudged == "" && c.Invariant != "dropped" {
+				out.Broken = append(out.Broken, c.Invariant)
+				out.Witnesses = append(out.Witnesses, c.Examples...)
+			}
+		}
+		if len(out.Broken) == 0 && out.Verdict == gameday.VerdictFail {
+			out.Verdict = gameday.VerdictPass // no promise but the books'
+		}
+		return out, nil
+	}
+	res, err := explore.Search(ctx, o, run)
+	if err != nil {
+		return usageError{fmt.Errorf("explore: %w", err)}
+	}
+	reportFile := filepath.Join(*out, "report.md")
+	f, err := os.Create(reportFile)
+	if err != nil {
+		return usageError{fmt.Errorf("explore: %w", err)}
+	}
+	if err := res.Markdown(f, o.Space); err != nil {
+		f.Close()
+		return usageError{fmt.Errorf("explore: %w", err)}
+	}
+	if err := f.Close(); err != nil {
+		return usageError{fmt.Errorf("explore: %w", err)}
+	}
+	fmt.Fprintf(stdout, "explore: %d trials, %d findings; report %s\n", len(res.Trials), len(res.Findings), reportFile)
+	for _, fd := range res.Findings {
+		fmt.Fprintf(stdout, "  %s: breaks %v; fails in %d of %d replays; gameday run %s\n", fd.File, fd.Broken, fd.After[0], fd.After[1], fd.File)
+	}
+	if len(res.Findings) > 0 {
+		return exitError{exitFailed, "explore found what breaks the books"}
+	}
+	return nil
+}
+
+// baseFor is the base scenario of a search of the system in sysFile:
+// base with its system replaced, or without one the default trial.
+func baseFor(sysFile string, base *scenarios.Scenario) (*scenarios.Scenario, error) {
+	abs, err := filepath.Abs(sysFile)
+	if err != nil {
+		return nil, err
+	}
+	if base != nil {
+		c := base.Clone()
+		c.System = abs
+		return c, nil
+	}
+	src := fmt.Sprintf(`name: explore
+system: %q
+matrix: {dependency: none, failure: explore}
+stock: 100
+load:
+  stages: [{duration: 1s, target: 20}, {duration: 7s, target: 20}]
+  patience: 4s
+  max_retries: 2
+`, abs)
+	return scenarios.Parse(filepath.Join(filepath.Dir(abs), "explore-base.yaml"), []byte(src))
+}

@@ -1,0 +1,113 @@
+package explore
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Space is what a search draws from: the system's dependencies a fault
+// can act on, the fault families allowed, the sale's phases, and at most
+// how many faults a trial has.
+type Space struct {
+	Targets   []string
+	Families  []string
+	Phases    []Phase
+	MaxFaults int
+	// Load is the length of a trial's load: faults begin and end in it.
+	Load time.Duration
+}
+
+// Fault is one fault of a schedule.
+type Fault struct {
+	Target string `json:"target"`
+	Family string `json:"family"`
+	Phase  string `json:"phase"`
+	// At is when it begins, For how long it lasts, both from the start
+	// of the load, rounded to the 10 ms.
+	At  time.Duration `json:"at_ns"`
+	For time.Duration `json:"for_ns"`
+	// Intensity in (0, 1] sets its attributes (Family).
+	Intensity float64 `json:"intensity"`
+}
+
+// Schedule is one trial: its faults and the share of the base scenario's
+// load it runs (both 1 unless a shrink lowered them).
+type Schedule struct {
+	Trial int `json:"trial"`
+	// Families are the families this trial had turned on (swarm testing:
+	// each trial a random subset, rather than every family a little).
+	Families []string `json:"families"`
+	Faults   []Fault  `json:"faults"`
+	// Rate scales every arrival rate; Length the load's stages. 1 is the
+	// base scenario's.
+	Rate   float64 `json:"rate"`
+	Length float64 `json:"length"`
+	// Load is the base scenario's load, which Length scales.
+	Load time.Duration `json:"load_ns"`
+}
+
+// Encode is the schedule as the search's log holds it: one line of JSON.
+// The same schedule always gives the same bytes.
+func (s Schedule) Encode() []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // plain values only
+	}
+	return b
+}
+
+// quantum is what drawn times are rounded to, so that a schedule written
+// out as a scenario (in milliseconds) is the schedule drawn.
+const quantum = 10 * time.Millisecond
+
+// Draw draws trial number trial of a search with seed: every draw comes
+// from a generator seeded by the two (PCG), so the same seed draws the
+// same schedules in the same order on any machine, and trial n is the
+// same whatever the trials before it did. Swarm testing: each family of
+// the space is turned on with even odds (at least one is), then 1 to
+// MaxFaults faults are drawn, each of a family turned on, on a target, in
+// a phase, with a length and an intensity.
+func (sp Space) Draw(seed uint64, trial int) Schedule {
+	r := rand.New(rand.NewPCG(seed, uint64(trial)))
+	s := Schedule{Trial: trial, Rate: 1, Length: 1, Load: sp.Load}
+	for _, f := range sp.Families {
+		if r.IntN(2) == 0 {
+			s.Families = append(s.Families, f)
+		}
+	}
+	if len(s.Families) == 0 {
+		s.Families = []string{sp.Families[r.IntN(len(sp.Families))]}
+	}
+	n := 1 + r.IntN(max(sp.MaxFaults, 1))
+	for range n {
+		ph := sp.Phases[r.IntN(len(sp.Phases))]
+		at := ph.From + time.Duration(r.Int64N(int64(ph.To-ph.From)+1))
+		at = min(at.Round(quantum), sp.Load-quantum)
+		// From a tenth to half of the load, within it.
+		d := time.Duration(float64(sp.Load) * (0.1 + 0.4*r.Float64())).Round(quantum)
+		d = max(min(d, sp.Load-at), quantum)
+		f := Fault{
+			Family: s.Families[r.IntN(len(s.Families))], Target: sp.Targets[r.IntN(len(sp.Targets))],
+			Phase: ph.Name, At: at, For: d,
+			Intensity: []float64{0.25, 0.5, 0.75, 1}[r.IntN(4)],
+		}
+		// Two faults of one family on one dependency at once are one
+		// fault, harsher: the second is not drawn.
+		if !slices.ContainsFunc(s.Faults, func(g Fault) bool { return g.Target == f.Target && g.Family == f.Family && overlaps(f, g) }) {
+			s.Faults = append(s.Faults, f)
+		}
+	}
+	return s
+}
+
+func overlaps(a, b Fault) bool { return a.At < b.At+b.For && b.At < a.At+a.For }
+
+// clone is a deep copy of s.
+func (s Schedule) clone() Schedule {
+	c := s
+	c.Families = slices.Clone(s.Families)
+	c.Faults = slices.Clone(s.Faults)
+	return c
+}

@@ -1,0 +1,197 @@
+package explore
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// base is a scenario of a system of two dependencies, its file beside a
+// system file the test writes (explore reads no system: the runner here
+// is a model).
+func base(t *testing.T) *scenarios.Scenario {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "shop.yaml"), []byte("name: shop\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := `name: base
+system: shop.yaml
+matrix: {dependency: none, failure: explore}
+stock: 120
+load:
+  stages: [{duration: 2s, target: 20}, {duration: 6s, target: 20}]
+  patience: 4s
+  max_retries: 2
+`
+	sc, err := scenarios.Parse(filepath.Join(dir, "base.yaml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func space(b *scenarios.Scenario) Space {
+	return Space{Targets: []string{"postgres", "redis"}, Families: FamilyNames(), Phases: Phases(b), MaxFaults: 3, Load: b.TotalDuration()}
+}
+
+// model is a system, as a function of a trial's faults: it breaks its
+// books (units_created) when bug says so. It stands for the drill: the
+// claims here are about the search's own logic.
+func model(bug func(fs []scenarios.Fault) bool) Runner {
+	return func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		if bug(sc.Faults) {
+			return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"units_created"}, Witnesses: []string{"s1-7"}}, nil
+		}
+		return Outcome{Verdict: runrecord.VerdictPass}, nil
+	}
+}
+
+// lostInsert is a compensating shop's bug: a reply lost on the database
+// while the sale sells gives a unit back for an order that stands.
+func lostInsert(fs []scenarios.Fault) bool {
+	return slices.ContainsFunc(fs, func(f scenarios.Fault) bool {
+		return f.Target == "postgres" && f.Toxic != nil && f.Toxic.Type == "lost_reply"
+	})
+}
+
+func search(t *testing.T, b *scenarios.Scenario, seed uint64, trials int, run Runner) (*Result, []byte) {
+	t.Helper()
+	var log bytes.Buffer
+	o := Options{Base: b, Space: space(b), Seed: seed, Trials: trials, Replays: 3, Needed: 2, MaxChecks: 40, Out: t.TempDir(), Log: &log}
+	res, err := Search(context.Background(), o, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, log.Bytes()
+}
+
+// The same seed draws the same schedules in the same order: the log is
+// byte for byte the same; another seed draws others.
+func TestDrawIsSeeded(t *testing.T) {
+	b := base(t)
+	never := model(func([]scenarios.Fault) bool { return false })
+	_, a := search(t, b, 7, 30, never)
+	_, again := search(t, b, 7, 30, never)
+	_, other := search(t, b, 8, 30, never)
+	if !bytes.Equal(a, again) || bytes.Equal(a, other) || bytes.Count(a, []byte("\n")) != 30 {
+		t.Fatalf("seed 7 twice equal %v, seed 8 differs %v, %d lines", bytes.Equal(a, again), !bytes.Equal(a, other), bytes.Count(a, []byte("\n")))
+	}
+	// Every fault begins and ends in the load, in its phase.
+	sp := space(b)
+	for i := range 200 {
+		for _, f := range sp.Draw(7, i).Faults {
+			ph := sp.Phases[slices.IndexFunc(sp.Phases, func(p Phase) bool { return p.Name == f.Phase })]
+			if f.At < ph.From-quantum || f.At > ph.To+quantum || f.At+f.For > sp.Load || f.For <= 0 {
+				t.Fatalf("trial %d: fault %+v outside its phase %+v or the load %s", i, f, ph, sp.Load)
+			}
+		}
+	}
+}
+
+// A bug reachable through one fault is found, shrunk to that fault alone,
+// softened as far as it still fails, and written as a scenario that
+// parses and holds that one fault.
+func TestSearchFindsAndShrinks(t *testing.T) {
+	b := base(t)
+	res, _ := search(t, b, 1, 60, model(lostInsert))
+	if len(res.Findings) != 1 {
+		t.Fatalf("%d findings, want 1 (trials %d)", len(res.Findings), len(res.Trials))
+	}
+	f := res.Findings[0]
+	if len(f.Shrunk.Faults) != 1 || f.Shrunk.Faults[0].Family != "lost_reply" || f.Shrunk.Faults[0].Target != "postgres" {
+		t.Fatalf("shrunk to %+v, want the one lost_reply on postgres", f.Shrunk.Faults)
+	}
+	if g := f.Shrunk.Faults[0]; g.For > f.Found.Faults[slices.IndexFunc(f.Found.Faults, func(x Fault) bool { return x.Family == "lost_reply" && x.Target == "postgres" })].For || g.Intensity >= 0.25 || f.Shrunk.Rate != 0.25 {
+		t.Errorf("not shrunk as far as it fails: %+v, rate %g", g, f.Shrunk.Rate)
+	}
+	if f.After != [2]int{3, 3} || f.Before != [2]int{3, 3} {
+		t.Errorf("replays before %v, after %v", f.Before, f.After)
+	}
+	sc, err := scenarios.LoadFile(f.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Faults) != 1 || sc.Faults[0].Toxic.Type != "lost_reply" || !strings.Contains(sc.Description, "gameday run "+f.File) {
+		t.Errorf("the scenario written: faults %+v, description %q", sc.Faults, sc.Description)
+	}
+	if !lostInsert(sc.Faults) {
+		t.Error("the scenario written does not reproduce the bug")
+	}
+	var md bytes.Buffer
+	if err := res.Markdown(&md, space(b)); err != nil || !strings.Contains(md.String(), "| postgres | lost_reply |") {
+		t.Errorf("report: %v\n%s", err, md.String())
+	}
+}
+
+// A bug that needs two faults at once keeps both, and only both.
+func TestShrinkKeepsWhatTheBugNeeds(t *testing.T) {
+	b := base(t)
+	both := func(fs []scenarios.Fault) bool {
+		has := func(target string) bool {
+			return slices.ContainsFunc(fs, func(f scenarios.Fault) bool { return f.Target == target })
+		}
+		return has("postgres") && has("redis")
+	}
+	res, _ := search(t, b, 3, 80, model(both))
+	if len(res.Findings) != 1 || len(res.Findings[0].Shrunk.Faults) != 2 {
+		t.Fatalf("findings %+v", res.Findings)
+	}
+}
+
+// A system without the bug: nothing found, every trial listed, the
+// coverage table filled in.
+func TestSearchWithoutABugFindsNothing(t *testing.T) {
+	b := base(t)
+	res, _ := search(t, b, 1, 40, model(func([]scenarios.Fault) bool { return false }))
+	if len(res.Findings) != 0 || len(res.Trials) != 40 || len(res.Coverage) == 0 {
+		t.Fatalf("findings %d, trials %d, coverage %d", len(res.Findings), len(res.Trials), len(res.Coverage))
+	}
+}
+
+// A failure too rare to replay (here once only) is not shrunk: it stays a
+// trial, not a finding. And a search interrupted stops between trials.
+func TestRareFailureAndInterrupt(t *testing.T) {
+	b := base(t)
+	calls := 0
+	once := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		calls++
+		if calls == 1 {
+			return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"double_charges"}}, nil
+		}
+		return Outcome{Verdict: runrecord.VerdictPass}, nil
+	}
+	res, _ := search(t, b, 1, 5, once)
+	if len(res.Findings) != 0 || len(res.Trials) != 5 {
+		t.Fatalf("findings %d, trials %d", len(res.Findings), len(res.Trials))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		cancel()
+		return Outcome{Verdict: runrecord.VerdictPass}, nil
+	}
+	o := Options{Base: b, Space: space(b), Seed: 1, Within: time.Hour, Replays: 3, Needed: 2, MaxChecks: 10, Out: t.TempDir()}
+	res, err := Search(ctx, o, stop)
+	if err != nil || res.Stopped != "interrupted" || len(res.Trials) != 1 {
+		t.Fatalf("interrupted: %v, %+v", err, res)
+	}
+}
+
+// A finding's name is a scenario's: within 64 characters, whatever it
+// broke.
+func TestFindingNameIsAScenarioName(t *testing.T) {
+	all := scenarios.InvariantNames()
+	slices.SortFunc(all, func(a, b string) int { return len(b) - len(a) })
+	name := findingName(99999, all)
+	if len(name) > 64 || !strings.HasPrefix(name, "explore-99999-") || !strings.HasSuffix(name, "-more") {
+		t.Errorf("%q (%d characters)", name, len(name))
+	}
+}

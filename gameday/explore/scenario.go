@@ -1,0 +1,136 @@
+package explore
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// Scenario writes schedule s on base as a scenario file to be kept at
+// path, and returns it parsed (so validated) from that path: base's
+// system (its path relative to path's directory), seed, stock,
+// invariants' allowances and load (its rates times Rate, its stages'
+// lengths times Length), the schedule's faults, and no promise beyond the
+// books' invariants, which is what explore judges. description says
+// where it came from.
+func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description string) ([]byte, *scenarios.Scenario, error) {
+	sys, err := filepath.Rel(filepath.Dir(absPath(path)), absPath(base.SystemPath()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("the system file %s from %s: %w", base.SystemPath(), path, err)
+	}
+	out := outScenario{
+		Name: name, Description: description, System: filepath.ToSlash(sys),
+		Seed: base.Seed, Stock: base.Stock,
+		Matrix: outMatrix{Dependency: "none", Failure: "none"},
+		Load:   outLoad{Patience: dur(base.Load.Patience.D()), MaxRetries: base.Load.MaxRetries},
+	}
+	var total time.Duration
+	for _, st := range base.Load.Stages {
+		d := time.Duration(float64(st.Duration.D()) * s.Length).Round(time.Millisecond)
+		d = max(d, time.Millisecond)
+		total += d
+		out.Load.Stages = append(out.Load.Stages, outStage{Duration: dur(d), Target: round3(st.Target * s.Rate)})
+	}
+	var kinds []string
+	for i, f := range s.Faults {
+		if f.At >= total {
+			continue // shortened away
+		}
+		fam, ok := FamilyByName(f.Family)
+		if !ok {
+			return nil, nil, fmt.Errorf("fault %d: no family %q", i, f.Family)
+		}
+		of := outFault{Name: fmt.Sprintf("f%d-%s-%s", i, f.Target, strings.ReplaceAll(f.Family, "_", "-")), Target: f.Target, At: dur(f.At), For: dur(min(f.For, total-f.At))}
+		if f.Family == "down" {
+			of.Down = true
+		} else {
+			of.Toxic = &outToxic{Type: f.Family, Attributes: fam.attrs(f.Intensity)}
+		}
+		out.Faults = append(out.Faults, of)
+		if out.Matrix.Dependency == "none" {
+			out.Matrix.Dependency = f.Target
+		}
+		if !slices.Contains(kinds, f.Family) {
+			kinds = append(kinds, f.Family)
+		}
+	}
+	if len(kinds) > 0 {
+		out.Matrix.Failure = strings.Join(kinds, "-")
+	}
+	if len(base.Invariants.Allow) > 0 {
+		out.Invariants = &outInvariants{Allow: base.Invariants.Allow}
+	}
+	data, err := yaml.Marshal(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("write the scenario: %w", err)
+	}
+	sc, err := scenarios.Parse(path, data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the scenario explore wrote does not parse (a bug of explore's): %w", err)
+	}
+	return data, sc, nil
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// dur writes d as a scenario does ("1.5s", "250ms").
+func dur(d time.Duration) string { return d.String() }
+
+func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+
+type outScenario struct {
+	Name        string         `yaml:"name"`
+	Description string         `yaml:"description"`
+	System      string         `yaml:"system"`
+	Matrix      outMatrix      `yaml:"matrix"`
+	Seed        int64          `yaml:"seed"`
+	Stock       int64          `yaml:"stock"`
+	Load        outLoad        `yaml:"load"`
+	Faults      []outFault     `yaml:"faults,omitempty"`
+	Invariants  *outInvariants `yaml:"invariants,omitempty"`
+}
+
+type outMatrix struct {
+	Dependency string `yaml:"dependency"`
+	Failure    string `yaml:"failure"`
+}
+
+type outLoad struct {
+	Stages     []outStage `yaml:"stages"`
+	Patience   string     `yaml:"patience"`
+	MaxRetries int        `yaml:"max_retries"`
+}
+
+type outStage struct {
+	Duration string  `yaml:"duration"`
+	Target   float64 `yaml:"target"`
+}
+
+type outFault struct {
+	Name   string    `yaml:"name"`
+	Target string    `yaml:"target"`
+	At     string    `yaml:"at"`
+	For    string    `yaml:"for"`
+	Down   bool      `yaml:"down,omitempty"`
+	Toxic  *outToxic `yaml:"toxic,omitempty"`
+}
+
+type outToxic struct {
+	Type       string         `yaml:"type"`
+	Attributes map[string]any `yaml:"attributes,omitempty"`
+}
+
+type outInvariants struct {
+	Allow map[string]int64 `yaml:"allow"`
+}
