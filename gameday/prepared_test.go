@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gameday-dev/gameday/gameday"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // One environment prepared, driven twice: the checkout is started once
@@ -58,4 +60,61 @@ func TestPreparedDrivesMany(t *testing.T) {
 	if _, _, err := p.Drive(context.Background(), other); err == nil || !strings.Contains(err.Error(), "stock: differs from payment-latency's") {
 		t.Errorf("a scenario with other stock: %v", err)
 	}
+}
+
+// BenchmarkTrial is what a short trial costs, as gameday explore runs
+// hundreds: a 2 s sale of the reference checkout (10 arrivals a second,
+// no fault) driven in an environment prepared once, beside the same drill
+// run whole (the environment brought up and stopped each time). Each
+// reports the seconds a trial takes and what is not the sale itself
+// (setting up the books, settling, judging, recording, and for the whole
+// run the environment): the fixed cost that bounds trials per hour.
+//
+//	go test -run '^$' -bench Trial -benchtime 5x ./gameday/
+func BenchmarkTrial(b *testing.B) {
+	src := `name: trial
+matrix: {dependency: none, failure: baseline}
+stock: 100
+load:
+  stages: [{duration: 2s, target: 10}]
+  patience: 2s
+`
+	sc, err := scenarios.Parse("trial.yaml", []byte(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	report := func(b *testing.B, took time.Duration) {
+		per := took.Seconds() / float64(b.N)
+		b.ReportMetric(per, "s/trial")
+		b.ReportMetric(per-sc.TotalDuration().Seconds(), "fixed-s/trial")
+		b.ReportMetric(3600/per, "trials/hour")
+	}
+	b.Run("prepared", func(b *testing.B) {
+		o := options(b)
+		o.TimeScale, o.PredictRuns = 1, -1
+		p, err := gameday.Prepare(context.Background(), sc, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Close()
+		b.ResetTimer()
+		start := time.Now()
+		for range b.N {
+			if rec, _, err := p.Drive(context.Background(), sc); err != nil || rec.Verdict != gameday.VerdictPass {
+				b.Fatalf("%v %+v", err, rec)
+			}
+		}
+		report(b, time.Since(start))
+	})
+	b.Run("whole", func(b *testing.B) {
+		o := options(b)
+		o.TimeScale, o.PredictRuns = 1, -1
+		start := time.Now()
+		for range b.N {
+			if rec, _, err := gameday.Run(context.Background(), sc, o); err != nil || rec.Verdict != gameday.VerdictPass {
+				b.Fatalf("%v %+v", err, rec)
+			}
+		}
+		report(b, time.Since(start))
+	})
 }
