@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -225,6 +226,18 @@ func (d *drill) arm(ctx context.Context) error {
 	return nil
 }
 
+// absPath is p made absolute, so that two paths to one file compare equal;
+// "" stays "".
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
 // sameEnvironment refuses a scenario to drive in an environment prepared
 // for base when it asks for another one: another system, environment,
 // checkout, payment stand-in, stock or shops. Moves are refused too: the
@@ -234,7 +247,7 @@ func sameEnvironment(base, sc *scenarios.Scenario) error {
 		field string
 		a, b  any
 	}{
-		{"system", base.SystemPath(), sc.SystemPath()},
+		{"system", absPath(base.SystemPath()), absPath(sc.SystemPath())},
 		{"environment", base.Environment, sc.Environment},
 		{"checkout", base.Checkout, sc.Checkout},
 		{"payment", base.Payment, sc.Payment},
