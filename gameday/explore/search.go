@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -106,13 +105,10 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 	}
 	res := &Result{Seed: o.Seed, Coverage: map[CoverKey]int{}}
 	start := time.Now()
-	scratch, err := os.MkdirTemp(o.Out, ".trial-")
-	if err != nil {
-		return nil, fmt.Errorf("explore: %w", err)
-	}
-	defer os.RemoveAll(scratch)
+	// A trial's scenario is parsed as if it were a file in Out (its system
+	// named from there); only findings are written.
 	trialScenario := func(s Schedule, name string) (*scenarios.Scenario, error) {
-		_, sc, err := s.Scenario(o.Base, filepath.Join(scratch, name+".yaml"), name, "")
+		_, sc, err := s.Scenario(o.Base, filepath.Join(o.Out, name+".yaml"), name, "")
 		return sc, err
 	}
 	// fails runs s n times and counts the runs that break an invariant of
