@@ -66,4 +66,12 @@
 // whose scenario is missing, invalid or proves another row. [Due] lists
 // the rows a scheduled drill should run: never run, or at least nine
 // tenths of their cadence old.
+//
+// # Over time
+//
+// [Diff] compares two matrices row by row, worst news first. [Repo] reads
+// the file's revisions from its git repository with the git program, and
+// [BuildHistory] turns them into each row's runs: streaks, the run where
+// a row's current failure began, its last pass, and whether it flaps
+// (more than [FlapChanges] verdict changes in its last [FlapRuns] runs).
 package matrix

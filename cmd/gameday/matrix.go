@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,9 +25,11 @@ const matrixUsage = `usage: gameday matrix COMMAND [FILE] [flags]
 
 Reads the resiliency matrix; changes nothing.
 
-  check [FILE]                          the rows that need attention; exit 1 if any
+  check [FILE]                          the rows that need attention (flapping ones included); exit 1 if any
   show [FILE] [-format table|markdown]  the matrix as a table, or Markdown for a pull request
   due [FILE]                            the rows gameday drill would run now, and roughly how long; runs nothing
+  diff [BASE] [-matrix FILE]            what changed since BASE (a commit, branch or file); exit 1 if a row got worse
+  history [ROW] [-matrix FILE]          each row's verdicts over the file's git history: streaks, since when, flapping
 
 FILE is the resiliency matrix, by default ` + matrix.DefaultFile + `; gameday init writes a
 starter. "check" exits 0 when every row is proven on schedule, 1 when a promise
@@ -49,9 +53,13 @@ func matrixCmd(args []string, stdout, stderr io.Writer) error {
 		return matrixShow(args[1:], stdout, stderr)
 	case "due":
 		return matrixDue(args[1:], stdout, stderr)
+	case "diff":
+		return matrixDiff(args[1:], stdout, stderr)
+	case "history":
+		return matrixHistory(args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, matrixUsage)
-	return usagef("matrix: unknown command %q (want check, show or due)", args[0])
+	return usagef("matrix: unknown command %q (want check, show, due, diff or history)", args[0])
 }
 
 // matrixCheck is "gameday matrix check [FILE]": one line per problem on
@@ -62,10 +70,13 @@ func matrixCheck(args []string, stdout, stderr io.Writer) error {
 Prints one line per row that needs attention: a promise whose last run did
 not prove it (fail, error or inconclusive, or recovered beyond its
 recovery_objective), a known gap that passes, a drill overdue (older than its
-cadence and a tenth, or never run), a row that cannot be drilled as written.
-FILE is the resiliency matrix, by default `+matrix.DefaultFile+`. Exit 0 when
-every row is proven on schedule, 1 when a row needs attention, 2 when the
-file or a row is invalid.`)
+cadence and a tenth, or never run), a row that cannot be drilled as written,
+and, when the file is kept in git, a row that flaps (its verdict changed more
+than `+fmt.Sprint(matrix.FlapChanges)+` times in its last `+fmt.Sprint(matrix.FlapRuns)+` runs, as the file's history records
+them: a flaky drill cannot hide behind its last green run). FILE is the
+resiliency matrix, by default `+matrix.DefaultFile+`. Exit 0 when every row
+is proven on schedule, 1 when a row needs attention, 2 when the file or a
+row is invalid.`)
 	file, err := matrixFileArg(flags, args)
 	if err != nil {
 		return err
@@ -75,6 +86,13 @@ file or a row is invalid.`)
 		return err
 	}
 	problems := matrix.Check(m, matrixNow())
+	// Flapping rows, from the file's git history when it has one; a file
+	// outside git has no history to judge, and says nothing of it.
+	if h, err := fileHistory(context.Background(), file, m, 0); err == nil {
+		problems = append(problems, h.Flapping()...)
+	} else if !errors.Is(err, matrix.ErrNotInGit) {
+		fmt.Fprintf(stderr, "matrix check: the file's history: %v\n", err)
+	}
 	invalid := 0
 	rows := map[int]bool{}
 	for _, p := range problems {
@@ -109,13 +127,9 @@ step summary; text from the file is escaped.`)
 	if err != nil {
 		return err
 	}
-	render := matrix.RenderTable
-	switch *format {
-	case "table":
-	case "markdown", "md":
-		render = matrix.RenderMarkdown
-	default:
-		return usagef("matrix show: -format %q: want table or markdown", *format)
+	render, err := pickFormat("matrix show", *format, matrix.RenderTable, matrix.RenderMarkdown)
+	if err != nil {
+		return err
 	}
 	m, err := matrixLoad("matrix show", file, stderr)
 	if err != nil {
@@ -151,6 +165,167 @@ a due row's scenario cannot be run (gameday drill would refuse to start).`)
 	p := planDrill(m, file, false, matrixNow(), 1, nil)
 	p.print(stdout)
 	return p.err
+}
+
+// matrixDiff is "gameday matrix diff [BASE] [-matrix FILE] [-format
+// table|markdown]".
+func matrixDiff(args []string, stdout, stderr io.Writer) error {
+	flags := newFlagSet("matrix diff", stderr)
+	describe(flags, "gameday matrix diff [BASE] [-matrix FILE] [-format table|markdown]", `
+Compares the matrix in the working tree with BASE: rows added and removed,
+rows whose status, scenario, expectation, objective, cadence, owner or
+runbook changed, and every last-run verdict that changed; worst news first.
+BASE is a file, or a commit, branch or tag of the git repository the matrix is
+in (the file as that commit had it); by default the merge base of HEAD with
+the default branch (origin/HEAD, else main, else master): what this branch
+changed. Markdown is one table for a pull-request comment, each row linking
+its runbook. Exit 0, 1 when a row got worse (a promise whose verdict no longer
+passes, or a new promise that failed its first run; a promise made a known
+gap; a promise removed), 2 when either file is invalid or BASE cannot be read.`)
+	file := flags.String("matrix", matrix.DefaultFile, "the resiliency matrix (the head of the comparison)")
+	format := flags.String("format", "table", "table (for a terminal) or markdown (for a pull-request comment)")
+	pos, err := parseInterleaved(flags, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usagef("matrix diff: one base at most, got %q and %q", pos[0], pos[1])
+	}
+	render, err := pickFormat("matrix diff", *format, matrix.RenderDiffTable, matrix.RenderDiffMarkdown)
+	if err != nil {
+		return err
+	}
+	head, err := matrixLoad("matrix diff", *file, stderr)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	var base *matrix.Matrix
+	var baseName string
+	if len(pos) == 1 {
+		if _, statErr := os.Stat(pos[0]); statErr == nil {
+			if base, err = matrixLoad("matrix diff", pos[0], stderr); err != nil {
+				return err
+			}
+			baseName = pos[0]
+		}
+	}
+	if base == nil {
+		repo, err := matrix.OpenRepo(ctx, *file)
+		if err != nil {
+			return usagef("matrix diff: %v: name the base as a file", err)
+		}
+		rev := ""
+		if len(pos) == 1 {
+			rev = pos[0]
+		} else if rev, err = repo.MergeBase(ctx); err != nil {
+			return usagef("matrix diff: %v", err)
+		}
+		rv, err := repo.At(ctx, rev)
+		if err != nil {
+			return usagef("matrix diff: %v", err)
+		}
+		m, err := matrix.Parse(rv.Path+"@"+rv.Short(), rv.Data)
+		if err != nil {
+			for _, e := range matrix.Errors(err) {
+				fmt.Fprintln(stderr, e)
+			}
+			return usagef("matrix diff: %s as %s has it is invalid", *file, rev)
+		}
+		base, baseName = m, "commit "+rv.Short()
+		if len(pos) == 1 && !strings.HasPrefix(rv.Commit, pos[0]) {
+			baseName = pos[0] + " (" + rv.Short() + ")"
+		}
+	}
+	changes := matrix.Diff(base, head)
+	if err := render(stdout, changes, baseName, *file); err != nil {
+		return fmt.Errorf("matrix diff: %w", err)
+	}
+	if matrix.Worse(changes) {
+		return exitError{exitFailed, "matrix diff: a row got worse"}
+	}
+	return nil
+}
+
+// matrixHistory is "gameday matrix history [ROW] [-matrix FILE] [-format
+// table|markdown] [-limit N]".
+func matrixHistory(args []string, stdout, stderr io.Writer) error {
+	flags := newFlagSet("matrix history", stderr)
+	describe(flags, "gameday matrix history [ROW] [-matrix FILE] [-format table|markdown] [-limit N]", `
+Reads every commit that changed the matrix file (along the first parent, so a
+merged pull request is one commit; renames followed) and prints each row's
+runs: their verdicts as letters, oldest first (P pass, F fail, E error, I
+inconclusive), the current streak, the commit whose run began the row's
+current failure, how long since it last passed, and whether it flaps (its
+verdict changed more than `+fmt.Sprint(matrix.FlapChanges)+` times in its last `+fmt.Sprint(matrix.FlapRuns)+` runs). ROW
+(dependency/failure) shows one row. A commit whose file does not parse (merge
+conflict markers committed) is named and skipped; a shallow clone shows the
+history it has, and says so. Exit 0, or 2 when the file is not in git or ROW
+is not a row.`)
+	file := flags.String("matrix", matrix.DefaultFile, "the resiliency matrix")
+	format := flags.String("format", "table", "table (for a terminal) or markdown (for a pull-request comment)")
+	limit := flags.Int("limit", 0, "read at most this many of the newest commits (0: all)")
+	pos, err := parseInterleaved(flags, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usagef("matrix history: one row at most, got %q and %q", pos[0], pos[1])
+	}
+	render, err := pickFormat("matrix history", *format, matrix.RenderHistoryTable, matrix.RenderHistoryMarkdown)
+	if err != nil {
+		return err
+	}
+	if *limit < 0 {
+		return usagef("matrix history: -limit %d: want 0 (all) or more", *limit)
+	}
+	m, err := matrixLoad("matrix history", *file, stderr)
+	if err != nil {
+		return err
+	}
+	h, err := fileHistory(context.Background(), *file, m, *limit)
+	if err != nil {
+		return usagef("matrix history: %v", err)
+	}
+	if len(pos) == 1 {
+		i := slices.IndexFunc(h.Rows, func(r matrix.RowHistory) bool { return r.ID == pos[0] })
+		if i < 0 {
+			return usagef("matrix history: no row %q in %s or its history (rows are dependency/failure)", pos[0], *file)
+		}
+		h.Rows = h.Rows[i : i+1]
+	}
+	if err := render(stdout, h, matrixNow()); err != nil {
+		return fmt.Errorf("matrix history: %w", err)
+	}
+	return nil
+}
+
+// fileHistory is the history of the matrix in file, m as the working tree
+// has it: matrix.ErrNotInGit when the file is not kept in git.
+func fileHistory(ctx context.Context, file string, m *matrix.Matrix, limit int) (matrix.History, error) {
+	repo, err := matrix.OpenRepo(ctx, file)
+	if err != nil {
+		return matrix.History{}, err
+	}
+	revs, err := repo.Revisions(ctx, "", limit)
+	if err != nil {
+		return matrix.History{}, err
+	}
+	h := matrix.BuildHistory(revs, m)
+	h.Shallow = repo.Shallow(ctx)
+	return h, nil
+}
+
+// pickFormat is the renderer -format names: table or markdown (md).
+func pickFormat[F any](cmd, format string, table, markdown F) (F, error) {
+	switch format {
+	case "table":
+		return table, nil
+	case "markdown", "md":
+		return markdown, nil
+	}
+	var none F
+	return none, usagef("%s: -format %q: want table or markdown", cmd, format)
 }
 
 // matrixFileArg parses flags given before or after the one optional FILE
