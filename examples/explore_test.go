@@ -2,9 +2,13 @@ package examples_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,24 +16,74 @@ import (
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
-// gameday explore, run as a user runs it, against ticketshop: in its
-// -fresh-key-retry mode (a charge whose answer was lost is sent again
-// under a new idempotency key) a search finds the double charge, shrinks
-// it, and writes a scenario that replays it; in its correct mode the same
-// search finds nothing. The search is the default one (seed 1, every
-// family) on a short sale (a base of 4 s) with few replays, to fit the
-// test command: two trials, a finding replayed and shrunk 2 of 2.
-func TestExploreTicketshop(t *testing.T) {
+// A bug planted in an example, each one real checkouts have and each
+// reachable only through one kind of fault.
+type planted struct {
+	name   string
+	system string
+	// families narrows the search to what the test command has time
+	// for (docs/explore.md says what a whole search costs); budget is
+	// its number of trials.
+	families, budget string
+	buggy, correct   func(t *testing.T) map[string]string
+	// broken are the invariants the bug breaks (a finding must break one
+	// of them; which shows first depends on whether the sale sold out);
+	// needs says whether a fault is the one it needs (the known minimum:
+	// one fault).
+	broken []string
+	needs  func(scenarios.Fault) bool
+}
+
+func toxicOn(target string, types ...string) func(scenarios.Fault) bool {
+	return func(f scenarios.Fault) bool {
+		return f.Target == target && f.Toxic != nil && slices.Contains(types, f.Toxic.Type)
+	}
+}
+
+// gameday explore, run as a user runs it, against the examples' planted
+// bugs: for each, a seeded search of a short sale finds it, shrinks it to
+// at most one fault more than it needs, and writes a scenario that fails
+// on the buggy shop in at least 4 of 5 runs (as the search reports it)
+// and passes on the correct one; the same search of the correct shop
+// finds nothing. Searches replay a finding, and each step of its
+// shrinking, 2 of 2 times, and check at most 4 steps, to fit the test
+// command.
+func TestExplorePlantedBugs(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "gameday")
 	if err := testenv.GoBuild(bin, "../cmd/gameday"); err != nil {
 		t.Fatal(err)
 	}
-	system, err := filepath.Abs("ticketshop/gameday.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := filepath.Join(t.TempDir(), "short-sale.yaml")
-	if err := os.WriteFile(base, []byte(`name: short-sale
+	bugs := []planted{{
+		// A charge whose answer was lost, sent again under a new key.
+		name: "ticketshop charge retried without its key", system: "ticketshop/gameday.yaml", budget: "2",
+		buggy:   func(t *testing.T) map[string]string { return ticketshop(t, true, "-fresh-key-retry") },
+		correct: func(t *testing.T) map[string]string { return ticketshop(t, true) },
+		broken:  []string{"double_charges"}, needs: toxicOn("gateway", "http_lost_response"),
+	}, {
+		// A hold that expires while its charge is in flight, the ticket
+		// sold all the same.
+		name: "ticketshop hold expired while its charge completes", system: "ticketshop/gameday.yaml",
+		families: "latency,http_latency", budget: "4",
+		buggy:   func(t *testing.T) map[string]string { return ticketshop(t, true, "-hold-ttl", "500ms") },
+		correct: func(t *testing.T) map[string]string { return ticketshop(t, true) },
+		broken:  []string{"units_created", "oversold"}, needs: toxicOn("gateway", "latency", "http_latency"),
+	}, {
+		// The unit given back, and the charge voided, after the reply of
+		// a committed INSERT was lost.
+		name: "pyshop unit given back after a lost reply", system: "pyshop/gameday.yaml",
+		families: "lost_reply", budget: "3",
+		buggy:   func(t *testing.T) map[string]string { return pyshop(t, "compensating") },
+		correct: func(t *testing.T) map[string]string { return pyshop(t, "careful") },
+		broken:  []string{"units_created", "oversold", "orders_without_charge"}, needs: toxicOn("postgres", "lost_reply"),
+	}}
+	for _, bug := range bugs {
+		t.Run(bug.name, func(t *testing.T) {
+			system, err := filepath.Abs(bug.system)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := filepath.Join(t.TempDir(), "short-sale.yaml")
+			if err := os.WriteFile(base, []byte(`name: short-sale
 system: `+system+`
 matrix: {dependency: none, failure: explore}
 stock: 60
@@ -38,58 +92,95 @@ load:
   patience: 4s
   max_retries: 2
 `), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	explore := func(t *testing.T, mode ...string) (string, string, int) {
-		t.Helper()
-		vars := ticketshop(t, true, mode...)
-		out := t.TempDir()
-		cmd := exec.Command(bin, "explore", "-budget", "2", "-seed", "1",
-			"-replays", "2", "-needed", "2", "-max-checks", "4", "-out", out, "-runs-dir", filepath.Join(t.TempDir(), "runs"),
-			"-journal", filepath.Join(t.TempDir(), "journal.json"), "-quiet", base)
-		cmd.Env = os.Environ()
-		for k, v := range vars {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		b, err := cmd.CombinedOutput()
-		code := 0
-		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out, string(b), code
-	}
+				t.Fatal(err)
+			}
+			explore := func(t *testing.T, vars map[string]string) (string, string, int) {
+				out := t.TempDir()
+				args := []string{"explore", "-budget", bug.budget, "-seed", "1", "-replays", "2", "-needed", "2", "-max-checks", "4", "-confirm", "5",
+					"-out", out, "-runs-dir", filepath.Join(t.TempDir(), "runs"), "-journal", filepath.Join(t.TempDir(), "journal.json"), "-quiet"}
+				if bug.families != "" {
+					args = append(args, "-families", bug.families)
+				}
+				output, code := runCmd(t, bin, "", vars, append(args, base)...)
+				return out, output, code
+			}
 
-	t.Run("fresh key retry", func(t *testing.T) {
-		out, output, code := explore(t, "-fresh-key-retry")
-		found, _ := filepath.Glob(filepath.Join(out, "explore-*double-charges*.yaml"))
-		if code != 1 || len(found) == 0 {
-			t.Fatalf("exit %d, findings %v, want the double charge found:\n%s", code, found, output)
-		}
-		sc, err := scenarios.LoadFile(found[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The shrunk scenario has the one fault the bug needs, a lost
-		// answer of the gateway.
-		if len(sc.Faults) != 1 || sc.Faults[0].Target != "gateway" || sc.Faults[0].Toxic == nil || !strings.HasPrefix(sc.Faults[0].Toxic.Type, "http_lost_response") {
-			t.Errorf("the scenario written has faults %+v, want one lost answer of the gateway", sc.Faults)
-		}
-		report, err := os.ReadFile(filepath.Join(out, "report.md"))
-		if err != nil || !strings.Contains(string(report), "| gateway | http_lost_response |") || !strings.Contains(string(report), "broke: double_charges") {
-			t.Errorf("report: %v\n%s", err, report)
-		}
-		log, err := os.ReadFile(filepath.Join(out, "log.jsonl"))
-		if err != nil || strings.Count(string(log), "\n") != 2 {
-			t.Errorf("log: %v\n%s", err, log)
-		}
-	})
-	t.Run("correct", func(t *testing.T) {
-		out, output, code := explore(t)
-		found, _ := filepath.Glob(filepath.Join(out, "explore-*.yaml"))
-		if code != 0 || len(found) != 0 {
-			t.Fatalf("exit %d, findings %v, want none:\n%s", code, found, output)
-		}
-	})
+			out, output, code := explore(t, bug.buggy(t))
+			// The finding that breaks what the bug breaks, with how often
+			// its scenario failed, as written, in 5 runs.
+			var file string
+			rate := -1
+			for _, m := range regexp.MustCompile(`(?m)^\s+(\S+\.yaml): breaks \[([^]]*)\]; as written it failed in (\d) of 5 runs`).FindAllStringSubmatch(output, -1) {
+				if slices.ContainsFunc(strings.Fields(m[2]), func(b string) bool { return slices.Contains(bug.broken, b) }) {
+					file, rate = m[1], mustAtoi(t, m[3])
+					break
+				}
+			}
+			if code != 1 || file == "" {
+				t.Fatalf("exit %d, want a finding that breaks one of %v:\n%s", code, bug.broken, output)
+			}
+			sc, err := scenarios.LoadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sc.Faults) > 2 || !slices.ContainsFunc(sc.Faults, bug.needs) {
+				t.Errorf("the scenario written has faults %+v: want the fault the bug needs, and at most one more", sc.Faults)
+			}
+			if rate < 4 {
+				t.Errorf("the scenario written failed in %d of 5 runs, want at least 4", rate)
+			}
+			report, err := os.ReadFile(filepath.Join(out, "report.md"))
+			if err != nil || !strings.Contains(string(report), "### "+file) {
+				t.Errorf("report: %v\n%s", err, report)
+			}
+			if page, err := os.ReadFile(filepath.Join(out, "report.html")); err != nil || !strings.Contains(string(page), file) {
+				t.Errorf("HTML report: %v", err)
+			}
+			if log, err := os.ReadFile(filepath.Join(out, "log.jsonl")); err != nil || strings.Count(string(log), "\n") != mustAtoi(t, bug.budget) {
+				t.Errorf("log: %v\n%s", err, log)
+			}
+
+			// On the correct shop the scenario written passes, and the
+			// same search finds nothing.
+			vars := bug.correct(t)
+			if output, code := runCmd(t, bin, "", vars, "run", "-quiet", "-runs-dir", t.TempDir(), "-journal", filepath.Join(t.TempDir(), "j.json"), file); code != 0 {
+				t.Errorf("the scenario written, on the correct shop: exit %d, want 0:\n%s", code, output)
+			}
+			out, output, code = explore(t, vars)
+			if found, _ := filepath.Glob(filepath.Join(out, "explore-*.yaml")); code != 0 || len(found) != 0 {
+				t.Errorf("the correct shop: exit %d, findings %v, want none:\n%s", code, found, output)
+			}
+		})
+	}
+}
+
+// runCmd runs the command bin with args in dir ("": here), with vars in
+// its environment (a system file's variables): its output and exit code.
+func runCmd(t *testing.T, bin, dir string, vars map[string]string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = os.Environ()
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	}
+	t.Fatalf("%s %v: %v", filepath.Base(bin), args, err)
+	return "", 0
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(fmt.Errorf("%q: %w", s, err))
+	}
+	return n
 }

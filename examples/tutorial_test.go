@@ -3,9 +3,7 @@ package examples_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -88,19 +86,7 @@ func TestTutorial(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "journal.json")
 	gamedayCmd := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GAMEDAY_JOURNAL="+journal)
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return string(out), 0
-		case errors.As(err, &ee):
-			return string(out), ee.ExitCode()
-		}
-		t.Fatalf("gameday %v: %v", args, err)
-		return "", 0
+		return runCmd(t, bin, dir, map[string]string{"GAMEDAY_JOURNAL": journal}, args...)
 	}
 	// lastRun is the record of the newest run under the runs directory.
 	lastRun := func() *gameday.Record {

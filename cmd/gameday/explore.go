@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +18,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/explore"
 	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -35,11 +38,14 @@ load; each step kept only if it still fails in -needed of -replays) and
 written to -out as a scenario that gameday run replays. The environment is
 prepared once and driven for every trial. The same seed draws the same
 schedules in the same order on any machine (-out/log.jsonl); the report
-(-out/report.md) lists the findings, the trials and what was tried where.
+(-out/report.md and report.html) lists the findings, the trials and what
+was tried where. Each trial done is journaled (-out/trials.jsonl): a
+search stopped goes on where it stopped with the same command and -resume.
 
 Exit 0 when nothing was found, 1 when something was, 2 when the search
-could not be carried out. Ctrl-C stops it between or inside a trial, with
-every fault removed (docs/explore.md).`
+could not be carried out, 3 when it was stopped before its budget was
+spent with nothing found (inconclusive). Ctrl-C stops it between or inside a trial, with every fault
+removed (docs/explore.md).`
 
 // exploreCmd is "gameday explore [flags] [BASE.yaml]".
 func exploreCmd(args []string, stdout, stderr io.Writer) error {
@@ -52,6 +58,8 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	replays := fs.Int("replays", 5, "replays of a finding, and of each step of its shrinking")
 	needed := fs.Int("needed", 3, "a finding, and each step of its shrinking, must fail in at least this many of -replays")
 	maxChecks := fs.Int("max-checks", 40, "at most this many schedules checked while shrinking one finding")
+	confirm := fs.Int("confirm", 5, "runs of the scenario written for a finding, as written, to say how often it fails")
+	resume := fs.Bool("resume", false, "go on with the search whose journal (-out/trials.jsonl) is there: the same seed, base and flags; the trials it did are not run again")
 	out := fs.String("out", "explore", "the directory findings, the log and the report are written to")
 	runsDir := fs.String("runs-dir", "runs", "directory that receives each trial's run directory")
 	journal := fs.String("journal", faults.DefaultJournalPath(), "file recording, until they are removed, the faults on a Toxiproxy that outlives the runner")
@@ -64,7 +72,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	if len(rest) > 1 {
 		return usagef("explore: at most one base scenario, got %d", len(rest))
 	}
-	o := explore.Options{Seed: *seed, Replays: *replays, Needed: *needed, MaxChecks: *maxChecks, Out: *out}
+	o := explore.Options{Seed: *seed, Replays: *replays, Needed: *needed, Confirm: *confirm, MaxChecks: *maxChecks, Out: *out}
 	if n, err := strconv.Atoi(*budget); err == nil && n > 0 {
 		o.Trials = n
 	} else if d, err := time.ParseDuration(*budget); err == nil && d > 0 {
@@ -74,6 +82,9 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if *replays < 1 || *needed < 1 || *needed > *replays {
 		return usagef("explore: -needed %d of -replays %d: want 1 <= needed <= replays", *needed, *replays)
+	}
+	if *confirm < 1 {
+		return usagef("explore: -confirm %d: want at least 1", *confirm)
 	}
 	families, err := explore.ParseFamilies(*fams)
 	if err != nil {
@@ -108,12 +119,39 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return usageError{fmt.Errorf("explore: %w", err)}
 	}
+	journalFile := filepath.Join(*out, "trials.jsonl")
+	if *resume {
+		f, err := os.Open(journalFile)
+		if err != nil {
+			return usagef("explore: -resume: %v", err)
+		}
+		o.Done, err = explore.ReadJournal(journalFile, f)
+		f.Close()
+		if err != nil {
+			return usageError{fmt.Errorf("explore: -resume: %w", err)}
+		}
+	}
+	// The log is written again whole (the trials resumed drawn first);
+	// the journal is rewritten with the trials read from it, so that a
+	// line cut short is gone.
 	logFile, err := os.Create(filepath.Join(*out, "log.jsonl"))
 	if err != nil {
 		return usageError{fmt.Errorf("explore: %w", err)}
 	}
 	defer logFile.Close()
 	o.Log = logFile
+	trials, err := os.Create(journalFile)
+	if err != nil {
+		return usageError{fmt.Errorf("explore: %w", err)}
+	}
+	defer trials.Close()
+	for _, tr := range o.Done {
+		line, _ := json.Marshal(tr)
+		if _, err := trials.Write(append(line, '\n')); err != nil {
+			return usageError{fmt.Errorf("explore: %w", err)}
+		}
+	}
+	o.Journal = trials
 	if !*quiet {
 		o.Progress = stderr
 	}
@@ -162,23 +200,28 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("explore: %w", err)}
 	}
 	reportFile := filepath.Join(*out, "report.md")
-	f, err := os.Create(reportFile)
-	if err != nil {
-		return usageError{fmt.Errorf("explore: %w", err)}
+	for file, write := range map[string]func(io.Writer, explore.Space) error{reportFile: res.Markdown, filepath.Join(*out, "report.html"): res.HTML} {
+		var b bytes.Buffer
+		if err := write(&b, o.Space); err != nil {
+			return usageError{fmt.Errorf("explore: %w", err)}
+		}
+		if err := runrecord.WriteFileAtomic(file, b.Bytes()); err != nil {
+			return usageError{fmt.Errorf("explore: %w", err)}
+		}
 	}
-	if err := res.Markdown(f, o.Space); err != nil {
-		f.Close()
-		return usageError{fmt.Errorf("explore: %w", err)}
+	fmt.Fprintf(stdout, "explore: %d trials, %d findings; report %s (and .html)\n", len(res.Trials), len(res.Findings), reportFile)
+	if res.Stopped != "" {
+		fmt.Fprintf(stdout, "explore: stopped (%s) after trial %d: go on with the same command and -resume\n", res.Stopped, len(res.Trials)-1)
 	}
-	if err := f.Close(); err != nil {
-		return usageError{fmt.Errorf("explore: %w", err)}
-	}
-	fmt.Fprintf(stdout, "explore: %d trials, %d findings; report %s\n", len(res.Trials), len(res.Findings), reportFile)
 	for _, fd := range res.Findings {
-		fmt.Fprintf(stdout, "  %s: breaks %v; fails in %d of %d replays; gameday run %s\n", fd.File, fd.Broken, fd.After[0], fd.After[1], fd.File)
+		fmt.Fprintf(stdout, "  %s: breaks %v; as written it failed in %d of %d runs; gameday run %s\n", fd.File, fd.Broken, fd.After[0], fd.After[1], fd.File)
 	}
-	if len(res.Findings) > 0 {
+	switch {
+	case len(res.Findings) > 0:
 		return exitError{exitFailed, "explore found what breaks the books"}
+	case res.Stopped != "":
+		// Not "nothing found": the search did not do what it was asked.
+		return exitError{exitInconclusive, "explore stopped before its budget was spent"}
 	}
 	return nil
 }

@@ -27,9 +27,10 @@ Modes (--mode):
            whether the order is there before answering (a lost reply to a
            committed INSERT is not a failed purchase): bought, or, when it
            cannot tell, pending. A pending purchase (or one whose payment
-           call failed) is settled within seconds by a resolver thread: the
-           order found is sold, else the charge is voided and the unit
-           given back. A retry of the same cart completes it first.
+           call failed, or whose hold or sale Redis did not answer) is
+           settled within seconds by a resolver thread: the order found is
+           sold, else the charge is voided and the unit given back. A retry
+           of the same cart completes it first.
   compensating  safe, but when writing the order fails it undoes the
            purchase: voids the charge, gives the unit back, answers 503. A
            bug real checkouts have: an INSERT whose reply was lost was
@@ -208,13 +209,12 @@ class Shop:
         holds = "holds:" + sku
         try:
             if self.order_of(cart):
-                self.sold(holds, cart)
-                self.settled(cart)
+                if self.sold(holds, cart):
+                    self.settled(cart)
                 return
         except psycopg2.Error:
             return
-        if self.void(cart):
-            self.give_back("stock:" + sku, holds, cart)
+        if self.void(cart) and self.give_back("stock:" + sku, holds, cart):
             self.settled(cart)
 
     def purchase(self, cart, customer, sku):
@@ -234,6 +234,10 @@ class Shop:
             elif not self.hold(keys=[stock, holds], args=[cart]):
                 return 409, {"error": "sold_out"}
         except redis.RedisError as e:
+            if self.mode == "careful":
+                # The hold may have been taken and only its reply lost:
+                # the resolver gives it back if no retry uses it.
+                self.unsettled(cart, sku)
             raise Unavailable("stock_unavailable") from e
         try:
             ch = self.charge(cart, customer, sku)
@@ -266,7 +270,8 @@ class Shop:
                 # the resolver or a retry settles it.
                 try:
                     if self.order_of(cart):
-                        self.sold(holds, cart)
+                        if not self.sold(holds, cart):
+                            self.unsettled(cart, sku)
                         return 201, {"order": cart, "charge": ch["id"]}
                 except psycopg2.Error:
                     pass
@@ -278,23 +283,29 @@ class Shop:
                 self.redis.decr(stock)
             except redis.RedisError:
                 pass
-        else:
-            self.sold(holds, cart)
+        elif not self.sold(holds, cart) and self.mode == "careful":
+            self.unsettled(cart, sku)  # the resolver marks it sold
         return 201, {"order": cart, "charge": ch["id"]}
 
     def sold(self, holds, cart):
+        """The cart's hold is sold: no longer counted as held. False when
+        Redis did not say so (the books still count it held)."""
         try:
             self.redis.srem(holds, cart)
+            return True
         except redis.RedisError:
-            pass  # still counted as held: the books show it
+            return False
 
     def give_back(self, stock, holds, cart):
+        """The cart's unit back on sale; False when Redis did not say so
+        (still held: the books show it)."""
         if self.mode == "naive":
-            return
+            return True
         try:
             self.release(keys=[stock, holds], args=[cart])
+            return True
         except redis.RedisError:
-            pass  # still held: the books show it
+            return False
 
 
 class Handler(BaseHTTPRequestHandler):

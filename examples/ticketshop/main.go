@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,8 +38,9 @@ import (
 )
 
 var (
-	// KEYS: left, holds, gens; ARGV: ref. The hold's generation (held, or
-	// already held), 0 sold out. A hold pays with the key "REF/GEN"; a
+	// KEYS: left, holds, gens, held; ARGV: ref, now (ms). The hold's
+	// generation (held, or already held), 0 sold out; held keeps when
+	// each hold was made. A hold pays with the key "REF/GEN"; a
 	// payment given up on is voided and the hold given back, and a retry
 	// holds again with a new generation, so that it does not meet that
 	// void.
@@ -49,11 +51,14 @@ if tonumber(redis.call('GET', KEYS[1]) or '0') <= 0 then return 0 end
 redis.call('DECR', KEYS[1])
 g = redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
 redis.call('HSET', KEYS[2], ARGV[1], g)
+redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
 return g`)
-	// KEYS: holds, sold; ARGV: ref, ticket json. 1 sold, 0 no such hold.
+	// KEYS: holds, sold, held; ARGV: ref, ticket json, trust. 1 sold, 0
+	// no such hold (with trust "1", sold all the same: the -hold-ttl bug).
 	sellScript = redis.NewScript(`
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 1 end
-if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZREM', KEYS[3], ARGV[1])
+if redis.call('HDEL', KEYS[1], ARGV[1]) == 0 and ARGV[3] ~= '1' then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 return 1`)
 	// KEYS: holds, gens; ARGV: ref. A hold kept (-give-back=false), if it
@@ -62,10 +67,20 @@ return 1`)
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], redis.call('HINCRBY', KEYS[2], ARGV[1], 1))
 return 1`)
-	// KEYS: left, holds; ARGV: ref.
+	// KEYS: left, holds, held; ARGV: ref.
 	releaseScript = redis.NewScript(`
+redis.call('ZREM', KEYS[3], ARGV[1])
 if redis.call('HDEL', KEYS[2], ARGV[1]) == 1 then redis.call('INCR', KEYS[1]) end
 return 1`)
+	// KEYS: left, holds, held; ARGV: made before (ms). Gives back every
+	// hold made before then; how many.
+	expireScript = redis.NewScript(`
+local old = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[1])
+for _, ref in ipairs(old) do
+  redis.call('ZREM', KEYS[3], ref)
+  if redis.call('HDEL', KEYS[2], ref) == 1 then redis.call('INCR', KEYS[1]) end
+end
+return #old`)
 )
 
 // priceCents is what a ticket costs: the sale's record of it and what the
@@ -77,10 +92,13 @@ type shop struct {
 	breaker  bool
 	giveBack bool
 	freshKey bool
-	rdb      *redis.Client
-	gateway  string
-	hc       *http.Client
-	cb       *gobreaker.CircuitBreaker[charge]
+	// holdTTL > 0: holds older than it go back on sale (expire).
+	holdTTL time.Duration
+	events  sync.Map // the events held, for expire
+	rdb     *redis.Client
+	gateway string
+	hc      *http.Client
+	cb      *gobreaker.CircuitBreaker[charge]
 }
 
 type charge struct {
@@ -98,9 +116,10 @@ func main() {
 	flag.IntVar(&priceCents, "price-cents", priceCents, "what a ticket costs, recorded on the ticket and charged (the sale's is 4500: another is the bug of a wrong price deployed)")
 	giveBack := flag.Bool("give-back", true, "give a hold back when its payment fails or is refused (false: the bug of a hold kept for a retry that never comes)")
 	freshKey := flag.Bool("fresh-key-retry", false, "send a charge whose answer never came again at once, with a new idempotency key (the bug of a key made per call, not per order: the first charge stands too)")
+	holdTTL := flag.Duration("hold-ttl", 0, "give a hold back on sale once it is this old, and sell a ticket whose charge went through whether or not its hold still stands (the bug of a hold that expires while its charge is in flight: the ticket is sold to its buyer and to the next; 0: holds do not expire)")
 	flag.Parse()
 	s := &shop{
-		breaker: *withBreaker, giveBack: *giveBack, freshKey: *freshKey,
+		breaker: *withBreaker, giveBack: *giveBack, freshKey: *freshKey, holdTTL: *holdTTL,
 		rdb:     redis.NewClient(&redis.Options{Addr: *redisAddr, MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, DialTimeout: 500 * time.Millisecond}),
 		gateway: strings.TrimRight(*gateway, "/"),
 		hc:      &http.Client{Timeout: time.Second},
@@ -125,6 +144,9 @@ func main() {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if s.holdTTL > 0 {
+		go s.expire(ctx)
+	}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -168,7 +190,7 @@ func (s *shop) hold(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "bad_request")
 		return
 	}
-	n, err := holdScript.Run(r.Context(), s.rdb, []string{"left:" + req.Event, "holds:" + req.Event, "gens:" + req.Event}, req.Ref).Int()
+	n, err := s.holdTicket(r.Context(), req.Event, req.Ref)
 	switch {
 	case err != nil:
 		fail(w, http.StatusServiceUnavailable, "busy")
@@ -197,7 +219,7 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 	// The hold, or a new one where it was given back (a payment that
 	// failed, or a breaker that refused it, gives the ticket back on
 	// sale): a retry holds again if a ticket is left.
-	g, err := holdScript.Run(ctx, s.rdb, []string{"left:" + req.Event, "holds:" + req.Event, "gens:" + req.Event}, ref).Int()
+	g, err := s.holdTicket(ctx, req.Event, ref)
 	if err != nil {
 		fail(w, http.StatusServiceUnavailable, "busy")
 		return
@@ -223,7 +245,7 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, errDeclined):
-		_ = releaseScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"left:" + req.Event, "holds:" + req.Event}, ref).Err()
+		_ = releaseScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"left:" + req.Event, "holds:" + req.Event, "held:" + req.Event}, ref).Err()
 		fail(w, http.StatusUnprocessableEntity, "payment_declined")
 		return
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
@@ -243,14 +265,55 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ticket, _ := json.Marshal(map[string]any{"id": "T-" + ref, "charge": ch.ID, "price_cents": priceCents})
-	n, err := sellScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"holds:" + req.Event, sold}, ref, string(ticket)).Int()
-	if err != nil || n == 0 {
+	trust := "0"
+	if s.holdTTL > 0 {
+		// The bug: the charge went through, so the ticket is sold,
+		// though its hold may have expired while the charge was in
+		// flight and the ticket gone back on sale to the next buyer.
+		trust = "1"
+	}
+	n, err := sellScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"holds:" + req.Event, sold, "held:" + req.Event}, ref, string(ticket), trust).Int()
+	if err != nil {
 		fail(w, http.StatusServiceUnavailable, "busy")
+		return
+	}
+	if n == 0 {
+		// Its hold is gone: the ticket is not this buyer's to sell.
+		go s.void(key)
+		fail(w, http.StatusConflict, "sold_out")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, `{"ticket":%s}`+"\n", ticket)
+}
+
+// holdTicket holds a ticket of event for ref, or finds the hold ref has:
+// the hold's generation, 0 when none is left.
+func (s *shop) holdTicket(ctx context.Context, event, ref string) (int, error) {
+	s.events.Store(event, true)
+	return holdScript.Run(ctx, s.rdb, []string{"left:" + event, "holds:" + event, "gens:" + event, "held:" + event},
+		ref, time.Now().UnixMilli()).Int()
+}
+
+// expire gives back the holds older than -hold-ttl, a few times a TTL,
+// until ctx ends.
+func (s *shop) expire(ctx context.Context) {
+	tick := time.NewTicker(max(s.holdTTL/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		before := time.Now().Add(-s.holdTTL).UnixMilli()
+		s.events.Range(func(k, _ any) bool {
+			e := k.(string)
+			_ = expireScript.Run(ctx, s.rdb, []string{"left:" + e, "holds:" + e, "held:" + e}, before).Err()
+			return true
+		})
+	}
 }
 
 // giveBackHold puts a hold's ticket back on sale after its payment failed
@@ -263,7 +326,7 @@ func (s *shop) giveBackHold(ctx context.Context, event, ref string) {
 		_ = keepScript.Run(ctx, s.rdb, []string{"holds:" + event, "gens:" + event}, ref).Err()
 		return
 	}
-	_ = releaseScript.Run(ctx, s.rdb, []string{"left:" + event, "holds:" + event}, ref).Err()
+	_ = releaseScript.Run(ctx, s.rdb, []string{"left:" + event, "holds:" + event, "held:" + event}, ref).Err()
 }
 
 // void gives back a charge whose outcome is unknown, until the gateway

@@ -126,9 +126,14 @@ func TestSearchFindsAndShrinks(t *testing.T) {
 	if !lostInsert(sc.Faults) {
 		t.Error("the scenario written does not reproduce the bug")
 	}
-	var md bytes.Buffer
+	var md, page bytes.Buffer
 	if err := res.Markdown(&md, space(b)); err != nil || !strings.Contains(md.String(), "| postgres | lost_reply |") {
 		t.Errorf("report: %v\n%s", err, md.String())
+	}
+	// The same, as a page: the finding, and the cells never tried marked.
+	if err := res.HTML(&page, space(b)); err != nil || !strings.Contains(page.String(), "<td>postgres</td><td>lost_reply</td>") ||
+		!strings.Contains(page.String(), `<td class="never">`) || !strings.Contains(page.String(), "gameday run "+f.File) {
+		t.Errorf("HTML report: %v\n%s", err, page.String())
 	}
 }
 
@@ -180,8 +185,71 @@ func TestRareFailureAndInterrupt(t *testing.T) {
 	}
 	o := Options{Base: b, Space: space(b), Seed: 1, Within: time.Hour, Replays: 3, Needed: 2, MaxChecks: 10, Out: t.TempDir()}
 	res, err := Search(ctx, o, stop)
-	if err != nil || res.Stopped != "interrupted" || len(res.Trials) != 1 {
+	// The trial cut short is not done: a resumed search runs it again.
+	if err != nil || res.Stopped != "interrupted" || len(res.Trials) != 0 {
 		t.Fatalf("interrupted: %v, %+v", err, res)
+	}
+}
+
+// A search stopped and resumed from its journal is the search run
+// through: the same log, byte for byte, the same trials and findings; the
+// trials done are not run again. A journal of another search is refused,
+// and a last line cut short is run again.
+func TestResumeFromJournal(t *testing.T) {
+	b := base(t)
+	out := t.TempDir()
+	calls := 0
+	counted := func(ctx context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		calls++
+		return model(lostInsert)(ctx, sc)
+	}
+	opts := func(trials int, log, journal *bytes.Buffer) Options {
+		return Options{Base: b, Space: space(b), Seed: 1, Trials: trials, Replays: 3, Needed: 2, MaxChecks: 40, Out: out, Log: log, Journal: journal}
+	}
+	var whole, wholeJournal bytes.Buffer
+	all, err := Search(context.Background(), opts(30, &whole, &wholeJournal), counted)
+	if err != nil || len(all.Findings) == 0 {
+		t.Fatalf("%v, %d findings", err, len(all.Findings))
+	}
+	wholeCalls := calls
+	var firstLog, journal bytes.Buffer
+	if _, err := Search(context.Background(), opts(12, &firstLog, &journal), counted); err != nil {
+		t.Fatal(err)
+	}
+	// Killed while writing the next line.
+	journal.WriteString(`{"schedule":{"trial":12`)
+	done, err := ReadJournal("trials.jsonl", &journal)
+	if err != nil || len(done) != 12 {
+		t.Fatalf("%v, %d trials read", err, len(done))
+	}
+	var log bytes.Buffer
+	o := opts(30, &log, &bytes.Buffer{})
+	o.Done = done
+	calls = 0
+	res, err := Search(context.Background(), o, counted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(log.Bytes(), whole.Bytes()) {
+		t.Errorf("the resumed search's log differs from the whole search's:\n%s\n%s", log.Bytes(), whole.Bytes())
+	}
+	if len(res.Trials) != 30 || len(res.Findings) != len(all.Findings) || res.Findings[0].File != all.Findings[0].File || res.Findings[0].After != all.Findings[0].After {
+		t.Errorf("resumed: %d trials, findings %+v; whole: findings %+v", len(res.Trials), res.Findings, all.Findings)
+	}
+	if calls == 0 || calls >= wholeCalls {
+		t.Errorf("%d runs in the resumed search, %d in the whole one: the trials done were run again", calls, wholeCalls)
+	}
+	if again, _ := ReadJournal("j", bytes.NewReader(wholeJournal.Bytes())); len(again) != 30 {
+		t.Errorf("the whole search journaled %d trials", len(again))
+	}
+	// Another seed's journal.
+	o = opts(30, &bytes.Buffer{}, nil)
+	o.Seed, o.Done = 2, done
+	if _, err := Search(context.Background(), o, counted); err == nil || !strings.Contains(err.Error(), "trial 0 of the journal") {
+		t.Errorf("another seed's journal: %v", err)
+	}
+	if _, err := ReadJournal("trials.jsonl", strings.NewReader("{\"verdict\":\"PASS\"}\n")); err == nil || !strings.Contains(err.Error(), "trials.jsonl:1") {
+		t.Errorf("a line without its schedule: %v", err)
 	}
 }
 

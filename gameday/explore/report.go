@@ -2,67 +2,173 @@ package explore
 
 import (
 	"fmt"
+	"html/template"
 	"io"
 	"slices"
 	"strings"
 )
 
-// Markdown writes the search's report: its findings, each with what it
-// broke, its witnesses, how often it failed before and after shrinking and
-// the command that replays it; its trials in one line each; and the
-// coverage table, dependency and family by sale phase, each cell the
-// number of faults tried there ("–": none), so that a search that found
-// nothing says what it did and did not try.
-func (r *Result) Markdown(w io.Writer, sp Space) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# gameday explore, seed %d\n\n", r.Seed)
-	fmt.Fprintf(&b, "%d trials, %d findings.", len(r.Trials), len(r.Findings))
-	if r.Stopped != "" {
-		fmt.Fprintf(&b, " Stopped: %s.", r.Stopped)
-	}
-	b.WriteString("\n\n## Findings\n\n")
-	if len(r.Findings) == 0 {
-		b.WriteString("None: no trial broke the books. What was tried is in the coverage table below; what explore cannot find is in docs/explore.md.\n")
-	}
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "### %s\n\n", f.File)
-		fmt.Fprintf(&b, "- broke: %s (checkout ids %s)\n", strings.Join(f.Broken, ", "), strings.Join(f.Witnesses, ", "))
-		fmt.Fprintf(&b, "- found by trial %d with %d faults; shrunk to %d in %d steps\n", f.Trial, len(f.Found.Faults), len(f.Shrunk.Faults), len(f.Steps))
-		fmt.Fprintf(&b, "- failed in %d of %d replays before shrinking, %d of %d after\n", f.Before[0], f.Before[1], f.After[0], f.After[1])
-		fmt.Fprintf(&b, "- replay: `gameday run %s`\n\n", f.File)
-	}
-	b.WriteString("## Trials\n\n| trial | faults | verdict | broke |\n| ---: | --- | --- | --- |\n")
+// reportView is what both reports show: the findings, the trials and the
+// coverage table, each cell the number of faults tried there (0: none).
+type reportView struct {
+	Seed     uint64
+	Trials   int
+	Stopped  string
+	Findings []Finding
+	Tried    []triedRow
+	Phases   []string
+	Coverage []coverRow
+}
+
+type triedRow struct {
+	Trial   int
+	Faults  string
+	Verdict string
+	Broke   string
+}
+
+type coverRow struct {
+	Target, Family string
+	Cells          []int
+}
+
+func (r *Result) view(sp Space) reportView {
+	v := reportView{Seed: r.Seed, Trials: len(r.Trials), Stopped: r.Stopped, Findings: r.Findings}
 	for _, t := range r.Trials {
 		var fs []string
 		for _, f := range t.Schedule.Faults {
 			fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s, ×%g)", f.Family, f.Target, f.At, f.For, f.Phase, f.Intensity))
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", t.Schedule.Trial, strings.Join(fs, "; "), t.Verdict, strings.Join(t.Broken, ", "))
+		v.Tried = append(v.Tried, triedRow{t.Schedule.Trial, strings.Join(fs, "; "), string(t.Verdict), strings.Join(t.Broken, ", ")})
 	}
-	b.WriteString("\n## Coverage\n\nFaults tried, by dependency and family (rows) and the phase of the sale they began in (columns); – is never.\n\n| dependency | family |")
-	var phases []string
 	for _, n := range PhaseNames {
 		if slices.ContainsFunc(sp.Phases, func(p Phase) bool { return p.Name == n }) {
-			phases = append(phases, n)
+			v.Phases = append(v.Phases, n)
 		}
 	}
-	for _, p := range phases {
-		fmt.Fprintf(&b, " %s |", p)
-	}
-	b.WriteString("\n| --- | --- |" + strings.Repeat(" ---: |", len(phases)) + "\n")
 	for _, t := range sp.Targets {
 		for _, fam := range sp.Families {
-			fmt.Fprintf(&b, "| %s | %s |", t, fam)
-			for _, p := range phases {
-				if n := r.Coverage[CoverKey{t, fam, p}]; n > 0 {
-					fmt.Fprintf(&b, " %d |", n)
-				} else {
-					b.WriteString(" – |")
-				}
+			row := coverRow{Target: t, Family: fam}
+			for _, p := range v.Phases {
+				row.Cells = append(row.Cells, r.Coverage[CoverKey{t, fam, p}])
 			}
-			b.WriteString("\n")
+			v.Coverage = append(v.Coverage, row)
 		}
+	}
+	return v
+}
+
+// Markdown writes the search's report: its findings, each with what it
+// broke, its witnesses, how often it failed before shrinking and as
+// written, and the command that replays it; its trials in one line each;
+// and the coverage table, dependency and family by sale phase, each cell
+// the number of faults tried there ("–": none), so that a search that
+// found nothing says what it did and did not try.
+func (r *Result) Markdown(w io.Writer, sp Space) error {
+	v := r.view(sp)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# gameday explore, seed %d\n\n", v.Seed)
+	fmt.Fprintf(&b, "%d trials, %d findings.", v.Trials, len(v.Findings))
+	if v.Stopped != "" {
+		fmt.Fprintf(&b, " Stopped: %s (go on with -resume).", v.Stopped)
+	}
+	b.WriteString("\n\n## Findings\n\n")
+	if len(v.Findings) == 0 {
+		b.WriteString("None: no trial broke the books. What was tried is in the coverage table below; what explore cannot find is in docs/explore.md.\n")
+	}
+	for _, f := range v.Findings {
+		fmt.Fprintf(&b, "### %s\n\n", f.File)
+		fmt.Fprintf(&b, "- broke: %s (checkout ids %s)\n", strings.Join(f.Broken, ", "), strings.Join(f.Witnesses, ", "))
+		fmt.Fprintf(&b, "- found by trial %d with %d faults; shrunk to %d in %d steps\n", f.Trial, len(f.Found.Faults), len(f.Shrunk.Faults), len(f.Steps))
+		fmt.Fprintf(&b, "- failed in %d of %d replays before shrinking; as written, in %d of %d runs\n", f.Before[0], f.Before[1], f.After[0], f.After[1])
+		fmt.Fprintf(&b, "- replay: `gameday run %s`\n\n", f.File)
+	}
+	b.WriteString("## Trials\n\n| trial | faults | verdict | broke |\n| ---: | --- | --- | --- |\n")
+	for _, t := range v.Tried {
+		fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", t.Trial, t.Faults, t.Verdict, t.Broke)
+	}
+	b.WriteString("\n## Coverage\n\nFaults tried, by dependency and family (rows) and the phase of the sale they began in (columns); – is never.\n\n| dependency | family |")
+	for _, p := range v.Phases {
+		fmt.Fprintf(&b, " %s |", p)
+	}
+	b.WriteString("\n| --- | --- |" + strings.Repeat(" ---: |", len(v.Phases)) + "\n")
+	for _, row := range v.Coverage {
+		fmt.Fprintf(&b, "| %s | %s |", row.Target, row.Family)
+		for _, n := range row.Cells {
+			if n > 0 {
+				fmt.Fprintf(&b, " %d |", n)
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		b.WriteString("\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// HTML writes the report Markdown writes as one page with no outside
+// resources, the cells of the coverage table never tried marked.
+func (r *Result) HTML(w io.Writer, sp Space) error {
+	return htmlReport.Execute(w, r.view(sp))
+}
+
+var htmlReport = template.Must(template.New("explore").Funcs(template.FuncMap{
+	"join": strings.Join,
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="gameday">
+<title>gameday explore, seed {{.Seed}}: {{len .Findings}} findings</title>
+<style>
+body { font-family: "DejaVu Sans", system-ui, sans-serif; color: #1b1b1b; margin: 0; line-height: 1.45; }
+main { max-width: 1080px; margin: 0 auto; padding: 24px 28px 48px; }
+h1 { font-size: 1.6rem; margin: 0 0 .4rem; }
+h2 { font-size: 1.2rem; margin: 2rem 0 .6rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
+table { border-collapse: collapse; width: 100%; font-size: .93rem; }
+th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
+th { background: #f4f4f4; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.never { color: #b42318; background: #fdf0ef; text-align: right; }
+.broken { color: #b42318; font-weight: 700; }
+code { font-size: .9rem; }
+</style>
+</head>
+<body>
+<main>
+<h1>gameday explore, seed {{.Seed}}</h1>
+<p>{{.Trials}} trials, {{len .Findings}} findings.{{if .Stopped}} Stopped: {{.Stopped}} (go on with <code>-resume</code>).{{end}}</p>
+<h2>Findings</h2>
+{{- if not .Findings}}
+<p>None: no trial broke the books. What was tried is in the coverage table below; what explore cannot find is in docs/explore.md.</p>
+{{- end}}
+{{- range .Findings}}
+<h3>{{.File}}</h3>
+<ul>
+<li>broke: <span class="broken">{{join .Broken ", "}}</span> (checkout ids {{join .Witnesses ", "}})</li>
+<li>found by trial {{.Trial}} with {{len .Found.Faults}} faults; shrunk to {{len .Shrunk.Faults}} in {{len .Steps}} steps</li>
+<li>failed in {{index .Before 0}} of {{index .Before 1}} replays before shrinking; as written, in {{index .After 0}} of {{index .After 1}} runs</li>
+<li>replay: <code>gameday run {{.File}}</code></li>
+</ul>
+{{- end}}
+<h2>Trials</h2>
+<table>
+<tr><th class="num">trial</th><th>faults</th><th>verdict</th><th>broke</th></tr>
+{{- range .Tried}}
+<tr><td class="num">{{.Trial}}</td><td>{{.Faults}}</td><td>{{.Verdict}}</td><td class="broken">{{.Broke}}</td></tr>
+{{- end}}
+</table>
+<h2>Coverage</h2>
+<p>Faults tried, by dependency and family (rows) and the phase of the sale they began in (columns); a marked cell was never tried.</p>
+<table>
+<tr><th>dependency</th><th>family</th>{{range .Phases}}<th class="num">{{.}}</th>{{end}}</tr>
+{{- range .Coverage}}
+<tr><td>{{.Target}}</td><td>{{.Family}}</td>{{range .Cells}}{{if .}}<td class="num">{{.}}</td>{{else}}<td class="never">–</td>{{end}}{{end}}</tr>
+{{- end}}
+</table>
+</main>
+</body>
+</html>
+`))

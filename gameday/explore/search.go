@@ -1,7 +1,9 @@
 package explore
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -41,12 +43,21 @@ type Options struct {
 	// Replays is n, Needed k: a finding, and each step of its shrinking,
 	// must fail in at least k of n replays.
 	Replays, Needed int
+	// Confirm is how many times the scenario written for a finding is
+	// run, as written, to say how often it fails (0: Replays).
+	Confirm int
 	// MaxChecks bounds the shrinking of one finding, in schedules checked.
 	MaxChecks int
 	// Out is where findings are written (explore/); Log receives one line
 	// of JSON per trial drawn, byte for byte the same for a seed.
 	Out string
 	Log io.Writer
+	// Journal receives one line of JSON per trial done (TrialRecord):
+	// what a search resumed from it needs. Done are the trials of an
+	// earlier search with the same seed, space and base, read from its
+	// journal: they are not run again, and the search goes on after them.
+	Journal io.Writer
+	Done    []TrialRecord
 	// Progress receives a line per trial; nil means none.
 	Progress io.Writer
 }
@@ -62,11 +73,52 @@ type Finding struct {
 	Found  Schedule `json:"found"`
 	Shrunk Schedule `json:"shrunk"`
 	Steps  []Step   `json:"steps"`
-	// Before and After are how often the found and the shrunk schedule
-	// failed on replay: failures of replays.
-	Before, After [2]int `json:"-"`
+	// Before is how often the found schedule failed on replay, After how
+	// often the scenario written for the shrunk one did: failures of
+	// runs.
+	Before [2]int `json:"before"`
+	After  [2]int `json:"after"`
 	// File is the scenario written for it.
 	File string `json:"file"`
+}
+
+// TrialRecord is one trial done, as a search's journal keeps it: its
+// schedule (as the log has it), what it found, and the finding made of it.
+type TrialRecord struct {
+	Schedule json.RawMessage   `json:"schedule"`
+	Verdict  runrecord.Verdict `json:"verdict"`
+	Broken   []string          `json:"broken,omitempty"`
+	Finding  *Finding          `json:"finding,omitempty"`
+}
+
+// ReadJournal reads the trials a search's journal (trials.jsonl) records,
+// in order. A last line cut short (the search killed while writing it) is
+// left out: that trial is run again. name is the journal's file, for
+// errors.
+func ReadJournal(name string, r io.Reader) ([]TrialRecord, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var out []TrialRecord
+	lines := strings.SplitAfter(string(data), "\n")
+	for i, line := range lines {
+		if line == "" {
+			continue
+		}
+		if !strings.HasSuffix(line, "\n") && i == len(lines)-1 {
+			break // cut short
+		}
+		var tr TrialRecord
+		if err := json.Unmarshal([]byte(line), &tr); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, i+1, err)
+		}
+		if len(tr.Schedule) == 0 || tr.Verdict == "" {
+			return nil, fmt.Errorf("%s:%d: a trial needs its schedule and verdict", name, i+1)
+		}
+		out = append(out, tr)
+	}
+	return out, nil
 }
 
 // Tried is one trial as the report lists it.
@@ -118,19 +170,27 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 		if err != nil {
 			return 0, err
 		}
-		got := 0
-		for range n {
-			out, err := run(ctx, sc)
-			if err != nil {
-				return got, err
-			}
-			if out.Verdict == runrecord.VerdictFail && breaksAny(out.Broken, want) {
-				got++
-			}
-		}
-		return got, nil
+		return failures(ctx, run, sc, n, want)
 	}
-	for i := 0; ; i++ {
+	// The trials of the search resumed: each must be the trial this
+	// search draws in its place, or the journal is another search's.
+	for i, tr := range o.Done {
+		s := o.Space.Draw(o.Seed, i)
+		if enc := s.Encode(); !bytes.Equal(enc, tr.Schedule) {
+			return nil, fmt.Errorf("explore: trial %d of the journal is not what seed %d draws from this space and base (another search's journal? start afresh): journal %s, drawn %s", i, o.Seed, tr.Schedule, enc)
+		}
+		if err := o.logDrawn(s); err != nil {
+			return res, err
+		}
+		res.tried(s, tr.Verdict, tr.Broken)
+		if tr.Finding != nil {
+			res.Findings = append(res.Findings, *tr.Finding)
+		}
+	}
+	if len(o.Done) > 0 {
+		progress(o.Progress, "explore: resumed after trial %d (%d findings)", len(o.Done)-1, len(res.Findings))
+	}
+	for i := len(o.Done); ; i++ {
 		switch {
 		case ctx.Err() != nil:
 			res.Stopped = "interrupted"
@@ -141,10 +201,8 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 			return res, nil
 		}
 		s := o.Space.Draw(o.Seed, i)
-		if o.Log != nil {
-			if _, err := o.Log.Write(append(s.Encode(), '\n')); err != nil {
-				return res, fmt.Errorf("explore: write the log: %w", err)
-			}
+		if err := o.logDrawn(s); err != nil {
+			return res, err
 		}
 		sc, err := trialScenario(s, fmt.Sprintf("explore-trial-%d", i))
 		if err != nil {
@@ -154,53 +212,138 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-		for _, f := range s.Faults {
-			res.Coverage[CoverKey{f.Target, f.Family, f.Phase}]++
+		if ctx.Err() != nil {
+			// Cut short: not a trial done, and not journaled; a
+			// resumed search runs it again.
+			res.Stopped = "interrupted"
+			return res, nil
 		}
-		res.Trials = append(res.Trials, Tried{Schedule: s, Verdict: out.Verdict, Broken: out.Broken})
+		res.tried(s, out.Verdict, out.Broken)
 		progress(o.Progress, "explore: trial %d: %s %s", i, out.Verdict, strings.Join(out.Broken, ", "))
-		if out.Verdict != runrecord.VerdictFail || len(out.Broken) == 0 || ctx.Err() != nil {
-			continue
-		}
-		if slices.ContainsFunc(res.Findings, func(f Finding) bool { return sameSet(f.Broken, out.Broken) }) {
-			continue
-		}
-		f := Finding{Trial: i, Broken: out.Broken, Witnesses: out.Witnesses, Found: s}
-		n, err := fails(ctx, s, o.Replays, out.Broken)
+		f, err := o.finding(ctx, s, out, res.Findings, run, fails)
 		if err != nil {
 			return res, err
 		}
-		f.Before = [2]int{n, o.Replays}
-		progress(o.Progress, "explore: trial %d failed again in %d of %d replays", i, n, o.Replays)
-		if n < o.Needed {
-			continue // too rare to shrink by replays: listed with its trial
+		if ctx.Err() != nil {
+			res.Stopped = "interrupted"
+			return res, nil
 		}
-		check := func(ctx context.Context, c Schedule) (bool, error) {
-			got, err := fails(ctx, c, o.Replays, out.Broken)
-			return got >= o.Needed, err
+		tr := TrialRecord{Schedule: s.Encode(), Verdict: out.Verdict, Broken: out.Broken, Finding: f}
+		if f != nil {
+			res.Findings = append(res.Findings, *f)
 		}
-		f.Shrunk, f.Steps, err = Shrink(ctx, s, check, o.MaxChecks)
-		if err != nil {
-			return res, err
+		if o.Journal != nil {
+			line, err := json.Marshal(tr)
+			if err == nil {
+				_, err = o.Journal.Write(append(line, '\n'))
+			}
+			if err != nil {
+				return res, fmt.Errorf("explore: write the journal: %w", err)
+			}
 		}
-		if n, err = fails(ctx, f.Shrunk, o.Replays, out.Broken); err != nil {
-			return res, err
-		}
-		f.After = [2]int{n, o.Replays}
-		name := findingName(i, out.Broken)
-		f.File = filepath.Join(o.Out, name+".yaml")
-		desc := fmt.Sprintf("Found by gameday explore, seed %d, trial %d: breaks %s. Shrunk from %d faults to %d; fails in %d of %d replays (%d of %d before shrinking).\nReplay: gameday run %s",
-			o.Seed, i, strings.Join(out.Broken, ", "), len(s.Faults), len(f.Shrunk.Faults), f.After[0], f.After[1], f.Before[0], f.Before[1], f.File)
-		data, _, err := f.Shrunk.Scenario(o.Base, f.File, name, desc)
-		if err != nil {
-			return res, err
-		}
-		if err := runrecord.WriteFileAtomic(f.File, data); err != nil {
-			return res, err
-		}
-		res.Findings = append(res.Findings, f)
-		progress(o.Progress, "explore: finding %s: %d faults, fails in %d of %d replays", f.File, len(f.Shrunk.Faults), f.After[0], f.After[1])
 	}
+}
+
+// logDrawn writes schedule s to the search's log.
+func (o Options) logDrawn(s Schedule) error {
+	if o.Log == nil {
+		return nil
+	}
+	if _, err := o.Log.Write(append(s.Encode(), '\n')); err != nil {
+		return fmt.Errorf("explore: write the log: %w", err)
+	}
+	return nil
+}
+
+// tried adds a trial done to the result and its faults to the coverage.
+func (r *Result) tried(s Schedule, v runrecord.Verdict, broken []string) {
+	for _, f := range s.Faults {
+		r.Coverage[CoverKey{f.Target, f.Family, f.Phase}]++
+	}
+	r.Trials = append(r.Trials, Tried{Schedule: s, Verdict: v, Broken: broken})
+}
+
+// finding makes a finding of trial s, whose run found out, unless it is
+// none: a trial that broke no invariant, broke the ones an earlier finding
+// did (counted, not shrunk again), or failed too rarely on replay to
+// shrink (listed with its trial). Else it is replayed, shrunk, written as
+// a scenario under Out, and that scenario run Confirm times as written.
+func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier []Finding, run Runner, fails func(context.Context, Schedule, int, []string) (int, error)) (*Finding, error) {
+	if out.Verdict != runrecord.VerdictFail || len(out.Broken) == 0 {
+		return nil, nil
+	}
+	if slices.ContainsFunc(earlier, func(f Finding) bool { return sameSet(f.Broken, out.Broken) }) {
+		return nil, nil
+	}
+	i := s.Trial
+	f := Finding{Trial: i, Broken: out.Broken, Witnesses: out.Witnesses, Found: s}
+	n, err := fails(ctx, s, o.Replays, out.Broken)
+	if err != nil || ctx.Err() != nil {
+		return nil, err
+	}
+	f.Before = [2]int{n, o.Replays}
+	progress(o.Progress, "explore: trial %d failed again in %d of %d replays", i, n, o.Replays)
+	if n < o.Needed {
+		return nil, nil // too rare to shrink by replays: listed with its trial
+	}
+	check := func(ctx context.Context, c Schedule) (bool, error) {
+		got, err := fails(ctx, c, o.Replays, out.Broken)
+		return got >= o.Needed, err
+	}
+	if f.Shrunk, f.Steps, err = Shrink(ctx, s, check, o.MaxChecks); err != nil || ctx.Err() != nil {
+		return nil, err // interrupted: the caller sees ctx
+	}
+	name := findingName(i, out.Broken)
+	f.File = filepath.Join(o.Out, name+".yaml")
+	write := func(desc string) (*scenarios.Scenario, error) {
+		data, sc, err := f.Shrunk.Scenario(o.Base, f.File, name, desc)
+		if err == nil {
+			err = runrecord.WriteFileAtomic(f.File, data)
+		}
+		return sc, err
+	}
+	found := fmt.Sprintf("Found by gameday explore, seed %d, trial %d: breaks %s. Shrunk from %d faults to %d",
+		o.Seed, i, strings.Join(out.Broken, ", "), len(s.Faults), len(f.Shrunk.Faults))
+	if _, err := write(found + ".\nReplay: gameday run " + f.File); err != nil {
+		return nil, err
+	}
+	// The scenario as written, read back and run: what a user who
+	// replays it gets.
+	sc, err := scenarios.LoadFile(f.File)
+	if err != nil {
+		return nil, err
+	}
+	confirm := o.Confirm
+	if confirm <= 0 {
+		confirm = o.Replays
+	}
+	got, err := failures(ctx, run, sc, confirm, f.Broken)
+	if err != nil {
+		return nil, err
+	}
+	f.After = [2]int{got, confirm}
+	if _, err := write(fmt.Sprintf("%s; as written it failed in %d of %d runs (%d of %d replays before shrinking).\nReplay: gameday run %s",
+		found, f.After[0], f.After[1], f.Before[0], f.Before[1], f.File)); err != nil {
+		return nil, err
+	}
+	progress(o.Progress, "explore: finding %s: %d faults, fails in %d of %d runs as written", f.File, len(f.Shrunk.Faults), f.After[0], f.After[1])
+	return &f, nil
+}
+
+// failures runs sc n times and counts the runs that break an invariant of
+// want (any, when want is empty).
+func failures(ctx context.Context, run Runner, sc *scenarios.Scenario, n int, want []string) (int, error) {
+	got := 0
+	for range n {
+		out, err := run(ctx, sc)
+		if err != nil {
+			return got, err
+		}
+		if out.Verdict == runrecord.VerdictFail && breaksAny(out.Broken, want) {
+			got++
+		}
+	}
+	return got, nil
 }
 
 // findingName names the finding of trial i: its first invariant, and how
