@@ -354,7 +354,7 @@ func TestTicketshop(t *testing.T) {
 	// a charge can take) sells each such ticket to its buyer after it
 	// went back on sale, and the books catch the units created.
 	t.Run("charges slower than holds last", func(t *testing.T) {
-		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/charge-slower-than-hold.yaml", ticketshop(t, true))
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/charge-slower-than-hold.yaml", ticketshop(t, true, "-pay-timeout", "2s"))
 		if rec.Verdict != gameday.VerdictPass {
 			t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
 		}
@@ -363,7 +363,7 @@ func TestTicketshop(t *testing.T) {
 		}
 	})
 	t.Run("holds expire while their charge is in flight", func(t *testing.T) {
-		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/charge-slower-than-hold.yaml", ticketshop(t, true, "-hold-ttl", "500ms"))
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/charge-slower-than-hold.yaml", ticketshop(t, true, "-pay-timeout", "2s", "-hold-ttl", "500ms"))
 		if rec.Verdict != gameday.VerdictFail || rec.Invariants.UnitsCreated == 0 || !strings.Contains(rec.Reason, "units created") {
 			t.Fatalf("verdict %s (%s), units created %d: want the tickets sold after their hold expired caught", rec.Verdict, rec.Reason, rec.Invariants.UnitsCreated)
 		}

@@ -116,13 +116,14 @@ func main() {
 	flag.IntVar(&priceCents, "price-cents", priceCents, "what a ticket costs, recorded on the ticket and charged (the sale's is 4500: another is the bug of a wrong price deployed)")
 	giveBack := flag.Bool("give-back", true, "give a hold back when its payment fails or is refused (false: the bug of a hold kept for a retry that never comes)")
 	freshKey := flag.Bool("fresh-key-retry", false, "send a charge whose answer never came again at once, with a new idempotency key (the bug of a key made per call, not per order: the first charge stands too)")
+	payTimeout := flag.Duration("pay-timeout", time.Second, "how long a charge may take before the shop gives up on it (voids it, gives the hold back)")
 	holdTTL := flag.Duration("hold-ttl", 0, "give a hold back on sale once it is this old, and sell a ticket whose charge went through whether or not its hold still stands (the bug of a hold that expires while its charge is in flight: the ticket is sold to its buyer and to the next; 0: holds do not expire)")
 	flag.Parse()
 	s := &shop{
 		breaker: *withBreaker, giveBack: *giveBack, freshKey: *freshKey, holdTTL: *holdTTL,
 		rdb:     redis.NewClient(&redis.Options{Addr: *redisAddr, MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, DialTimeout: 500 * time.Millisecond}),
 		gateway: strings.TrimRight(*gateway, "/"),
-		hc:      &http.Client{Timeout: time.Second},
+		hc:      &http.Client{Timeout: *payTimeout},
 	}
 	s.cb = gobreaker.NewCircuitBreaker[charge](gobreaker.Settings{
 		Name:        "gateway",
