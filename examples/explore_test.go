@@ -65,9 +65,9 @@ func TestExplorePlantedBugs(t *testing.T) {
 		name: "ticketshop hold expired while its charge completes", system: "ticketshop/gameday.yaml",
 		families: "latency,http_latency", budget: "4",
 		buggy: func(t *testing.T) map[string]string {
-			return ticketshop(t, true, "-pay-timeout", "2s", "-hold-ttl", "500ms")
+			return ticketshop(t, true, "-hold-ttl", "500ms")
 		},
-		correct: func(t *testing.T) map[string]string { return ticketshop(t, true, "-pay-timeout", "2s") },
+		correct: func(t *testing.T) map[string]string { return ticketshop(t, true) },
 		broken:  []string{"units_created", "oversold"}, needs: toxicOn("gateway", "latency", "http_latency"),
 	}, {
 		// The unit given back, and the charge voided, after the reply of
