@@ -63,7 +63,7 @@ func TestExplorePlantedBugs(t *testing.T) {
 		// A hold that expires while its charge is in flight, the ticket
 		// sold all the same.
 		name: "ticketshop hold expired while its charge completes", system: "ticketshop/gameday.yaml",
-		families: "latency,http_latency", budget: "4",
+		families: "latency,http_latency", budget: "8",
 		buggy: func(t *testing.T) map[string]string {
 			return ticketshop(t, true, "-hold-ttl", "500ms")
 		},
