@@ -140,17 +140,21 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer logFile.Close()
 	o.Log = logFile
-	trials, err := os.Create(journalFile)
+	// Rewritten whole and atomically: a kill here leaves the journal as
+	// it was, never half of it.
+	var done bytes.Buffer
+	for _, tr := range o.Done {
+		line, _ := json.Marshal(tr)
+		done.Write(append(line, '\n'))
+	}
+	if err := runrecord.WriteFileAtomic(journalFile, done.Bytes()); err != nil {
+		return usageError{fmt.Errorf("explore: %w", err)}
+	}
+	trials, err := os.OpenFile(journalFile, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return usageError{fmt.Errorf("explore: %w", err)}
 	}
 	defer trials.Close()
-	for _, tr := range o.Done {
-		line, _ := json.Marshal(tr)
-		if _, err := trials.Write(append(line, '\n')); err != nil {
-			return usageError{fmt.Errorf("explore: %w", err)}
-		}
-	}
 	o.Journal = trials
 	if !*quiet {
 		o.Progress = stderr
