@@ -61,13 +61,14 @@ func TestExplorePlantedBugs(t *testing.T) {
 		broken:  []string{"double_charges"}, needs: toxicOn("gateway", "http_lost_response"),
 	}, {
 		// A hold that expires while its charge is in flight, the ticket
-		// sold all the same.
+		// sold all the same: a hold shorter than the time the shop gives
+		// a charge (a 500 ms hold, a 2 s deadline; both shops wait 2 s).
 		name: "ticketshop hold expired while its charge completes", system: "ticketshop/gameday.yaml",
-		families: "latency,http_latency", budget: "8",
+		families: "latency,http_latency", budget: "2",
 		buggy: func(t *testing.T) map[string]string {
-			return ticketshop(t, true, "-hold-ttl", "500ms")
+			return ticketshop(t, true, "-pay-timeout", "2s", "-hold-ttl", "500ms")
 		},
-		correct: func(t *testing.T) map[string]string { return ticketshop(t, true) },
+		correct: func(t *testing.T) map[string]string { return ticketshop(t, true, "-pay-timeout", "2s") },
 		broken:  []string{"units_created", "oversold"}, needs: toxicOn("gateway", "latency", "http_latency"),
 	}, {
 		// The unit given back, and the charge voided, after the reply of
@@ -108,6 +109,7 @@ load:
 			}
 
 			out, output, code := explore(t, bug.buggy(t))
+			t.Logf("the search of the buggy shop (exit %d):\n%s", code, output)
 			// The finding that breaks what the bug breaks, with how often
 			// its scenario failed, as written, in 5 runs.
 			var file string
@@ -147,7 +149,9 @@ load:
 			vars := bug.correct(t)
 			// A shrunk fault is short: a run in which it met no request
 			// proved nothing (inconclusive, exit 3) and is run again, at
-			// most three times; a failure is never run again.
+			// most three times; a failure is never run again. (A fault
+			// shorter than its latency does act: the answers it holds are
+			// counted as the hold begins.)
 			for try := 1; ; try++ {
 				output, code := runCmd(t, bin, "", vars, "run", "-quiet", "-runs-dir", t.TempDir(), "-journal", filepath.Join(t.TempDir(), "j.json"), file)
 				if code == 0 {

@@ -84,19 +84,22 @@ mkdir -p "$GAMEDAY_ARTIFACTS"
 # generator's pacing, the model's simulations and the report test's
 # browser. A test of ./gameday not named below runs in lane a; name a new
 # test that needs the machine to itself in solo_tests, a new Docker test
-# in docker_tests.
+# in docker_tests. Lanes a, b and c are balanced by what their tests take
+# (docs/testing.md): lane b, the packages of unit tests, also runs
+# ./checkout and two of ./gameday's drills (lane_b_tests).
 mod=$(go list -m)
 solo_tests='TestFlashSaleFiguresWithinPrediction|TestArm64ReleaseDrillsUnderEmulation|TestShardedDrillMatchesOneProcess|TestPodDrillsPass|TestBrokenPodsFail|TestPodMoveUnderAFault|TestDescribedPodsAreDrilledPodByPod'
 solo_pkgs=(./gameday/load ./gameday/predict ./gameday/report)
 docker_tests='TestContainers.*|TestCleanupRemovesKilledRunnersContainers|TestCompose.*|TestPaymentOutageFireDrill|TestSwarmWorkers'
-lane_c_pkgs=(./examples ./cmd/gameday ./checkout)
+lane_b_tests='TestFaultThatCannotBeLiftedStopsTheDrill|TestMoneyBugFailsEvenWhenAFaultCannotBeRemoved'
+lane_c_pkgs=(./examples ./cmd/gameday)
 lane_d_tests='TestExplorePlantedBugs'
 mapfile -t lane_b_pkgs < <(go list ./... | grep -v -x -F \
-	-e "$mod/gameday" -e "$mod/cmd/gameday" -e "$mod/checkout" -e "$mod/examples" \
+	-e "$mod/gameday" -e "$mod/cmd/gameday" -e "$mod/examples" \
 	-e "$mod/gameday/load" -e "$mod/gameday/predict" -e "$mod/gameday/report")
 # A name above that is no longer a test would quietly move nothing.
 listed=$(go test -race -list '.*' ./gameday)
-for name in ${solo_tests//|/ } ${docker_tests//|/ }; do
+for name in ${solo_tests//|/ } ${docker_tests//|/ } ${lane_b_tests//|/ }; do
 	grep -qxE "$name" <<<"$listed" || {
 		echo "test: $name, named in scripts/test.sh, is not a test of ./gameday" >&2
 		exit 1
@@ -108,9 +111,14 @@ grep -qxE "$lane_d_tests" < <(go test -race -list '.*' ./examples) || {
 }
 race() { go test -race -count=1 -p 1 -timeout 30m "$@"; }
 lane_solo() { race -run "^($solo_tests)\$" ./gameday && race "${solo_pkgs[@]}"; }
-lane_a() { race -skip "^($solo_tests|$docker_tests)\$" ./gameday; }
+lane_a() { race -skip "^($solo_tests|$docker_tests|$lane_b_tests)\$" ./gameday; }
 lane_docker() { race -run "^($docker_tests)\$" ./gameday; }
-lane_b() { race "${lane_b_pkgs[@]}"; }
+lane_b() {
+	local rc=0
+	race "${lane_b_pkgs[@]}" || rc=1
+	race -run "^($lane_b_tests)\$" ./gameday || rc=1
+	return "$rc"
+}
 lane_c() { race -skip "^($lane_d_tests)\$" "${lane_c_pkgs[@]}"; }
 lane_d() { race -run "^($lane_d_tests)\$" ./examples; }
 

@@ -40,7 +40,9 @@ prepared once and driven for every trial. The same seed draws the same
 schedules in the same order on any machine (-out/log.jsonl); the report
 (-out/report.md and report.html) lists the findings, the trials and what
 was tried where. Each trial done is journaled (-out/trials.jsonl): a
-search stopped goes on where it stopped with the same command and -resume.
+search stopped goes on where it stopped with the same command and -resume;
+without it, a search refuses an -out that holds an earlier search's
+journal (-fresh replaces it).
 
 Exit 0 when nothing was found, 1 when something was, 2 when the search
 could not be carried out, 3 when it was stopped before its budget was
@@ -60,6 +62,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	maxChecks := fs.Int("max-checks", 40, "at most this many schedules checked while shrinking one finding")
 	confirm := fs.Int("confirm", 5, "runs of the scenario written for a finding, as written, to say how often it fails")
 	resume := fs.Bool("resume", false, "go on with the search whose journal (-out/trials.jsonl) is there: the same seed, base and flags; the trials it did are not run again")
+	fresh := fs.Bool("fresh", false, "start afresh where -out holds an earlier search's journal (-out/trials.jsonl), replacing it, its log and its report")
 	out := fs.String("out", "explore", "the directory findings, the log and the report are written to")
 	runsDir := fs.String("runs-dir", "runs", "directory that receives each trial's run directory")
 	journal := fs.String("journal", faults.DefaultJournalPath(), "file recording, until they are removed, the faults on a Toxiproxy that outlives the runner")
@@ -120,6 +123,16 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("explore: %w", err)}
 	}
 	journalFile := filepath.Join(*out, "trials.jsonl")
+	if *resume && *fresh {
+		return usagef("explore: -resume and -fresh: go on with the search there, or start afresh, not both")
+	}
+	if !*resume && !*fresh {
+		// An earlier search's trials are not thrown away unasked: it may
+		// be one that was stopped, which -resume would finish.
+		if data, err := os.ReadFile(journalFile); err == nil && len(bytes.TrimSpace(data)) > 0 {
+			return usagef("explore: %s holds the %d trials of an earlier search: go on with it (-resume), or start afresh and replace it (-fresh)", journalFile, bytes.Count(data, []byte("\n")))
+		}
+	}
 	if *resume {
 		f, err := os.Open(journalFile)
 		if err != nil {

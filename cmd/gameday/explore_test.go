@@ -26,6 +26,9 @@ func TestExploreRefusesBadInput(t *testing.T) {
 		{"family", "", []string{"-families", "latency,earthquake"}, `no fault family "earthquake"`},
 		{"no journal", "", []string{"-resume"}, "-resume: open " + filepath.Join(out, "trials.jsonl")},
 		{"bad journal", "{\"verdict\":\"PASS\"}\n", []string{"-resume"}, filepath.Join(out, "trials.jsonl") + ":1: a trial needs its schedule and verdict"},
+		// An earlier search's journal is not replaced unasked.
+		{"earlier search", "{}\n{}\n", nil, filepath.Join(out, "trials.jsonl") + " holds the 2 trials of an earlier search: go on with it (-resume), or start afresh and replace it (-fresh)"},
+		{"resume and fresh", "", []string{"-resume", "-fresh"}, "-resume and -fresh"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.journal != "" {
@@ -42,6 +45,9 @@ func TestExploreRefusesBadInput(t *testing.T) {
 			// Nothing was written: no log, no report.
 			if _, err := os.Stat(filepath.Join(out, "log.jsonl")); err == nil {
 				t.Errorf("a refused search wrote its log")
+			}
+			if got, _ := os.ReadFile(filepath.Join(out, "trials.jsonl")); c.journal != "" && string(got) != c.journal {
+				t.Errorf("a refused search changed the journal there: %q, was %q", got, c.journal)
 			}
 		})
 	}

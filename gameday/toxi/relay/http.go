@@ -716,6 +716,10 @@ func (hc *httpConn) answer(ex *exchange) bool {
 		if f.jitter > 0 {
 			d += time.Duration(rand.Int64N(int64(2*f.jitter+1))) - f.jitter
 		}
+		// Counted as the hold begins: the answer is delayed from now on,
+		// and a fault lifted (its hits read) before the hold ends acted
+		// on every answer it was holding.
+		f.acted(ex.req)
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
@@ -727,7 +731,6 @@ func (hc *httpConn) answer(ex *exchange) bool {
 			p.abort()
 			return false
 		}
-		f.acted(ex.req)
 	case f != nil && f.malformed != "" && !b.none:
 		return hc.spoil(ex, h, b)
 	}

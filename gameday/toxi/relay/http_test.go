@@ -180,7 +180,8 @@ func TestHTTPLostResponseAfterTheChargeWasMade(t *testing.T) {
 // slow a refund on another connection.
 func TestHTTPLatencyDelaysOnlyWhatItMatches(t *testing.T) {
 	pr := newProvider(t, nil)
-	r := startRelay(t, pr.addr(), fault(t, 1, &HTTPLatency{HTTPMatch: HTTPMatch{Path: "^/v1/charges"}, Latency: 1500}))
+	f := fault(t, 1, &HTTPLatency{HTTPMatch: HTTPMatch{Path: "^/v1/charges"}, Latency: 1500})
+	r := startRelay(t, pr.addr(), f)
 	slow := make(chan time.Time, 1)
 	go func() {
 		c := httpClient(t)
@@ -197,6 +198,25 @@ func TestHTTPLatencyDelaysOnlyWhatItMatches(t *testing.T) {
 	select {
 	case <-slow:
 		t.Error("the delayed charge answered before the refund it does not delay")
+	default:
+	}
+	// The charge's answer is being held: the fault has acted on it
+	// already, so a fault lifted (its hits read) now says so, and a
+	// drill whose fault is shorter than its latency is not taken for
+	// one that did nothing. The upstream answered at once; the hold
+	// begins as soon as the relay has the answer's head.
+	var matched, hit int64
+	for wait := time.Now(); time.Since(wait) < time.Second; time.Sleep(5 * time.Millisecond) {
+		if matched, hit, _, _ = f.pick.Hits.Counts(); hit > 0 {
+			break
+		}
+	}
+	if matched != 1 || hit != 1 {
+		t.Errorf("while the charge's answer is held: matched %d, hit %d; want 1 and 1", matched, hit)
+	}
+	select {
+	case <-slow:
+		t.Error("the delayed charge answered before its latency")
 	default:
 	}
 	select {
