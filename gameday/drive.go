@@ -28,8 +28,53 @@ import (
 // end of the load; tests make it panic.
 var beforeRemovingFaults = func() {}
 
-// drive runs the load with the fault timeline, then reconciles and judges.
-func (d *drill) drive(ctx context.Context) {
+// driven is the drive stage's value: what the load, the fault timeline and
+// the observers did and saw. The record stage (record.go) puts it into the
+// run's record and has its observations judged; the drive writes nothing
+// of the record itself.
+type driven struct {
+	// verdict and reason, when verdict is not "", say why the drive ended
+	// without observations to judge.
+	verdict Verdict
+	reason  string
+	// notes are the drive's, in the order they arose.
+	notes []string
+	// loaded: the load was sent (or tried), the faults lifted and the
+	// books read; moves, faults and host are filled.
+	loaded bool
+	moves  []runrecord.Move
+	faults []FaultRecord
+	host   *runrecord.Host
+	// Filled as far as the load went (its shards also when they could not
+	// all join).
+	load      LoadSummary
+	unmatched []runrecord.Unmatched
+	emptyKept []runrecord.EmptyKept
+	// answered: the load gave its report; the fields below are filled.
+	answered        bool
+	transportErrors []runrecord.TransportError
+	outcomes        map[string]int
+	series          Series
+	pods            []runrecord.Pod
+	// obs is what the judge reads (nil when the drive ended before it
+	// observed the run). report and facts give the flash-sale figures,
+	// when facts is not nil: the books of one shop, read whole and
+	// settled.
+	obs    *judge.Observations
+	report *load.Report
+	facts  *judge.Facts
+}
+
+func (dv *driven) fail(verdict Verdict, format string, args ...any) {
+	dv.verdict, dv.reason = verdict, fmt.Sprintf(format, args...)
+}
+
+func (dv *driven) note(n string) { dv.notes = append(dv.notes, n) }
+
+// drive runs the load with the fault timeline, lifts the faults, lets the
+// books settle and reads them: what it did and saw is its value.
+func (d *drill) drive(ctx context.Context) (dv *driven) {
+	dv = &driven{}
 	// Faults come off on every way out of here, a panic included: on a
 	// Toxiproxy or a container that outlives the runner nobody else would
 	// remove them. After the normal removal below this finds none.
@@ -38,27 +83,28 @@ func (d *drill) drive(ctx context.Context) {
 		err := d.inj.RemoveAll()
 		switch {
 		case err != nil && leftErr == nil:
-			d.rec.Notes = append(d.rec.Notes, "removing faults: "+err.Error())
+			dv.note("removing faults: " + err.Error())
 		case err == nil && leftErr != nil:
-			d.rec.Notes = append(d.rec.Notes, "the faults that could not be removed when the load ended were removed once the books were read")
+			dv.note("the faults that could not be removed when the load ended were removed once the books were read")
 		}
 		// A request-aware toxic removed only now was read as it went.
-		for i, f := range d.rec.Faults {
+		for i, f := range dv.faults {
 			if f.Hits == nil {
-				d.rec.Faults[i].Hits = d.inj.Hits(f.Name)
+				dv.faults[i].Hits = d.inj.Hits(f.Name)
 			}
 		}
 	}()
 	var shards *fleet.Coordinator
 	if d.o.Shards != nil {
-		c, stop, err := d.joinShards(ctx)
+		c, stop, joined, err := d.joinShards(ctx)
 		if err != nil {
+			dv.load.Shards = joined
 			if ctx.Err() != nil {
-				d.fail(VerdictInconclusive, "interrupted while the load's workers joined")
+				dv.fail(VerdictInconclusive, "interrupted while the load's workers joined")
 			} else {
-				d.fail(VerdictInconclusive, "the load's workers could not all take part, so nothing was sent: %v", err)
+				dv.fail(VerdictInconclusive, "the load's workers could not all take part, so nothing was sent: %v", err)
 			}
-			return
+			return dv
 		}
 		defer stop()
 		shards = c
@@ -68,8 +114,8 @@ func (d *drill) drive(ctx context.Context) {
 	start := time.Now()
 	probe := d.newProbe(start)
 	if err := probe.baseline(); err != nil {
-		d.fail(VerdictError, "read the breakers of %s: %v", d.sys.Name, err)
-		return
+		dv.fail(VerdictError, "read the breakers of %s: %v", d.sys.Name, err)
+		return dv
 	}
 	host := hostmon.New(start)
 	hostCtx, stopHost := context.WithCancel(context.Background())
@@ -122,14 +168,14 @@ func (d *drill) drive(ctx context.Context) {
 	var loadErr error
 	if shards != nil {
 		report, loadErr = shards.Send(loadCtx, time.Now().Add(shards.Lead()), onResult)
-		d.rec.Unmatched, d.rec.EmptyKept = shards.Unmatched(), shards.EmptyKept()
+		dv.unmatched, dv.emptyKept = shards.Unmatched(), shards.EmptyKept()
 	} else {
 		flow := d.sys.Flow(nil, d.prefix)
 		report, loadErr = load.Run(loadCtx, plan, flow, load.Options{
 			Clock: func() time.Time { return time.Now() }, OnResult: onResult,
 		})
 		flow.CloseIdleConnections()
-		d.rec.Unmatched, d.rec.EmptyKept = flow.Unmatched(), flow.EmptyKept()
+		dv.unmatched, dv.emptyKept = flow.Unmatched(), flow.EmptyKept()
 	}
 	loadOver.Store(true)
 	stopProgress()
@@ -140,54 +186,57 @@ func (d *drill) drive(ctx context.Context) {
 	// A move under way when the load ends finishes (each of its steps is
 	// bounded) before the faults come off and the books are read; one not
 	// begun never begins.
-	d.rec.Moves = moving.wait()
+	dv.loaded = true
+	dv.moves = moving.wait()
 	beforeRemovingFaults()
 	// A fault that cannot be removed makes the run an error, decided with
 	// the books: money or stock proven wrong in the same run still fails
 	// it (judge.Decide).
 	leftErr = d.inj.RemoveAll()
 	if leftErr != nil {
-		d.rec.Notes = append(d.rec.Notes, "removing faults: "+leftErr.Error())
+		dv.note("removing faults: " + leftErr.Error())
 	}
-	d.rec.Faults = tl.records(end)
+	dv.faults = tl.records(end)
 	// Let the breakers recover and the books settle: holds expire, voids
 	// land. Sampling goes on meanwhile.
 	d.progress("gameday: %s: settling the books", d.sc.Name)
-	facts, settleErr := d.settle(ctx.Err() != nil)
+	facts, settleNotes, settleErr := d.settle(ctx.Err() != nil)
+	dv.notes = append(dv.notes, settleNotes...)
 	stopProbe()
 	probeDone.Wait()
 	stopHost()
 	hostDone.Wait()
-	d.rec.Host = host.Record()
+	dv.host = host.Record()
 
 	if report == nil {
-		d.fail(VerdictError, "run the load: %v", loadErr)
-		return
+		dv.fail(VerdictError, "run the load: %v", loadErr)
+		return dv
 	}
-	d.loadShift = report.Start.Sub(start)
+	dv.answered = true
+	loadShift := report.Start.Sub(start)
 	rebase(report, start)
-	d.rec.TransportErrors = transportErrors(report)
+	dv.transportErrors = transportErrors(report)
 	if err := writeAttempts(d.dir, report, d.sys.StepNames()); err != nil {
-		d.rec.Notes = append(d.rec.Notes, err.Error())
+		dv.note(err.Error())
 	}
-	d.rec.Load = LoadSummary{
+	dv.load = LoadSummary{
 		Scheduled: report.Scheduled, Started: report.Started, Dropped: report.Dropped,
 		LateP50MS: stats.MS(report.LateP50), LateP99MS: stats.MS(report.LateP99), LateMaxMS: stats.MS(report.LateMax),
 		DurationMS: end.Milliseconds(),
 	}
 	if shards != nil {
-		d.rec.Load.Shards = shards.Shards()
+		dv.load.Shards = shards.Shards()
 		// The workers' stalls count from the load's start, as their
 		// records did before rebase.
-		shift := d.loadShift.Milliseconds()
-		for k := range d.rec.Load.Shards {
-			for i := range d.rec.Load.Shards[k].StarvedSpans {
-				d.rec.Load.Shards[k].StarvedSpans[i].FromMS += shift
-				d.rec.Load.Shards[k].StarvedSpans[i].ToMS += shift
+		shift := loadShift.Milliseconds()
+		for k := range dv.load.Shards {
+			for i := range dv.load.Shards[k].StarvedSpans {
+				dv.load.Shards[k].StarvedSpans[i].FromMS += shift
+				dv.load.Shards[k].StarvedSpans[i].ToMS += shift
 			}
 		}
 	}
-	d.rec.Outcomes = report.Outcomes()
+	dv.outcomes = report.Outcomes()
 	shoppers := shoppers(report)
 	if shards != nil {
 		// Shard k of n sent the plan's arrivals k, k+n, ... (load.Shard).
@@ -195,16 +244,16 @@ func (d *drill) drive(ctx context.Context) {
 			shoppers[i].Shard = s.Index % d.o.Shards.N
 		}
 	}
-	d.rec.Load.CheckoutP95MS = stats.MS(stats.PercentileOf(judge.Latencies(shoppers, judge.Windows{End: end}, "all"), 95))
-	d.rec.Series = buildSeries(report, shoppers, end)
-	d.rec.Pods = d.podSeries(report, shoppers, end)
+	dv.load.CheckoutP95MS = stats.MS(stats.PercentileOf(judge.Latencies(shoppers, judge.Windows{End: end}, "all"), 95))
+	dv.series = buildSeries(report, shoppers, end)
+	dv.pods = d.podSeries(report, shoppers, end, dv.moves)
 
 	ft := tl.spans(end)
 	w := judge.NewWindows(d.sc.Faults, ft, end)
 	if len(w.Faults) > 0 {
 		if during := judge.Latencies(shoppers, w, "during"); len(during) > 0 {
 			p := stats.MS(stats.PercentileOf(during, 95))
-			d.rec.Load.CheckoutP95DuringMS = &p
+			dv.load.CheckoutP95DuringMS = &p
 		}
 	}
 
@@ -213,7 +262,7 @@ func (d *drill) drive(ctx context.Context) {
 	obs := &judge.Observations{
 		Version: judge.ObservationsVersion, System: d.sys.Name, SystemFile: d.sys.File,
 		End: end, Faults: ft, Shoppers: shoppers, Breakers: probe.transitions(), Metrics: metrics.taken(),
-		Moves: d.rec.Moves, Unsettled: d.unsettled, Starvation: d.starvation(), Host: hostmon.Evidence(d.rec.Host),
+		Moves: dv.moves, Unsettled: d.unsettled, Starvation: d.starvation(dv.host, dv.load.Shards), Host: hostmon.Evidence(dv.host),
 	}
 	for i, lg := range d.ledgers {
 		obs.Books = append(obs.Books, judge.Books{Shop: lg.shop, Pod: lg.pod, Away: lg.away, Name: lg.name(), File: lg.sys.File, Facts: facts[i]})
@@ -221,19 +270,20 @@ func (d *drill) drive(ctx context.Context) {
 	obs.Ending = ended(context.Cause(loadCtx), loadErr, guard)
 	obs.Ending.Left, obs.Ending.Unread = judge.ErrText(leftErr), judge.ErrText(settleErr)
 	obs.Ending.Interrupted, obs.Ending.Halt = ctx.Err() != nil, haltReason
-	for _, f := range d.rec.Faults {
+	for _, f := range dv.faults {
 		if f.Hits != nil && f.Hits.Idle() && f.Error == "" {
 			obs.Ending.Idle = append(obs.Ending.Idle, fmt.Sprintf("%s on %s %s", f.Name, f.Target, f.Hits.Text()))
 		}
 	}
 	if err := judge.WriteObservations(filepath.Join(d.dir, judge.ObservationsFile), obs); err != nil {
-		d.rec.Notes = append(d.rec.Notes, err.Error())
+		dv.note(err.Error())
 	}
-	d.record(judge.Run(d.sc, obs))
+	dv.obs, dv.report = obs, report
 	// The prediction's figures are read from whole books only.
 	if len(facts) == 1 && facts[0] != nil && d.ledgers[0].shop == "" && settleErr == nil {
-		d.flash(report, facts[0])
+		dv.facts = facts[0]
 	}
+	return dv
 }
 
 // ended says why the load stopped, as the judge reads it: a fault that
@@ -259,16 +309,16 @@ func ended(cause, loadErr error, guard *abortGuard) judge.Ended {
 }
 
 // starvation is the evidence of the machines that measured the run: the
-// runner's own stalls, and in a sharded run each worker's, as it reported
-// them (a worker that reported none excuses nothing).
-func (d *drill) starvation() judge.Starvation {
+// runner's own stalls (host), and in a sharded run each worker's, as it
+// reported them (a worker that reported none excuses nothing).
+func (d *drill) starvation(host *runrecord.Host, shards []runrecord.Shard) judge.Starvation {
 	var st judge.Starvation
-	if h := d.rec.Host; h != nil {
-		st.Runner = stalls(h.StarvedSpans)
+	if host != nil {
+		st.Runner = stalls(host.StarvedSpans)
 	}
 	if d.o.Shards != nil {
 		st.Shards = make([][]judge.Stall, d.o.Shards.N)
-		for _, sh := range d.rec.Load.Shards {
+		for _, sh := range shards {
 			if sh.Index >= 0 && sh.Index < len(st.Shards) {
 				st.Shards[sh.Index] = stalls(sh.StarvedSpans)
 			}
@@ -287,26 +337,27 @@ func stalls(spans []runrecord.StallSpan) []judge.Stall {
 
 // joinShards starts the coordinator of the load's workers (and, unless
 // they are remote, the workers) and waits until every one is ready. stop
-// ends the workers and the coordinator.
-func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), error) {
+// ends the workers and the coordinator. When they do not all join, the
+// workers are stopped and what each reported is returned with the error.
+func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), []runrecord.Shard, error) {
 	so := d.o.Shards
 	listen := so.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
 	if so.Remote && so.Token == "" {
-		return nil, nil, fmt.Errorf("remote workers need the run's token (%s) given to them and to the coordinator", fleet.TokenEnv)
+		return nil, nil, nil, fmt.Errorf("remote workers need the run's token (%s) given to them and to the coordinator", fleet.TokenEnv)
 	}
 	// The workers are sent the purchase flow and its values only: not the
 	// books' DSNs, the admin token or anything else of the system file.
 	flow, err := d.sys.FlowSource()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	job := fleet.Job{Of: so.N, System: flow, Plan: d.plan()}
 	c, err := fleet.Listen(listen, job, so.Token)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var local *fleet.Local
 	stop := func() {
@@ -324,20 +375,20 @@ func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), err
 		bin, err := env.ResolveBinary(d.o.Binary)
 		if err != nil {
 			stop()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		d.progress("gameday: %s: starting %d local load workers", d.sc.Name, so.N)
 		if local, err = fleet.StartLocal(c, bin, d.dir); err != nil {
 			stop()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if err := c.Join(ctx, so.JoinWithin); err != nil {
-		d.rec.Load.Shards = c.Shards()
+		joined := c.Shards()
 		stop()
-		return nil, nil, err
+		return nil, nil, joined, err
 	}
-	return c, stop, nil
+	return c, stop, nil, nil
 }
 
 // startMetrics samples the scenario's PromQL expressions every second

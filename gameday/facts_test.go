@@ -387,8 +387,8 @@ func TestSettledThatNeverAnswersIsNotFinal(t *testing.T) {
   settle_within: 400ms
 `))
 		lg := &ledger{sys: sys, books: r}
-		d := &drill{rec: &Record{}, ledgers: []*ledger{lg}}
-		facts, err := d.settle(false)
+		d := &drill{ledgers: []*ledger{lg}}
+		facts, notes, err := d.settle(false)
 		if answered == 0 {
 			if err == nil || !strings.Contains(err.Error(), "books.settled never answered within 400ms") || !strings.Contains(err.Error(), "500") {
 				t.Errorf("never answered: error %v", err)
@@ -401,10 +401,10 @@ func TestSettledThatNeverAnswersIsNotFinal(t *testing.T) {
 		if err != nil || d.unsettled || !facts[0].Final {
 			t.Errorf("answered once: %v, unsettled %v, final %v", err, d.unsettled, facts[0].Final)
 		}
-		if !slices.ContainsFunc(d.rec.Notes, func(n string) bool {
+		if !slices.ContainsFunc(notes, func(n string) bool {
 			return strings.Contains(n, "books.settled last said: ") && strings.Contains(n, "its last ask failed")
 		}) {
-			t.Errorf("answered once: notes %q", d.rec.Notes)
+			t.Errorf("answered once: notes %q", notes)
 		}
 	}
 }

@@ -41,12 +41,32 @@ const (
 // ReadRecord reads a run.json.
 func ReadRecord(path string) (*Record, error) { return runrecord.Read(path) }
 
-// record copies a judgement into the run's record and writes it whole
-// into the run directory (verdict.json), for gameday judge to compare.
-func (d *drill) record(j judge.Judged) {
-	applyJudged(d.rec, j)
+// record is the last stage of a drive: what the drive did and saw goes
+// into the run's record; its observations are judged (judge.Run), the
+// judgement copied into the record and written whole into the run
+// directory (verdict.json, for gameday judge to compare); and the
+// flash-sale figures are read beside their prediction.
+func (d *drill) record(dv *driven) {
+	rec := d.rec
+	rec.Notes = append(rec.Notes, dv.notes...)
+	rec.Load, rec.Unmatched, rec.EmptyKept = dv.load, dv.unmatched, dv.emptyKept
+	if dv.loaded {
+		rec.Moves, rec.Faults, rec.Host = dv.moves, dv.faults, dv.host
+	}
+	if dv.answered {
+		rec.TransportErrors, rec.Outcomes, rec.Series, rec.Pods = dv.transportErrors, dv.outcomes, dv.series, dv.pods
+	}
+	if dv.obs == nil { // the drive ended before it observed the run
+		rec.Verdict, rec.Reason = dv.verdict, dv.reason
+		return
+	}
+	j := judge.Run(d.sc, dv.obs)
+	applyJudged(rec, j)
 	if err := writeJudged(filepath.Join(d.dir, judge.VerdictFile), j); err != nil {
-		d.rec.Notes = append(d.rec.Notes, err.Error())
+		rec.Notes = append(rec.Notes, err.Error())
+	}
+	if dv.facts != nil {
+		d.flash(dv.report, dv.facts)
 	}
 }
 

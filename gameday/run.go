@@ -334,9 +334,6 @@ type drill struct {
 	// interrupted, or books.settled never answered), so only what no
 	// settling can undo is judged.
 	unsettled bool
-	// loadShift is the load's start minus the drill's (the zero of the
-	// faults and the probe): the workers count from the load's.
-	loadShift time.Duration
 	// prefix starts every checkout id of this run (set once by arm): the
 	// provider's books may hold other runs' charges, which are not ours to
 	// reconcile.
@@ -363,8 +360,8 @@ func (d *drill) setupFailed(ctx context.Context, err error) {
 	}
 }
 
-// run arms the drive, drives and judges it; the books it opened are closed
-// on the way out.
+// run arms the drive, drives it, and records what it did and saw with
+// the judgement of it; the books it opened are closed on the way out.
 func (d *drill) run(ctx context.Context) {
 	defer d.closeBooks()
 	if d.env != nil {
@@ -375,7 +372,7 @@ func (d *drill) run(ctx context.Context) {
 		d.setupFailed(ctx, err)
 		return
 	}
-	d.drive(ctx)
+	d.record(d.drive(ctx))
 }
 
 // DefaultPredictBudget bounds a drill's prediction when Options does not:

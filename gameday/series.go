@@ -44,7 +44,7 @@ func buildSeries(r *load.Report, runs []judge.Shopper, end time.Duration) Series
 // podSeries is each pod's series, in an environment of pods: the shoppers
 // of the shops on the pod when they arrived (a completed move takes its
 // shop to its new pod from the moment the move ended).
-func (d *drill) podSeries(r *load.Report, runs []judge.Shopper, end time.Duration) []runrecord.Pod {
+func (d *drill) podSeries(r *load.Report, runs []judge.Shopper, end time.Duration, moves []runrecord.Move) []runrecord.Pod {
 	if d.sc.Environment.Pods == 0 {
 		return nil
 	}
@@ -57,7 +57,7 @@ func (d *drill) podSeries(r *load.Report, runs []judge.Shopper, end time.Duratio
 		to string
 	}
 	hops := map[string][]hop{}
-	for _, m := range d.rec.Moves {
+	for _, m := range moves {
 		if m.Outcome == "completed" {
 			hops[m.Shop] = append(hops[m.Shop], hop{at: time.Duration((m.AtMS + m.ReadOnlyMS) * float64(time.Millisecond)), to: m.To})
 		}

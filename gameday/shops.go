@@ -154,11 +154,13 @@ func (d *drill) closeBooks() {
 // what it has, so that a service manager's stop timeout never kills it
 // before run.json is written. A ledger that cannot be read, or a part of
 // one, is named in the error; the facts are returned with what could be
-// read, so that what they prove is judged.
-func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
+// read, so that what they prove is judged, and with the notes the reading
+// made.
+func (d *drill) settle(interrupted bool) ([]*judge.Facts, []string, error) {
+	var said []string
 	if interrupted {
 		d.unsettled = true
-		d.rec.Notes = append(d.rec.Notes, "interrupted: the books were read at once, without waiting for them to settle")
+		said = append(said, "interrupted: the books were read at once, without waiting for them to settle")
 	}
 	facts := make([]*judge.Facts, len(d.ledgers))
 	notes := make([][]string, len(d.ledgers))
@@ -182,7 +184,7 @@ func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 			if lg.shop != "" {
 				n = lg.name() + ": " + n
 			}
-			d.rec.Notes = append(d.rec.Notes, n)
+			said = append(said, n)
 		}
 		if errs[i] != nil {
 			if lg.shop != "" {
@@ -191,7 +193,7 @@ func (d *drill) settle(interrupted bool) ([]*judge.Facts, error) {
 			failed = append(failed, errs[i])
 		}
 	}
-	return facts, joinErrors(failed...)
+	return facts, said, joinErrors(failed...)
 }
 
 // settle waits for lg's books to settle and reads them. The facts are
