@@ -136,8 +136,9 @@ func (r *Repo) Revisions(ctx context.Context, rev string, limit int) ([]Revision
 	return revs, nil
 }
 
-// At is the matrix file as rev has it (a commit, branch or tag), at the
-// path it has now.
+// At is the matrix file as rev has it (a commit, branch or tag): at the
+// path it has now, or, where rev has no file there, at the path it had
+// before it was renamed (git's rename detection between rev and HEAD).
 func (r *Repo) At(ctx context.Context, rev string) (Revision, error) {
 	out, err := git(ctx, r.Top, nil, "log", "-1", "--format=%H%x1f%cI%x1f%s", rev, "--")
 	if err != nil {
@@ -156,9 +157,34 @@ func (r *Repo) At(ctx context.Context, rev string) (Revision, error) {
 		return Revision{}, err
 	}
 	if revs[0].Data == nil {
+		if old, ok := r.renamedFrom(ctx, f[0]); ok {
+			revs[0].Path = old
+			if err := r.read(ctx, revs); err != nil {
+				return Revision{}, err
+			}
+		}
+	}
+	if revs[0].Data == nil {
 		return Revision{}, fmt.Errorf("%s has no %s", rev, r.Path)
 	}
 	return revs[0], nil
+}
+
+// renamedFrom is the path the matrix file had at commit, when it was
+// renamed between commit and HEAD.
+func (r *Repo) renamedFrom(ctx context.Context, commit string) (string, bool) {
+	out, err := git(ctx, r.Top, nil, "diff", "-M", "-z", "--name-status", "--diff-filter=R", commit, "HEAD")
+	if err != nil {
+		return "", false
+	}
+	// -z: status, old path, new path, each ended by a NUL.
+	f := strings.Split(string(out), "\x00")
+	for i := 0; i+2 < len(f); i += 3 {
+		if strings.HasPrefix(f[i], "R") && f[i+2] == r.Path {
+			return f[i+1], true
+		}
+	}
+	return "", false
 }
 
 // MergeBase is the commit where the current branch left the default one:

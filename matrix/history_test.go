@@ -165,6 +165,18 @@ func TestHistoryOverGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "history.md.golden", markdown.Bytes())
+	// The page: every run a mark with its time and commit, the flapping
+	// row marked, the skipped commit said.
+	var page bytes.Buffer
+	if err := RenderHistoryHTML(&page, h, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<span class="v-fail" title="2026-11-07 10:00 UTC: fail (commit `, `<td class="flapping">yes: 5 changes in 8 runs</td>`, "Skipped commit "} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the HTML history lacks %q", want)
+		}
+	}
+	golden(t, "history.html.golden", page.Bytes())
 }
 
 // A shallow clone shows the history it has, and says so; it never fails.
@@ -254,6 +266,15 @@ func TestRevisionAt(t *testing.T) {
 	}
 	if _, err := rp.At(context.Background(), "no-such-branch"); err == nil {
 		t.Error("a branch that is not there")
+	}
+	// Before a rename, the file is read at the path it had then.
+	_, renamed := flappyRepo(t)
+	rp2, err := OpenRepo(context.Background(), renamed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rv, err := rp2.At(context.Background(), "HEAD~1"); err != nil || rv.Path != "ops/matrix.yaml" || !strings.Contains(string(rv.Data), "verdict: fail") {
+		t.Errorf("HEAD~1, before the rename: %v, path %q", err, rv.Path)
 	}
 	r.git("branch", "-m", "main", "work")
 	r.git("branch", "main", first)

@@ -23,8 +23,11 @@ type view struct {
 	check     string // "ok", or the reasons
 }
 
-func (m *Matrix) views(now time.Time) ([]view, []Problem) {
-	problems := Check(m, now)
+// views are the rows as the renderings show them, with what Check says
+// of them at now and the problems more, found outside the file (its
+// history: flapping rows).
+func (m *Matrix) views(now time.Time, more []Problem) ([]view, []Problem) {
+	problems := append(Check(m, now), more...)
 	out := make([]view, len(m.rows))
 	for i, r := range m.rows {
 		v := view{row: r, status: strings.ReplaceAll(r.Status, "_", " "), last: "never", verdict: "-", opened: "-", recovered: "-", p95: "-", books: "-", check: "ok"}
@@ -95,9 +98,10 @@ func problemRows(problems []Problem) int {
 
 // RenderTable writes the matrix as a terminal table at time now: a line
 // per row with its status, cadence, last run, verdict, figures, books and
-// what check says; then every problem, and a summary line.
-func RenderTable(w io.Writer, m *Matrix, now time.Time) error {
-	views, problems := m.views(now)
+// what check says; then every problem, and a summary line. more are
+// problems found outside the file (History.Flapping), shown with check's.
+func RenderTable(w io.Writer, m *Matrix, now time.Time, more ...Problem) error {
+	views, problems := m.views(now, more)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROW\tSTATUS\tSCENARIO\tCADENCE\tLAST RUN\tVERDICT\tOPENED\tRECOVERED / OBJECTIVE\tP95 DURING\tBOOKS\tCHECK")
 	for _, v := range views {
@@ -136,8 +140,8 @@ func cell(s string) string {
 // Markdown for a pull-request comment: a summary, a table with every row's
 // expectation, objective, last run, figures, owner and runbook, and the
 // problems under it.
-func RenderMarkdown(w io.Writer, m *Matrix, now time.Time) error {
-	views, problems := m.views(now)
+func RenderMarkdown(w io.Writer, m *Matrix, now time.Time, more ...Problem) error {
+	views, problems := m.views(now, more)
 	var b strings.Builder
 	b.WriteString("## Resiliency matrix\n\n")
 	fmt.Fprintf(&b, "%s, as of %s.\n\n", summary(len(views), len(problems), problemRows(problems)), stamp(now))

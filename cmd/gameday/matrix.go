@@ -85,14 +85,7 @@ row is invalid.`)
 	if err != nil {
 		return err
 	}
-	problems := matrix.Check(m, matrixNow())
-	// Flapping rows, from the file's git history when it has one; a file
-	// outside git has no history to judge, and says nothing of it.
-	if h, err := fileHistory(context.Background(), file, m, 0); err == nil {
-		problems = append(problems, h.Flapping()...)
-	} else if !errors.Is(err, matrix.ErrNotInGit) {
-		fmt.Fprintf(stderr, "matrix check: the file's history: %v\n", err)
-	}
+	problems := append(matrix.Check(m, matrixNow()), flapping("matrix check", file, m, stderr)...)
 	invalid := 0
 	rows := map[int]bool{}
 	for _, p := range problems {
@@ -119,7 +112,8 @@ func matrixShow(args []string, stdout, stderr io.Writer) error {
 	describe(flags, "gameday matrix show [FILE] [-format table|markdown]", `
 Prints the resiliency matrix: each row's status, scenario, cadence, last run
 and its age, verdict, figures against the recovery objective, books, and what
-gameday matrix check says of it; then the problems. FILE is the matrix, by
+gameday matrix check says of it (a row that flaps in the file's git history
+included); then the problems. FILE is the matrix, by
 default `+matrix.DefaultFile+`. Markdown is for a pull-request comment or a CI
 step summary; text from the file is escaped.`)
 	format := flags.String("format", "table", "table (for a terminal) or markdown (for a pull-request comment)")
@@ -135,10 +129,24 @@ step summary; text from the file is escaped.`)
 	if err != nil {
 		return err
 	}
-	if err := render(stdout, m, matrixNow()); err != nil {
+	if err := render(stdout, m, matrixNow(), flapping("matrix show", file, m, stderr)...); err != nil {
 		return fmt.Errorf("matrix show: %w", err)
 	}
 	return nil
+}
+
+// flapping are the rows of m (the matrix in file) that flap in the file's
+// git history; a file outside git has no history to judge, and says
+// nothing of it. A history that cannot be read is said on stderr.
+func flapping(cmd, file string, m *matrix.Matrix, stderr io.Writer) []matrix.Problem {
+	h, err := fileHistory(context.Background(), file, m, 0)
+	if err != nil {
+		if !errors.Is(err, matrix.ErrNotInGit) {
+			fmt.Fprintf(stderr, "%s: the file's history: %v\n", cmd, err)
+		}
+		return nil
+	}
+	return h.Flapping()
 }
 
 // matrixDue is "gameday matrix due [FILE]": the rows gameday drill would
@@ -248,10 +256,10 @@ gap; a promise removed), 2 when either file is invalid or BASE cannot be read.`)
 }
 
 // matrixHistory is "gameday matrix history [ROW] [-matrix FILE] [-format
-// table|markdown] [-limit N]".
+// table|markdown|html] [-limit N]".
 func matrixHistory(args []string, stdout, stderr io.Writer) error {
 	flags := newFlagSet("matrix history", stderr)
-	describe(flags, "gameday matrix history [ROW] [-matrix FILE] [-format table|markdown] [-limit N]", `
+	describe(flags, "gameday matrix history [ROW] [-matrix FILE] [-format table|markdown|html] [-limit N]", `
 Reads every commit that changed the matrix file (along the first parent, so a
 merged pull request is one commit; renames followed) and prints each row's
 runs: their verdicts as letters, oldest first (P pass, F fail, E error, I
@@ -260,10 +268,11 @@ current failure, how long since it last passed, and whether it flaps (its
 verdict changed more than `+fmt.Sprint(matrix.FlapChanges)+` times in its last `+fmt.Sprint(matrix.FlapRuns)+` runs). ROW
 (dependency/failure) shows one row. A commit whose file does not parse (merge
 conflict markers committed) is named and skipped; a shallow clone shows the
-history it has, and says so. Exit 0, or 2 when the file is not in git or ROW
-is not a row.`)
+history it has, and says so. -format html is one page with every run of
+each row as a timeline (each mark names its time and commit). Exit 0, or 2
+when the file is not in git or ROW is not a row.`)
 	file := flags.String("matrix", matrix.DefaultFile, "the resiliency matrix")
-	format := flags.String("format", "table", "table (for a terminal) or markdown (for a pull-request comment)")
+	format := flags.String("format", "table", "table (for a terminal), markdown (for a pull-request comment) or html (a page: every run as a timeline)")
 	limit := flags.Int("limit", 0, "read at most this many of the newest commits (0: all)")
 	pos, err := parseInterleaved(flags, args)
 	if err != nil {
@@ -272,9 +281,11 @@ is not a row.`)
 	if len(pos) > 1 {
 		return usagef("matrix history: one row at most, got %q and %q", pos[0], pos[1])
 	}
-	render, err := pickFormat("matrix history", *format, matrix.RenderHistoryTable, matrix.RenderHistoryMarkdown)
-	if err != nil {
-		return err
+	render := matrix.RenderHistoryHTML
+	if *format != "html" {
+		if render, err = pickFormat("matrix history", *format, matrix.RenderHistoryTable, matrix.RenderHistoryMarkdown); err != nil {
+			return usagef("matrix history: -format %q: want table, markdown or html", *format)
+		}
 	}
 	if *limit < 0 {
 		return usagef("matrix history: -limit %d: want 0 (all) or more", *limit)

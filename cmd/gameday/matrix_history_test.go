@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -77,5 +78,13 @@ func TestMatrixDiffHistoryCheck(t *testing.T) {
 	out.Reset()
 	if code := matrixExit(matrixCmd([]string{"check"}, &out, &errOut)); code != exitFailed || !strings.Contains(out.String(), "row payment/latency (payment-latency): flapping") {
 		t.Fatalf("check of a flapping row whose last run passed: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	// show says it too, in the row's check column and under the table.
+	for _, format := range []string{"table", "markdown"} {
+		out.Reset()
+		if code := matrixExit(matrixCmd([]string{"show", "-format", format}, &out, &errOut)); code != exitOK ||
+			!regexp.MustCompile(`payment/latency.*pass.*flapping`).MatchString(out.String()) || !strings.Contains(out.String(), "its verdict changed 4 times in its last 5 runs") {
+			t.Fatalf("show (%s) of a flapping row whose last run passed: exit %d\n%s%s", format, code, out.String(), errOut.String())
+		}
 	}
 }
