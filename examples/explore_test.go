@@ -45,9 +45,11 @@ func toxicOn(target string, types ...string) func(scenarios.Fault) bool {
 // at most one fault more than it needs, and writes a scenario that fails
 // on the buggy shop in at least 4 of 5 runs (as the search reports it)
 // and passes on the correct one; the same search of the correct shop
-// finds nothing. Searches replay a finding, and each step of its
-// shrinking, 2 of 2 times, and check at most 4 steps, to fit the test
-// command.
+// finds nothing. A finding, and each step of its shrinking, must fail in
+// 2 of 3 replays (one run of a lost reply or a slow charge that misses its
+// moment on a busy machine does not lose the finding; a step is decided
+// after 2 runs when they agree), and at most 4 steps are checked, to fit
+// the test command.
 func TestExplorePlantedBugs(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "gameday")
 	if err := testenv.GoBuild(bin, "../cmd/gameday"); err != nil {
@@ -74,7 +76,7 @@ func TestExplorePlantedBugs(t *testing.T) {
 		// The unit given back, and the charge voided, after the reply of
 		// a committed INSERT was lost.
 		name: "pyshop unit given back after a lost reply", system: "pyshop/gameday.yaml",
-		families: "lost_reply", budget: "3",
+		families: "lost_reply", budget: "6",
 		buggy:   func(t *testing.T) map[string]string { return pyshop(t, "compensating") },
 		correct: func(t *testing.T) map[string]string { return pyshop(t, "careful") },
 		broken:  []string{"units_created", "oversold", "orders_without_charge"}, needs: toxicOn("postgres", "lost_reply"),
@@ -99,8 +101,10 @@ load:
 			}
 			explore := func(t *testing.T, vars map[string]string) (string, string, int) {
 				out := t.TempDir()
-				args := []string{"explore", "-budget", bug.budget, "-seed", "1", "-replays", "2", "-needed", "2", "-max-checks", "4", "-confirm", "5",
-					"-out", out, "-runs-dir", filepath.Join(t.TempDir(), "runs"), "-journal", filepath.Join(t.TempDir(), "journal.json"), "-quiet"}
+				// Not -quiet: the progress lines (each trial's verdict, each
+				// finding's replays) are what a failure here is read by.
+				args := []string{"explore", "-budget", bug.budget, "-seed", "1", "-replays", "3", "-needed", "2", "-max-checks", "4", "-confirm", "5",
+					"-out", out, "-runs-dir", filepath.Join(t.TempDir(), "runs"), "-journal", filepath.Join(t.TempDir(), "journal.json")}
 				if bug.families != "" {
 					args = append(args, "-families", bug.families)
 				}
@@ -121,7 +125,7 @@ load:
 				}
 			}
 			if code != 1 || file == "" {
-				t.Fatalf("exit %d, want a finding that breaks one of %v:\n%s", code, bug.broken, output)
+				t.Fatalf("exit %d, want a finding that breaks one of %v (the search's output is above)", code, bug.broken)
 			}
 			sc, err := scenarios.LoadFile(file)
 			if err != nil {

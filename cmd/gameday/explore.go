@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,6 +22,8 @@ import (
 	"github.com/gameday-dev/gameday/gameday/faults"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/internal/redact"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -116,6 +120,13 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(o.Space.Targets) == 0 {
 		return usagef("explore: %s names no dependency: there is nothing to put a fault on", sys.File)
+	}
+	families, dropped, err := servedFamilies(context.Background(), sys, families, *fams != "")
+	if err != nil {
+		return usageError{err}
+	}
+	if len(dropped) > 0 {
+		fmt.Fprintf(stderr, "explore: the Toxiproxy at %s does not serve %s: left out of the search (gameday serve toxiproxy -request-aware serves them)\n", redact.URL(sys.Toxiproxy), strings.Join(dropped, ", "))
 	}
 	o.Base = base
 	o.Space.Families, o.Space.Phases, o.Space.MaxFaults, o.Space.Load = families, explore.Phases(base), *maxFaults, base.TotalDuration()
@@ -265,4 +276,42 @@ load:
   max_retries: 2
 `, abs)
 	return scenarios.Parse(filepath.Join(filepath.Dir(abs), "explore-base.yaml"), []byte(src))
+}
+
+// servedFamilies are the families of a search that the system's Toxiproxy
+// can serve. Where the system file names none, gameday starts its own,
+// which serves every family. Where it names one, the request-aware
+// families are those it says it serves: a stock Toxiproxy (no
+// capabilities route) serves none. A family given with -families (given)
+// that it cannot serve is refused, naming it; of the default, every
+// family, those are left out (dropped) and the search goes on without
+// them.
+func servedFamilies(ctx context.Context, sys *system.System, families []string, given bool) (kept, dropped []string, err error) {
+	if sys.Toxiproxy == "" || !slices.ContainsFunc(families, func(f string) bool {
+		fam, _ := explore.FamilyByName(f)
+		return fam.RequestAware
+	}) {
+		return families, nil, nil
+	}
+	c := toxi.NewClient(sys.Toxiproxy)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	caps, capsErr := c.Capabilities(ctx)
+	if capsErr != nil && !errors.Is(capsErr, toxi.ErrNotFound) {
+		return nil, nil, fmt.Errorf("explore: toxiproxy at %s: %w", redact.URL(c.Addr()), capsErr)
+	}
+	for _, f := range families {
+		if fam, _ := explore.FamilyByName(f); fam.RequestAware && (capsErr != nil || !slices.Contains(caps.Toxics, f)) {
+			dropped = append(dropped, f)
+			continue
+		}
+		kept = append(kept, f)
+	}
+	switch {
+	case len(dropped) > 0 && given:
+		return nil, nil, fmt.Errorf("explore: -families: the Toxiproxy at %s does not serve %s (a stock Toxiproxy's toxics are TCP-level): run gameday serve toxiproxy -request-aware in its place, or leave them out", redact.URL(c.Addr()), strings.Join(dropped, ", "))
+	case len(kept) == 0:
+		return nil, nil, fmt.Errorf("explore: the Toxiproxy at %s serves none of the families searched", redact.URL(c.Addr()))
+	}
+	return kept, dropped, nil
 }

@@ -2,10 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gameday-dev/gameday/gameday/explore"
+	gdsystem "github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/gameday/toxi"
 )
 
 // Bad input to gameday explore is refused before anything is prepared:
@@ -50,5 +59,73 @@ func TestExploreRefusesBadInput(t *testing.T) {
 				t.Errorf("a refused search changed the journal there: %q, was %q", got, c.journal)
 			}
 		})
+	}
+}
+
+// A system whose Toxiproxy is a stock one (no capabilities route) or a
+// gameday one that serves only some request-aware toxics: a search of
+// every family leaves out those it cannot serve, and says which; one that
+// names them with -families is refused before anything is prepared.
+func TestExploreOnAToxiproxyThatCannotServeEveryFamily(t *testing.T) {
+	stock := httptest.NewServer(http.NotFoundHandler())
+	defer stock.Close()
+	older := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != toxi.CapabilitiesPath {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `{"toxics":["latency","down","lost_reply"],"request_aware":["lost_reply"],"relayed":[]}`)
+	}))
+	defer older.Close()
+	system := func(t *testing.T, toxiproxy string) string {
+		src, err := os.ReadFile(filepath.Join("..", "..", "examples", "ticketshop", "gameday.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "gameday.yaml")
+		if toxiproxy != "" {
+			src = append([]byte("toxiproxy: "+toxiproxy+"\n"), src...)
+		}
+		if err := os.WriteFile(file, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	var tcp, aware []string
+	for _, f := range explore.Families {
+		if f.RequestAware {
+			aware = append(aware, f.Name)
+		} else {
+			tcp = append(tcp, f.Name)
+		}
+	}
+	for _, c := range []struct {
+		name, toxiproxy string
+		kept, dropped   []string
+	}{
+		{"gameday's own", "", explore.FamilyNames(), nil},
+		{"stock", stock.URL, tcp, aware},
+		{"older gameday", older.URL, append(slices.Clone(tcp), "lost_reply"), slices.DeleteFunc(slices.Clone(aware), func(f string) bool { return f == "lost_reply" })},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sys, err := gdsystem.LoadFile(system(t, c.toxiproxy), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept, dropped, err := servedFamilies(context.Background(), sys, explore.FamilyNames(), false)
+			if err != nil || !slices.Equal(slices.Sorted(slices.Values(kept)), slices.Sorted(slices.Values(c.kept))) || !slices.Equal(dropped, c.dropped) {
+				t.Errorf("kept %v, dropped %v, %v; want kept %v, dropped %v", kept, dropped, err, c.kept, c.dropped)
+			}
+		})
+	}
+
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := exploreCmd([]string{"-system", system(t, stock.URL), "-out", out, "-quiet", "-families", "latency,lost_reply"}, &stdout, &stderr)
+	if code := matrixExit(err); code != exitUsage || err == nil || !strings.Contains(err.Error(), "-families: the Toxiproxy at "+stock.URL+" does not serve lost_reply") {
+		t.Fatalf("exit %d (%v), want 2 naming lost_reply\n%s", code, err, stderr.String())
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("a refused search wrote %d files", len(entries))
 	}
 }

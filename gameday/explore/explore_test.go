@@ -263,3 +263,42 @@ func TestFindingNameIsAScenarioName(t *testing.T) {
 		t.Errorf("%q (%d characters)", name, len(name))
 	}
 }
+
+// A step of the shrinking is decided by as few replays as decide it: a
+// schedule that fails is kept after Needed failures, one that does not is
+// dropped once the replays left cannot make Needed; the finding's own
+// replays and the confirmation run in full, for the rates they report.
+func TestShrinkStepsStopOnceDecided(t *testing.T) {
+	b := base(t)
+	runs := 0
+	counted := func(ctx context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		runs++
+		return model(lostInsert)(ctx, sc)
+	}
+	o := Options{Base: b, Space: space(b), Trials: 1, Replays: 5, Needed: 3, Confirm: 4, MaxChecks: 6, Out: t.TempDir()}
+	o.Space.Families = []string{"lost_reply", "latency"}
+	// A seed whose trial 0 has lost_reply on postgres and another fault:
+	// shrinking has steps to check.
+	for seed := uint64(1); o.Seed == 0 && seed < 500; seed++ {
+		s := o.Space.Draw(seed, 0)
+		if len(s.Faults) > 1 && slices.ContainsFunc(s.Faults, func(f Fault) bool { return f.Family == "lost_reply" && f.Target == "postgres" }) {
+			o.Seed = seed
+		}
+	}
+	if o.Seed == 0 {
+		t.Fatal("no seed draws lost_reply on postgres and another fault in trial 0")
+	}
+	res, err := Search(context.Background(), o, counted)
+	if err != nil || len(res.Findings) != 1 {
+		t.Fatalf("%v, %d findings", err, len(res.Findings))
+	}
+	f := res.Findings[0]
+	// The trial, its 5 replays, 3 runs for each step (it fails 3 of 3, or
+	// passes 3 of 3: decided either way), 4 runs as written.
+	if want := 1 + 5 + 3*len(f.Steps) + 4; runs != want || len(f.Steps) == 0 {
+		t.Errorf("%d runs for %d shrinking steps, want %d", runs, len(f.Steps), want)
+	}
+	if f.Before != [2]int{5, 5} || f.After != [2]int{4, 4} {
+		t.Errorf("replays before %v, after %v: want every one run", f.Before, f.After)
+	}
+}

@@ -165,12 +165,12 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 	}
 	// fails runs s n times and counts the runs that break an invariant of
 	// want (any, when want is empty).
-	fails := func(ctx context.Context, s Schedule, n int, want []string) (int, error) {
+	fails := func(ctx context.Context, s Schedule, n, need int, want []string) (int, error) {
 		sc, err := trialScenario(s, fmt.Sprintf("explore-replay-%d", s.Trial))
 		if err != nil {
 			return 0, err
 		}
-		return failures(ctx, run, sc, n, want)
+		return failures(ctx, run, sc, n, need, want)
 	}
 	// The trials of the search resumed: each must be the trial this
 	// search draws in its place, or the journal is another search's.
@@ -268,7 +268,7 @@ func (r *Result) tried(s Schedule, v runrecord.Verdict, broken []string) {
 // did (counted, not shrunk again), or failed too rarely on replay to
 // shrink (listed with its trial). Else it is replayed, shrunk, written as
 // a scenario under Out, and that scenario run Confirm times as written.
-func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier []Finding, run Runner, fails func(context.Context, Schedule, int, []string) (int, error)) (*Finding, error) {
+func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier []Finding, run Runner, fails func(context.Context, Schedule, int, int, []string) (int, error)) (*Finding, error) {
 	if out.Verdict != runrecord.VerdictFail || len(out.Broken) == 0 {
 		return nil, nil
 	}
@@ -277,7 +277,7 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	}
 	i := s.Trial
 	f := Finding{Trial: i, Broken: out.Broken, Witnesses: out.Witnesses, Found: s}
-	n, err := fails(ctx, s, o.Replays, out.Broken)
+	n, err := fails(ctx, s, o.Replays, 0, out.Broken)
 	if err != nil || ctx.Err() != nil {
 		return nil, err
 	}
@@ -286,8 +286,10 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	if n < o.Needed {
 		return nil, nil // too rare to shrink by replays: listed with its trial
 	}
+	// A step of the shrinking is decided as soon as its replays can
+	// decide it: Needed failures, or too few replays left to reach them.
 	check := func(ctx context.Context, c Schedule) (bool, error) {
-		got, err := fails(ctx, c, o.Replays, out.Broken)
+		got, err := fails(ctx, c, o.Replays, o.Needed, out.Broken)
 		return got >= o.Needed, err
 	}
 	if f.Shrunk, f.Steps, err = Shrink(ctx, s, check, o.MaxChecks); err != nil || ctx.Err() != nil {
@@ -317,7 +319,7 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	if confirm <= 0 {
 		confirm = o.Replays
 	}
-	got, err := failures(ctx, run, sc, confirm, f.Broken)
+	got, err := failures(ctx, run, sc, confirm, 0, f.Broken)
 	if err != nil {
 		return nil, err
 	}
@@ -331,10 +333,14 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 }
 
 // failures runs sc n times and counts the runs that break an invariant of
-// want (any, when want is empty).
-func failures(ctx context.Context, run Runner, sc *scenarios.Scenario, n int, want []string) (int, error) {
+// want (any, when want is empty). With need above 0 it stops as soon as
+// need runs failed, or the runs left cannot make need.
+func failures(ctx context.Context, run Runner, sc *scenarios.Scenario, n, need int, want []string) (int, error) {
 	got := 0
-	for range n {
+	for i := range n {
+		if need > 0 && (got >= need || got+n-i < need) {
+			break
+		}
 		out, err := run(ctx, sc)
 		if err != nil {
 			return got, err
