@@ -16,7 +16,6 @@ import (
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
 	"github.com/gameday-dev/gameday/gameday/system"
-	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/internal/noredirect"
 	"github.com/gameday-dev/gameday/internal/redact"
 	"github.com/gameday-dev/gameday/scenarios"
@@ -366,9 +365,9 @@ func (d *drill) checkRequestAware(ctx context.Context) error {
 		return nil
 	}
 	c := d.env.Toxiproxy()
-	caps, capsErr := c.Capabilities(ctx)
-	if capsErr != nil && !errors.Is(capsErr, toxi.ErrNotFound) {
-		return fmt.Errorf("toxiproxy at %s: %w", redact.URL(c.Addr()), capsErr)
+	caps, stock, err := c.Served(ctx)
+	if err != nil {
+		return fmt.Errorf("toxiproxy at %s: %w", redact.URL(c.Addr()), err)
 	}
 	for i, f := range d.sc.Faults {
 		if f.Toxic == nil || !scenarios.RequestAware(f.Toxic.Type) {
@@ -378,7 +377,7 @@ func (d *drill) checkRequestAware(ctx context.Context) error {
 		fail := func(msg string) error {
 			return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field, Msg: msg}
 		}
-		if capsErr != nil {
+		if stock {
 			return fail(fmt.Sprintf("%s is served by gameday's Toxiproxy only, and the one at %s is not gameday's (a stock Toxiproxy's toxics are TCP-level): run gameday serve toxiproxy -request-aware in its place, or name no toxiproxy in the system file for gameday to start its own (docs/faults.md)", f.Toxic.Type, redact.URL(c.Addr())))
 		}
 		if !slices.Contains(caps.Toxics, f.Toxic.Type) {

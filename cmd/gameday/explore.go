@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -93,6 +92,9 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	if *confirm < 1 {
 		return usagef("explore: -confirm %d: want at least 1", *confirm)
 	}
+	if *resume && *fresh {
+		return usagef("explore: -resume and -fresh: go on with the search there, or start afresh, not both")
+	}
 	families, err := explore.ParseFamilies(*fams)
 	if err != nil {
 		return usagef("explore: -families: %v", err)
@@ -134,9 +136,6 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("explore: %w", err)}
 	}
 	journalFile := filepath.Join(*out, "trials.jsonl")
-	if *resume && *fresh {
-		return usagef("explore: -resume and -fresh: go on with the search there, or start afresh, not both")
-	}
 	if !*resume && !*fresh {
 		// An earlier search's trials are not thrown away unasked: it may
 		// be one that was stopped, which -resume would finish.
@@ -296,12 +295,12 @@ func servedFamilies(ctx context.Context, sys *system.System, families []string, 
 	c := toxi.NewClient(sys.Toxiproxy)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	caps, capsErr := c.Capabilities(ctx)
-	if capsErr != nil && !errors.Is(capsErr, toxi.ErrNotFound) {
-		return nil, nil, fmt.Errorf("explore: toxiproxy at %s: %w", redact.URL(c.Addr()), capsErr)
+	caps, _, err := c.Served(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("explore: toxiproxy at %s: %w", redact.URL(c.Addr()), err)
 	}
 	for _, f := range families {
-		if fam, _ := explore.FamilyByName(f); fam.RequestAware && (capsErr != nil || !slices.Contains(caps.Toxics, f)) {
+		if fam, _ := explore.FamilyByName(f); fam.RequestAware && !slices.Contains(caps.Toxics, f) {
 			dropped = append(dropped, f)
 			continue
 		}

@@ -103,6 +103,17 @@ func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
 	return caps, err
 }
 
+// Served is what the Toxiproxy at c serves, telling a stock Toxiproxy
+// (stock: it has no capabilities route and serves no request-aware toxic)
+// from gameday's; any other failure to ask is the error.
+func (c *Client) Served(ctx context.Context) (caps Capabilities, stock bool, err error) {
+	caps, err = c.Capabilities(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return Capabilities{}, true, nil
+	}
+	return caps, false, err
+}
+
 // Proxy returns one proxy with its toxics.
 func (c *Client) Proxy(ctx context.Context, name string) (Proxy, error) {
 	var p Proxy
