@@ -31,23 +31,6 @@ type LostReply struct {
 // Pipe passes the data through: the relay behind the proxy does the work.
 func (t *LostReply) Pipe(stub *toxics.ToxicStub) { passThrough(stub) }
 
-// passThrough is Toxiproxy's noop: every chunk on, until interrupted or
-// the stream ends.
-func passThrough(stub *toxics.ToxicStub) {
-	for {
-		select {
-		case <-stub.Interrupt:
-			return
-		case c := <-stub.Input:
-			if c == nil {
-				stub.Close()
-				return
-			}
-			stub.Output <- c
-		}
-	}
-}
-
 func (t *LostReply) pick() *Pick { return &t.Pick }
 
 func (t *LostReply) check() error {
