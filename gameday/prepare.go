@@ -156,65 +156,68 @@ func (p *prepared) prepare(ctx context.Context, dir string, progress func(string
 	return nil
 }
 
-// close stops the environment; what goes wrong is noted in rec.
-func (p *prepared) close(rec *Record) {
+// close stops the environment.
+func (p *prepared) close() error {
 	if p.env == nil {
-		return
+		return nil
 	}
-	if err := p.env.Close(); err != nil && rec != nil {
-		rec.Notes = append(rec.Notes, "stopping the environment: "+err.Error())
-	}
+	err := p.env.Close()
 	p.env = nil
+	if err != nil {
+		return fmt.Errorf("stopping the environment: %w", err)
+	}
+	return nil
 }
 
 // arm readies one drive of the prepared environment: the scenario's faults
-// checked against it, its proxies found clean, the checkout reached, the
-// books reached, set up and read before the load. Nothing is sent to the
-// system before all of that worked.
-func (d *drill) arm(ctx context.Context) error {
+// checked against it, its proxies found clean, the checkout ids' prefix
+// chosen, the checkout reached, the books reached, set up and read before
+// the load. Nothing is sent to the system before all of that worked. It
+// returns what the record should say of it (the notes), whether or not it
+// worked.
+func (d *drill) arm(ctx context.Context) (notes []string, err error) {
 	d.drives++
 	if d.o.System != nil || d.base.System != "" {
 		if err := CheckScenario(d.sc, d.sys); err != nil {
-			return err
+			return notes, err
 		}
 	}
 	if err := d.checkTargets(); err != nil {
-		return err
+		return notes, err
 	}
 	if err := d.checkRequestAware(ctx); err != nil {
-		return err
+		return notes, err
 	}
 	// The drill starts on clean proxies: what a dead runner left is
 	// removed by the journal's rules; any other fault refuses the drill,
 	// changing nothing, rather than measure it as the system's.
 	cleaned, err := faults.Preflight(ctx, d.env, d.journal, d.proxies())
 	if err != nil {
-		return err
+		return notes, err
 	}
 	if len(cleaned) > 0 {
-		d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("removed %d faults a killed runner had left on the proxies this drill uses", len(cleaned)))
+		notes = append(notes, fmt.Sprintf("removed %d faults a killed runner had left on the proxies this drill uses", len(cleaned)))
 	}
 	if err := errors.Join(needsPrometheus(d.sc, d.sys)...); err != nil {
-		return err
+		return notes, err
 	}
-	if strings.HasPrefix(d.rec.Environment.Redis, "embedded") {
+	if strings.HasPrefix(d.env.Info().Redis, "embedded") {
 		for _, f := range d.sc.Faults {
 			if f.Process != "" && f.Target != env.Payment {
-				return fmt.Errorf("fault %s: a process fault on %s needs a real redis-server (the embedded one has no process, and comes back empty); install redis-server", f.Name, f.Target)
+				return notes, fmt.Errorf("fault %s: a process fault on %s needs a real redis-server (the embedded one has no process, and comes back empty); install redis-server", f.Name, f.Target)
 			}
 		}
 	}
 	d.prefix = d.idPrefix()
-	d.rec.CheckoutPrefix = d.prefix
 	if err := reachCheckout(ctx, d.sys); err != nil {
-		return err
+		return notes, err
 	}
 	if d.ledgers, err = d.shopLedgers(d.vars); err != nil {
-		return err
+		return notes, err
 	}
 	for _, lg := range d.ledgers {
 		if err := lg.open(ctx, d.prefix); err != nil {
-			return err
+			return notes, err
 		}
 	}
 	if admin := newAdminAPI(d.sys); admin.ok() {
@@ -222,7 +225,7 @@ func (d *drill) arm(ctx context.Context) error {
 		// checkout's since it started.
 		_ = resetAdmissionMax(ctx, admin)
 	}
-	return nil
+	return notes, nil
 }
 
 // absPath is p made absolute, so that two paths to one file compare equal;
@@ -268,7 +271,8 @@ func sameEnvironment(base, sc *scenarios.Scenario) error {
 // CheckScenario checks a scenario against the described system it drills,
 // with nothing contacted (gameday validate does it too): every fault's
 // target is one of the system's dependencies, a process fault's declares a
-// process handle, and PromQL promises and halts have a Prometheus server.
+// process handle that can carry it out, an HTTP toxic's speaks HTTP (or
+// does not say), and PromQL promises and halts have a Prometheus server.
 // The errors name the scenario's file, line and field.
 func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
 	var errs []error
@@ -284,9 +288,26 @@ func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
 		case f.Process != "" && dep.Process == nil:
 			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
 				Msg: fmt.Sprintf("a process fault on %s needs a process to act on: %s declares none (dependencies.%s.process)", f.Target, sys.File, f.Target)})
+		case f.Toxic != nil && scenarios.ReadsHTTP(f.Toxic.Type) && !dep.SpeaksHTTP():
+			tf := fmt.Sprintf("faults[%d].toxic.type", i)
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(tf), Field: tf,
+				Msg: fmt.Sprintf("%s reads HTTP requests, and %s speaks %s (dependencies.%s.protocol in %s): it would act on none; a TCP toxic or lost_reply acts on any protocol", f.Toxic.Type, f.Target, dep.Protocol, f.Target, sys.File)})
+		case f.Process != "" && !dep.Process.Can(f.Process):
+			pf := fmt.Sprintf("faults[%d].process", i)
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(pf), Field: pf,
+				Msg: fmt.Sprintf("%s's process handle in %s gives no way to %s it (a command handle needs %s)", f.Target, sys.File, f.Process, processNeeds(f.Process))})
 		}
 	}
 	return errors.Join(append(errs, needsPrometheus(sc, sys)...)...)
+}
+
+// processNeeds names the programs a command process handle needs for a
+// process fault's action.
+func processNeeds(action string) string {
+	if action == "pause" {
+		return "pause and resume"
+	}
+	return "kill and start"
 }
 
 // needsPrometheus refuses PromQL promises and halts on a system that names

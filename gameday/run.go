@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/env"
@@ -167,7 +166,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Record, strin
 	if err != nil {
 		return nil, "", err
 	}
-	d.predict(ctx)
+	if d.pred, err = d.predict(ctx); err != nil {
+		d.rec.Notes = append(d.rec.Notes, "no prediction: "+err.Error())
+	}
 	if ctx.Err() != nil {
 		d.fail(VerdictInconclusive, "interrupted before setup")
 		return d.finish()
@@ -179,11 +180,12 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Record, strin
 			d.rec.Environment = p.env.Info()
 		}
 		d.setupFailed(ctx, err)
-		p.close(d.rec)
-		return d.finish()
+	} else {
+		d.run(ctx)
 	}
-	d.run(ctx)
-	p.close(d.rec)
+	if err := p.close(); err != nil {
+		d.rec.Notes = append(d.rec.Notes, err.Error())
+	}
 	return d.finish()
 }
 
@@ -239,7 +241,7 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Prepared,
 		}
 	}
 	if err := p.prepare(ctx, dir, progress); err != nil {
-		p.close(nil)
+		_ = p.close() // the error that matters is prepare's
 		return nil, err
 	}
 	return &Prepared{p: p, dir: dir}, nil
@@ -263,7 +265,9 @@ func (pr *Prepared) Drive(ctx context.Context, sc *scenarios.Scenario) (*Record,
 		return nil, "", err
 	}
 	d.rec.Notes = append(d.rec.Notes, p.notes...)
-	d.predict(ctx)
+	if d.pred, err = d.predict(ctx); err != nil {
+		d.rec.Notes = append(d.rec.Notes, "no prediction: "+err.Error())
+	}
 	if ctx.Err() != nil {
 		d.fail(VerdictInconclusive, "interrupted before the load")
 		return d.finish()
@@ -273,14 +277,7 @@ func (pr *Prepared) Drive(ctx context.Context, sc *scenarios.Scenario) (*Record,
 }
 
 // Close stops the prepared environment.
-func (pr *Prepared) Close() error {
-	var rec Record
-	pr.p.close(&rec)
-	if len(rec.Notes) > 0 {
-		return errors.New(strings.Join(rec.Notes, "; "))
-	}
-	return nil
-}
+func (pr *Prepared) Close() error { return pr.p.close() }
 
 // newDrill begins one drive: its run directory and record. src is the
 // scenario's YAML, before the options scaled it (nil when it has none).
@@ -368,7 +365,10 @@ func (d *drill) run(ctx context.Context) {
 		d.rec.Environment = d.env.Info()
 		d.rec.System = d.sys.Name
 	}
-	if err := d.arm(ctx); err != nil {
+	notes, err := d.arm(ctx)
+	d.rec.Notes = append(d.rec.Notes, notes...)
+	d.rec.CheckoutPrefix = d.prefix
+	if err != nil {
 		d.setupFailed(ctx, err)
 		return
 	}
@@ -382,11 +382,14 @@ const DefaultPredictBudget = 30 * time.Second
 
 // predict simulates the drill's flash-sale figures before it runs (the
 // simulation is CPU-bound: it must not share the machine with the load).
-// It gives up when ctx is done (the run is interrupted) and, past its
-// budget, goes on without a prediction and says so.
-func (d *drill) predict(ctx context.Context) {
+// It returns no prediction and no error when there is nothing to predict
+// (a service not started from the scenario's settings, or none asked
+// for). It gives up when ctx is done (the run is interrupted) and, past
+// its budget, goes on without a prediction: the error says why there is
+// none.
+func (d *drill) predict(ctx context.Context) (*runrecord.Prediction, error) {
 	if d.o.Predict == nil || d.o.PredictRuns < 0 || !d.fresh() {
-		return // a service not started from the scenario's settings
+		return nil, nil
 	}
 	budget := d.o.PredictBudget
 	if budget <= 0 {
@@ -397,12 +400,11 @@ func (d *drill) predict(ctx context.Context) {
 	p, err := d.o.Predict(pctx, d.sc, d.seed, d.o.PredictRuns)
 	switch {
 	case ctx.Err() != nil:
-		d.rec.Notes = append(d.rec.Notes, "no prediction: interrupted")
+		return nil, errors.New("interrupted")
 	case errors.Is(err, context.DeadlineExceeded):
-		d.rec.Notes = append(d.rec.Notes, fmt.Sprintf("no prediction: the model did not finish within its budget of %s (-predict-budget); the drill went on without one", budget))
+		return nil, fmt.Errorf("the model did not finish within its budget of %s (-predict-budget); the drill went on without one", budget)
 	case err != nil:
-		d.rec.Notes = append(d.rec.Notes, "no prediction: "+err.Error())
-	default:
-		d.pred = p
+		return nil, err
 	}
+	return p, nil
 }

@@ -77,6 +77,9 @@ func TestBadFiles(t *testing.T) {
 		// An external environment has no process of ours (a system file
 		// can declare one).
 		{"external-process", []wantErr{{13, "faults[0].process", "needs a process to act on"}}},
+		// One process fault at a time on a dependency (the next one may
+		// begin as it ends; another dependency's is another process).
+		{"process-faults-overlap", []wantErr{{10, "faults[1].at", "pause of inventory while faults[0] (kill) is on it: one process fault at a time on a dependency"}}},
 		// A negative number into an unsigned field.
 		{"negative-uint", []wantErr{{20, "checkout.payment.failures", "-1 is negative"}}},
 		// Only payment has a line of its own, and no line is negative.

@@ -40,6 +40,12 @@ type attribute struct {
 // with a relay behind it (docs/faults.md).
 var requestAware = map[string]bool{"lost_reply": true, "http_error": true, "http_lost_response": true, "http_latency": true, "http_malformed": true}
 
+// ReadsHTTP reports whether a toxic type acts on HTTP requests only (the
+// HTTP toxics): on a connection that is not plain HTTP it acts on nothing.
+func ReadsHTTP(toxicType string) bool {
+	return strings.HasPrefix(toxicType, "http_") && requestAware[toxicType]
+}
+
 // RequestAware reports whether a toxic type needs gameday's Toxiproxy and
 // a relay behind the proxy: a stock Toxiproxy refuses it.
 func RequestAware(toxicType string) bool { return requestAware[toxicType] }

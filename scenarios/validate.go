@@ -397,7 +397,23 @@ func (v *validator) faults() {
 				v.add(p+".target", "no proxy for %s in environment.proxies", f.Target)
 			}
 		}
+		// One process fault at a time on a dependency: a pause of a
+		// killed process, or a kill of a paused one, is not a fault
+		// anyone can carry out.
+		for j, g := range s.Faults[:i] {
+			if f.Process != "" && g.Process != "" && f.Target == g.Target && f.At.D() < g.end(total) && g.At.D() < f.end(total) {
+				v.add(p+".at", "%s of %s while faults[%d] (%s) is on it: one process fault at a time on a dependency", f.Process, f.Target, j, g.Process)
+			}
+		}
 	}
+}
+
+// end is when f ends: At+For, or (For 0) the end of the load, total.
+func (f Fault) end(total time.Duration) time.Duration {
+	if f.For <= 0 {
+		return max(total, f.At.D()+1)
+	}
+	return f.At.D() + f.For.D()
 }
 
 // itemName checks the name of item i of a list: given, of re's form (at

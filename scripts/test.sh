@@ -38,6 +38,9 @@ finish() {
 trap finish EXIT
 
 bash scripts/setup.sh
+# Debian's packages and the builds share the machine; each is timed, so a
+# slow fresh run says which of them was slow.
+echo "test: packages ready in $((SECONDS / 60)) min $((SECONDS % 60)) s" >&2
 wait "$warming" || true
 echo "test: built in $((SECONDS / 60)) min $((SECONDS % 60)) s" >&2
 
@@ -54,6 +57,7 @@ CGO_ENABLED=0 go vet -trimpath ./...
 if command -v docker >/dev/null 2>&1; then
 	export GAMEDAY_REQUIRE_DOCKER=1
 	bash scripts/build-images.sh
+	echo "test: images ready in $((SECONDS / 60)) min $((SECONDS % 60)) s" >&2
 else
 	echo "test: docker is not installed: the Docker environments' tests are skipped" >&2
 fi

@@ -123,6 +123,13 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	if len(o.Space.Targets) == 0 {
 		return usagef("explore: %s names no dependency: there is nothing to put a fault on", sys.File)
 	}
+	families, cannot, on, err := drawable(sys, o.Space.Targets, families, *fams != "")
+	if err != nil {
+		return usageError{err}
+	}
+	if len(cannot) > 0 {
+		fmt.Fprintf(stderr, "explore: %s: %s left out of the search\n", whyNot(sys, cannot), strings.Join(cannot, ", "))
+	}
 	families, dropped, err := servedFamilies(context.Background(), sys, families, *fams != "")
 	if err != nil {
 		return usageError{err}
@@ -132,6 +139,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	o.Base = base
 	o.Space.Families, o.Space.Phases, o.Space.MaxFaults, o.Space.Load = families, explore.Phases(base), *maxFaults, base.TotalDuration()
+	o.Space.On = on
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return usageError{fmt.Errorf("explore: %w", err)}
 	}
@@ -186,15 +194,16 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Prepared for every family the search may draw: a request-aware one
-	// needs a relay behind each proxy, which only preparing creates.
+	// needs a relay behind the proxy of each dependency it may be drawn
+	// on, which only preparing creates.
 	prep := base.Clone()
 	prep.Faults = nil
-	for _, f := range families {
-		if fam, _ := explore.FamilyByName(f); fam.RequestAware {
-			for _, t := range o.Space.Targets {
+	for _, t := range o.Space.Targets {
+		for _, f := range families {
+			if fam, _ := explore.FamilyByName(f); fam.RequestAware && slices.Contains(o.Space.TargetsOf(f), t) {
 				prep.Faults = append(prep.Faults, scenarios.Fault{Name: "relay-" + t, Target: t, Toxic: &scenarios.Toxic{Type: f}})
+				break
 			}
-			break
 		}
 	}
 	jr := faults.OpenJournal(*journal)
@@ -209,7 +218,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return explore.Outcome{}, err
 		}
-		out := explore.Outcome{Verdict: rec.Verdict, Dir: dir}
+		out := explore.Outcome{Verdict: rec.Verdict, Dir: dir, Reason: rec.Reason}
 		for _, c := range rec.InvariantChecks {
 			// Dropped arrivals are the generator's, not the system's.
 			if !c.Held && !c.NotChecked && c.Unjudged == "" && c.Invariant != "dropped" {
@@ -275,6 +284,67 @@ load:
   max_retries: 2
 `, abs)
 	return scenarios.Parse(filepath.Join(filepath.Dir(abs), "explore-base.yaml"), []byte(src))
+}
+
+// drawable are the families of a search whose faults can act on the
+// system, and on which dependencies each may be drawn (on): a process
+// family (kill, pause, restart) only where a dependency's process handle
+// can carry it out; an HTTP family only where the dependency speaks plain
+// HTTP or its file does not say (dependencies.NAME.protocol). A family
+// given with -families (given) that can act on no dependency is refused,
+// naming it; of the default, every family, those are left out (dropped)
+// and the search goes on without them. A system that declares neither
+// handles nor protocols so draws exactly what it would have drawn had
+// process faults and protocols not been known.
+func drawable(sys *system.System, targets, families []string, given bool) (kept, dropped []string, on map[string][]string, err error) {
+	on = map[string][]string{}
+	for _, f := range families {
+		fam, _ := explore.FamilyByName(f)
+		if !fam.Process && !fam.HTTP() {
+			kept = append(kept, f)
+			continue
+		}
+		var can []string
+		for _, t := range targets {
+			d := sys.Dependencies[t]
+			if d != nil && ((fam.Process && d.Process.Can(f)) || (fam.HTTP() && d.SpeaksHTTP())) {
+				can = append(can, t)
+			}
+		}
+		if len(can) == 0 {
+			dropped = append(dropped, f)
+			continue
+		}
+		on[f] = can
+		kept = append(kept, f)
+	}
+	switch {
+	case len(dropped) > 0 && given:
+		return nil, nil, nil, fmt.Errorf("explore: -families: %s", whyNot(sys, dropped))
+	case len(kept) == 0:
+		return nil, nil, nil, fmt.Errorf("explore: no family searched can act on %s: %s", sys.Name, whyNot(sys, dropped))
+	}
+	return kept, dropped, on, nil
+}
+
+// whyNot says why the families dropped act on no dependency of sys.
+func whyNot(sys *system.System, dropped []string) string {
+	var proc, reads []string
+	for _, f := range dropped {
+		if fam, _ := explore.FamilyByName(f); fam.Process {
+			proc = append(proc, f)
+		} else {
+			reads = append(reads, f)
+		}
+	}
+	var why []string
+	if len(proc) > 0 {
+		why = append(why, fmt.Sprintf("no dependency of %s has a process handle that can %s (dependencies.NAME.process in %s)", sys.Name, strings.Join(proc, " or "), sys.File))
+	}
+	if len(reads) > 0 {
+		why = append(why, fmt.Sprintf("no dependency of %s speaks plain HTTP, which %s read (dependencies.NAME.protocol in %s)", sys.Name, strings.Join(reads, ", "), sys.File))
+	}
+	return strings.Join(why, "; ")
 }
 
 // servedFamilies are the families of a search that the system's Toxiproxy

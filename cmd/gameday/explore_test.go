@@ -38,6 +38,8 @@ func TestExploreRefusesBadInput(t *testing.T) {
 		// An earlier search's journal is not replaced unasked.
 		{"earlier search", "{}\n{}\n", nil, filepath.Join(out, "trials.jsonl") + " holds the 2 trials of an earlier search: go on with it (-resume), or start afresh and replace it (-fresh)"},
 		{"resume and fresh", "", []string{"-resume", "-fresh"}, "-resume and -fresh"},
+		// ticketshop's file declares no process handle.
+		{"process family without a handle", "", []string{"-families", "latency,kill"}, "-families: no dependency of ticketshop has a process handle that can kill"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.journal != "" {
@@ -127,5 +129,71 @@ func TestExploreOnAToxiproxyThatCannotServeEveryFamily(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("a refused search wrote %d files", len(entries))
+	}
+}
+
+// Process families are drawn where a dependency's handle can carry them
+// out (kill and restart need a way to kill and to start, pause a way to
+// stop and to go on), the HTTP families where the dependency speaks plain
+// HTTP or does not say. A system without handles leaves the process
+// families out of a search of every family (and so draws what it drew
+// before they were known); a family named with -families that can act on
+// no dependency is refused.
+func TestExploreFamiliesFollowTheSystemFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "gameday.yaml")
+	src := `name: handled
+base_url: http://127.0.0.1:1
+sku: s
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
+dependencies:
+  db:
+    listen: 127.0.0.1:15432
+    upstream: 127.0.0.1:5432
+    protocol: postgres
+    process: {command: {pause: [pkill, -STOP, postgres], resume: [pkill, -CONT, postgres]}}
+  redis:
+    listen: 127.0.0.1:16379
+    upstream: 127.0.0.1:6379
+    protocol: redis
+    process: {pid_file: redis.pid, start: [redis-server, redis.conf]}
+  gateway:
+    listen: 127.0.0.1:18081
+    upstream: 127.0.0.1:8081
+    protocol: http
+  provider:
+    listen: 127.0.0.1:18443
+    upstream: 127.0.0.1:8443
+    protocol: https
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := gdsystem.LoadFile(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := []string{"db", "gateway", "provider", "redis"}
+	kept, dropped, on, err := drawable(sys, targets, explore.FamilyNames(), false)
+	want := map[string][]string{"kill": {"redis"}, "restart": {"redis"}, "pause": {"db", "redis"},
+		"http_error": {"gateway"}, "http_latency": {"gateway"}, "http_lost_response": {"gateway"}}
+	if err != nil || len(dropped) != 0 || !slices.Equal(kept, explore.FamilyNames()) || fmt.Sprint(on) != fmt.Sprint(want) {
+		t.Errorf("kept %v, dropped %v, on %v, %v; want every family, on %v", kept, dropped, on, err, want)
+	}
+
+	// ticketshop declares no process handle.
+	plain, err := gdsystem.LoadFile(filepath.Join("..", "..", "examples", "ticketshop", "gameday.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, dropped, on, err = drawable(plain, []string{"gateway", "redis"}, explore.FamilyNames(), false)
+	if err != nil || !slices.Equal(dropped, []string{"kill", "pause", "restart"}) || slices.Contains(kept, "kill") || len(kept) != len(explore.Families)-3 || len(on["kill"]) != 0 {
+		t.Errorf("without handles: kept %v, dropped %v, on %v, %v", kept, dropped, on, err)
+	}
+	if _, _, _, err := drawable(plain, []string{"gateway", "redis"}, []string{"latency", "pause"}, true); err == nil || !strings.Contains(err.Error(), "can pause") {
+		t.Errorf("-families latency,pause without a handle: %v", err)
+	}
+	// Nothing speaks plain HTTP: the HTTP families are refused by name.
+	if _, _, _, err := drawable(sys, []string{"db", "provider"}, []string{"latency", "http_error"}, true); err == nil || !strings.Contains(err.Error(), "speaks plain HTTP, which http_error read") {
+		t.Errorf("-families latency,http_error on no HTTP dependency: %v", err)
 	}
 }

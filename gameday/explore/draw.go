@@ -2,6 +2,7 @@ package explore
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -17,6 +18,46 @@ type Space struct {
 	MaxFaults int
 	// Load is the length of a trial's load: faults begin and end in it.
 	Load time.Duration
+	// On are, for a family listed, the only targets its faults are drawn
+	// on, in order; a family not listed is drawn on every target. A
+	// process family is listed with the targets whose process handle can
+	// carry it out, an HTTP family with those that speak plain HTTP (or do
+	// not say); every process family of Families must be listed.
+	On map[string][]string
+}
+
+// check says what the space lacks to draw from.
+func (sp Space) check() error {
+	if len(sp.Targets) == 0 || len(sp.Families) == 0 || len(sp.Phases) == 0 {
+		return fmt.Errorf("nothing to draw: %d dependencies, %d families, %d phases", len(sp.Targets), len(sp.Families), len(sp.Phases))
+	}
+	for _, f := range sp.Families {
+		fam, ok := FamilyByName(f)
+		if !ok {
+			return fmt.Errorf("no fault family %q", f)
+		}
+		on, listed := sp.On[f]
+		switch {
+		case fam.Process && len(on) == 0:
+			return fmt.Errorf("family %s: no dependency's process handle can carry it out", f)
+		case listed && len(on) == 0:
+			return fmt.Errorf("family %s: drawn on no dependency", f)
+		}
+		for _, t := range on {
+			if !slices.Contains(sp.Targets, t) {
+				return fmt.Errorf("family %s: drawn on %s, which is not a target", f, t)
+			}
+		}
+	}
+	return nil
+}
+
+// TargetsOf are the targets a fault of family f may be drawn on.
+func (sp Space) TargetsOf(f string) []string {
+	if on, ok := sp.On[f]; ok {
+		return on
+	}
+	return sp.Targets
 }
 
 // Fault is one fault of a schedule.
@@ -67,8 +108,9 @@ const quantum = 10 * time.Millisecond
 // same schedules in the same order on any machine, and trial n is the
 // same whatever the trials before it did. Swarm testing: each family of
 // the space is turned on with even odds (at least one is), then 1 to
-// MaxFaults faults are drawn, each of a family turned on, on a target, in
-// a phase, with a length and an intensity.
+// MaxFaults faults are drawn, each of a family turned on, on a target
+// (one of On's for the family, when it is listed), in a phase, with a
+// length and an intensity (which a family without attributes ignores).
 func (sp Space) Draw(seed uint64, trial int) Schedule {
 	r := rand.New(rand.NewPCG(seed, uint64(trial)))
 	s := Schedule{Trial: trial, Rate: 1, Length: 1, Load: sp.Load}
@@ -88,14 +130,20 @@ func (sp Space) Draw(seed uint64, trial int) Schedule {
 		// From a tenth to half of the load, within it.
 		d := time.Duration(float64(sp.Load) * (0.1 + 0.4*r.Float64())).Round(quantum)
 		d = max(min(d, sp.Load-at), quantum)
+		family := s.Families[r.IntN(len(s.Families))]
+		targets := sp.TargetsOf(family)
 		f := Fault{
-			Family: s.Families[r.IntN(len(s.Families))], Target: sp.Targets[r.IntN(len(sp.Targets))],
+			Family: family, Target: targets[r.IntN(len(targets))],
 			Phase: ph.Name, At: at, For: d,
 			Intensity: []float64{0.25, 0.5, 0.75, 1}[r.IntN(4)],
 		}
 		// Two faults of one family on one dependency at once are one
-		// fault, harsher: the second is not drawn.
-		if !slices.ContainsFunc(s.Faults, func(g Fault) bool { return g.Target == f.Target && g.Family == f.Family && overlaps(f, g) }) {
+		// fault, harsher; two process faults on one process at once (a
+		// pause of a killed process) are no fault a drill can carry out:
+		// the second is not drawn.
+		if !slices.ContainsFunc(s.Faults, func(g Fault) bool {
+			return g.Target == f.Target && overlaps(f, g) && (g.Family == f.Family || (isProcess(g.Family) && isProcess(f.Family)))
+		}) {
 			s.Faults = append(s.Faults, f)
 		}
 	}
@@ -103,6 +151,11 @@ func (sp Space) Draw(seed uint64, trial int) Schedule {
 }
 
 func overlaps(a, b Fault) bool { return a.At < b.At+b.For && b.At < a.At+a.For }
+
+func isProcess(family string) bool {
+	f, _ := FamilyByName(family)
+	return f.Process
+}
 
 // clone is a deep copy of s.
 func (s Schedule) clone() Schedule {

@@ -3,6 +3,7 @@ package explore
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/scenarios"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/draws.jsonl")
 
 // base is a scenario of a system of two dependencies, its file beside a
 // system file the test writes (explore reads no system: the runner here
@@ -39,8 +42,18 @@ load:
 	return sc
 }
 
+// space is what a search of a system of two dependencies without process
+// handles draws from: every family but the process ones (the command
+// leaves them out for such a system).
 func space(b *scenarios.Scenario) Space {
-	return Space{Targets: []string{"postgres", "redis"}, Families: FamilyNames(), Phases: Phases(b), MaxFaults: 3, Load: b.TotalDuration()}
+	return Space{Targets: []string{"postgres", "redis"}, Families: withoutProcess(FamilyNames()), Phases: Phases(b), MaxFaults: 3, Load: b.TotalDuration()}
+}
+
+func withoutProcess(names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+		f, _ := FamilyByName(n)
+		return f.Process
+	})
 }
 
 // model is a system, as a function of a trial's faults: it breaks its
@@ -300,5 +313,234 @@ func TestShrinkStepsStopOnceDecided(t *testing.T) {
 	}
 	if f.Before != [2]int{5, 5} || f.After != [2]int{4, 4} {
 		t.Errorf("replays before %v, after %v: want every one run", f.Before, f.After)
+	}
+}
+
+// The draws of a seed are pinned: testdata/draws.jsonl holds what seeds 1
+// and 7 draw (50 trials each) from a space without process families, as
+// drawn before the process families were known. A change that moves any
+// draw (a new family put before the others, a draw reordered) breaks
+// every journal a user would resume, and fails here.
+func TestDrawsArePinned(t *testing.T) {
+	b := base(t)
+	sp := space(b)
+	var got bytes.Buffer
+	for _, seed := range []uint64{1, 7} {
+		for i := range 50 {
+			got.Write(sp.Draw(seed, i).Encode())
+			got.WriteByte('\n')
+		}
+	}
+	file := filepath.Join("testdata", "draws.jsonl")
+	if *update {
+		if err := os.WriteFile(file, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		gl, wl := strings.Split(got.String(), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("draw %d moved:\n got  %s\n want %s", i, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%d draws, want %d", len(gl), len(wl))
+	}
+}
+
+// Process faults (kill, pause, restart) are drawn only on a dependency
+// whose handle can carry them out, the HTTP toxics only on one that speaks
+// HTTP; a space naming a process family that no dependency can do is
+// refused.
+func TestFamiliesDrawnOnlyWhereTheyAct(t *testing.T) {
+	b := base(t)
+	sp := space(b)
+	sp.Targets = []string{"gateway", "postgres", "redis"}
+	sp.Families = FamilyNames()
+	sp.On = map[string][]string{"kill": {"redis"}, "restart": {"redis"}, "pause": {"postgres", "redis"},
+		"http_error": {"gateway"}, "http_latency": {"gateway"}, "http_lost_response": {"gateway"}}
+	drawn := map[string]map[string]int{}
+	for i := range 400 {
+		fs := sp.Draw(5, i).Faults
+		for j, f := range fs {
+			// One process fault at a time on a process.
+			for _, g := range fs[:j] {
+				if isProcess(f.Family) && isProcess(g.Family) && f.Target == g.Target && overlaps(f, g) {
+					t.Errorf("trial %d: %s and %s of %s at once", i, g.Family, f.Family, f.Target)
+				}
+			}
+			if drawn[f.Family] == nil {
+				drawn[f.Family] = map[string]int{}
+			}
+			drawn[f.Family][f.Target]++
+		}
+	}
+	for fam, on := range sp.On {
+		if len(drawn[fam]) == 0 {
+			t.Errorf("%s never drawn in 400 trials", fam)
+		}
+		if len(drawn[fam]) != len(on) {
+			t.Errorf("%s drawn on %v, want each of %v", fam, drawn[fam], on)
+		}
+		for target := range drawn[fam] {
+			if !slices.Contains(on, target) {
+				t.Errorf("%s drawn on %s, whose handle cannot", fam, target)
+			}
+		}
+	}
+	if len(drawn["latency"]) != 3 {
+		t.Errorf("latency drawn on %v, want every dependency", drawn["latency"])
+	}
+	// A schedule of process faults is written as one: process: kill, no
+	// toxic, and it parses.
+	s := Schedule{Rate: 1, Length: 1, Load: sp.Load, Faults: []Fault{{Target: "redis", Family: "kill", Phase: PhasePeak, At: 2 * time.Second, For: time.Second, Intensity: 1}}}
+	data, sc, err := s.Scenario(b, filepath.Join(t.TempDir(), "kill.yaml"), "kill", "")
+	if err != nil || len(sc.Faults) != 1 || sc.Faults[0].Process != "kill" || sc.Faults[0].Toxic != nil || !bytes.Contains(data, []byte("process: kill")) {
+		t.Fatalf("written %s (%v)", data, err)
+	}
+	// Refused: a process family no dependency's handle can do.
+	bad := sp
+	bad.On = map[string][]string{"kill": {"redis"}, "restart": {"redis"}, "http_error": {"gateway"}}
+	o := Options{Base: b, Space: bad, Seed: 1, Trials: 1, Replays: 1, Needed: 1, Out: t.TempDir()}
+	if _, err := Search(context.Background(), o, model(func([]scenarios.Fault) bool { return false })); err == nil || !strings.Contains(err.Error(), "family pause") {
+		t.Fatalf("a space with pause and no handle for it: %v", err)
+	}
+}
+
+// A bug only a killed process reaches (a store that comes back without
+// what it had not yet written down) is found, shrunk to the one kill, and
+// never softened: a kill has no intensity.
+func TestSearchFindsAProcessFault(t *testing.T) {
+	b := base(t)
+	sp := space(b)
+	sp.Families = FamilyNames()
+	sp.On = map[string][]string{"kill": {"redis"}, "pause": {"redis"}, "restart": {"redis"}}
+	killed := func(fs []scenarios.Fault) bool {
+		return slices.ContainsFunc(fs, func(f scenarios.Fault) bool {
+			return f.Target == "redis" && (f.Process == "kill" || f.Process == "restart")
+		})
+	}
+	o := Options{Base: b, Space: sp, Seed: 1, Trials: 30, Replays: 3, Needed: 2, MaxChecks: 40, Out: t.TempDir()}
+	res, err := Search(context.Background(), o, model(killed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 1 {
+		t.Fatalf("%d findings in %d trials, want 1", len(res.Findings), len(res.Trials))
+	}
+	f := res.Findings[0]
+	if len(f.Shrunk.Faults) != 1 || (f.Shrunk.Faults[0].Family != "kill" && f.Shrunk.Faults[0].Family != "restart") || f.Shrunk.Faults[0].Target != "redis" {
+		t.Fatalf("shrunk to %+v, want one kill or restart of redis", f.Shrunk.Faults)
+	}
+	// Faults are dropped before any is softened: what is left to soften
+	// is the kill alone, which has nothing to soften.
+	for _, st := range f.Steps {
+		if strings.Contains(st.Tried, "intensity") {
+			t.Errorf("a process fault was softened: %s", st.Tried)
+		}
+	}
+	var md bytes.Buffer
+	if err := res.Markdown(&md, sp); err != nil || strings.Contains(md.String(), "| postgres | kill |") || !strings.Contains(md.String(), "| redis | kill |") {
+		t.Errorf("coverage: a process family is a row only where a handle can do it\n%s", md.String())
+	}
+}
+
+// A step is kept on 2 failures of 3 replays, so shrinking can stop at the
+// edge of what reproduces. Here a lost reply with a probability of 0.25 or
+// more always breaks the books, one between 0.15 and 0.25 every other run,
+// and a lower one never: shrinking keeps the marginal step (2 of 3), and
+// as written it fails in 3 of 5, under the 4 a step had to. The finding
+// backs off to the step before (0.28), which fails 5 of 5, and writes that.
+func TestMarginalShrinkBacksOff(t *testing.T) {
+	b := base(t)
+	sp := space(b)
+	sp.Targets, sp.Families, sp.MaxFaults = []string{"postgres"}, []string{"lost_reply"}, 1
+	seed := uint64(1)
+	for sp.Draw(seed, 0).Faults[0].Intensity < 0.5 {
+		seed++
+	}
+	marginal := 0
+	run := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		if sc.TotalDuration() < b.TotalDuration() || sc.Load.Stages[0].Target < b.Load.Stages[0].Target {
+			return Outcome{Verdict: runrecord.VerdictPass}, nil // a smaller sale: not the bug's
+		}
+		for _, f := range sc.Faults {
+			p, _ := f.Toxic.Attributes["probability"].(float64)
+			switch {
+			case p >= 0.25:
+			case p >= 0.15:
+				marginal++
+				if marginal%2 == 0 {
+					continue
+				}
+			default:
+				continue
+			}
+			return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"units_created"}}, nil
+		}
+		return Outcome{Verdict: runrecord.VerdictPass}, nil
+	}
+	o := Options{Base: b, Space: sp, Seed: seed, Trials: 1, Replays: 3, Needed: 2, Confirm: 5, MaxChecks: 40, Out: t.TempDir()}
+	res, err := Search(context.Background(), o, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 1 {
+		t.Fatalf("%d findings", len(res.Findings))
+	}
+	f := res.Findings[0]
+	kept := slices.ContainsFunc(f.Steps, func(s Step) bool { return s.Kept && strings.Contains(s.Tried, "intensity 0.25") })
+	back := slices.ContainsFunc(f.Steps, func(s Step) bool {
+		return strings.Contains(s.Tried, "as written it failed in 2 of 5 runs, under 4: back to kept step 4 of 5")
+	})
+	if !kept || !back || f.Shrunk.Faults[0].Intensity != 0.5 || f.After != [2]int{5, 5} {
+		t.Fatalf("marginal step kept %v, backed off %v; written at intensity %g, failing %v; steps %+v", kept, back, f.Shrunk.Faults[0].Intensity, f.After, f.Steps)
+	}
+	sc, err := scenarios.LoadFile(f.File)
+	if err != nil || sc.Faults[0].Toxic.Attributes["probability"] != 0.28 || !strings.Contains(sc.Description, "failed in 5 of 5 runs") {
+		t.Errorf("the scenario written: %v, %+v, %q", err, sc.Faults, sc.Description)
+	}
+}
+
+// A trial in error (a fault that could not be lifted, a Toxiproxy that no
+// longer answers) stops the search: it is not journaled, the report says
+// why, and -resume runs it again. Before, a Toxiproxy stuck in one trial
+// made every later trial an error and the search ended with "nothing
+// found".
+func TestTrialInErrorStopsTheSearch(t *testing.T) {
+	b := base(t)
+	runs := 0
+	broken := func(ctx context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		runs++
+		if runs == 4 {
+			return Outcome{Verdict: runrecord.VerdictError, Reason: "a fault could not be injected or lifted", Dir: "runs/x"}, nil
+		}
+		return Outcome{Verdict: runrecord.VerdictPass}, nil
+	}
+	var journal, md bytes.Buffer
+	o := Options{Base: b, Space: space(b), Seed: 1, Trials: 10, Replays: 3, Needed: 2, Out: t.TempDir(), Journal: &journal}
+	res, err := Search(context.Background(), o, broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "trial 3 could not be carried out: a fault could not be injected or lifted (runs/x)"
+	if res.Stopped != want || len(res.Trials) != 3 || runs != 4 {
+		t.Fatalf("stopped %q after %d trials (%d runs), want %q after 3", res.Stopped, len(res.Trials), runs, want)
+	}
+	if err := res.Markdown(&md, o.Space); err != nil || !strings.Contains(md.String(), "Stopped: "+want) {
+		t.Errorf("report: %v\n%s", err, md.String())
+	}
+	done, err := ReadJournal("trials.jsonl", &journal)
+	if err != nil || len(done) != 3 {
+		t.Fatalf("%v: %d trials journaled, want 3", err, len(done))
+	}
+	o.Done, o.Journal = done, nil
+	res, err = Search(context.Background(), o, broken)
+	if err != nil || res.Stopped != "" || len(res.Trials) != 10 || runs != 4+7 {
+		t.Fatalf("resumed: %v, stopped %q, %d trials, %d runs", err, res.Stopped, len(res.Trials), runs)
 	}
 }

@@ -37,6 +37,10 @@ func (r *Result) view(sp Space) reportView {
 	for _, t := range r.Trials {
 		var fs []string
 		for _, f := range t.Schedule.Faults {
+			if fam, _ := FamilyByName(f.Family); !fam.intense() {
+				fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s)", f.Family, f.Target, f.At, f.For, f.Phase))
+				continue
+			}
 			fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s, ×%g)", f.Family, f.Target, f.At, f.For, f.Phase, f.Intensity))
 		}
 		v.Tried = append(v.Tried, triedRow{t.Schedule.Trial, strings.Join(fs, "; "), string(t.Verdict), strings.Join(t.Broken, ", ")})
@@ -48,6 +52,9 @@ func (r *Result) view(sp Space) reportView {
 	}
 	for _, t := range sp.Targets {
 		for _, fam := range sp.Families {
+			if !slices.Contains(sp.TargetsOf(fam), t) {
+				continue // a process family on a dependency without a handle for it: never drawn there
+			}
 			row := coverRow{Target: t, Family: fam}
 			for _, p := range v.Phases {
 				row.Cells = append(row.Cells, r.Coverage[CoverKey{t, fam, p}])

@@ -47,9 +47,12 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 			return nil, nil, fmt.Errorf("fault %d: no family %q", i, f.Family)
 		}
 		of := outFault{Name: fmt.Sprintf("f%d-%s-%s", i, f.Target, strings.ReplaceAll(f.Family, "_", "-")), Target: f.Target, At: dur(f.At), For: dur(min(f.For, total-f.At))}
-		if f.Family == "down" {
+		switch {
+		case f.Family == "down":
 			of.Down = true
-		} else {
+		case fam.Process:
+			of.Process = f.Family
+		default:
 			of.Toxic = &outToxic{Type: f.Family, Attributes: fam.attrs(f.Intensity)}
 		}
 		out.Faults = append(out.Faults, of)
@@ -118,12 +121,13 @@ type outStage struct {
 }
 
 type outFault struct {
-	Name   string    `yaml:"name"`
-	Target string    `yaml:"target"`
-	At     string    `yaml:"at"`
-	For    string    `yaml:"for"`
-	Down   bool      `yaml:"down,omitempty"`
-	Toxic  *outToxic `yaml:"toxic,omitempty"`
+	Name    string    `yaml:"name"`
+	Target  string    `yaml:"target"`
+	At      string    `yaml:"at"`
+	For     string    `yaml:"for"`
+	Down    bool      `yaml:"down,omitempty"`
+	Process string    `yaml:"process,omitempty"`
+	Toxic   *outToxic `yaml:"toxic,omitempty"`
 }
 
 type outToxic struct {

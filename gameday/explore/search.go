@@ -22,8 +22,8 @@ type Outcome struct {
 	// the checkout ids of the first cases, for a failed trial.
 	Broken    []string
 	Witnesses []string
-	// Dir is the trial's run directory.
-	Dir string
+	// Dir is the trial's run directory; Reason its verdict's reason.
+	Dir, Reason string
 }
 
 // Runner carries out one trial: a drill of sc.
@@ -152,8 +152,8 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 	if o.Trials <= 0 && o.Within <= 0 {
 		return nil, fmt.Errorf("explore: give a budget: a number of trials or a duration")
 	}
-	if len(o.Space.Targets) == 0 || len(o.Space.Families) == 0 || len(o.Space.Phases) == 0 {
-		return nil, fmt.Errorf("explore: nothing to draw: %d dependencies, %d families, %d phases", len(o.Space.Targets), len(o.Space.Families), len(o.Space.Phases))
+	if err := o.Space.check(); err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
 	}
 	res := &Result{Seed: o.Seed, Coverage: map[CoverKey]int{}}
 	start := time.Now()
@@ -216,6 +216,17 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 			// Cut short: not a trial done, and not journaled; a
 			// resumed search runs it again.
 			res.Stopped = "interrupted"
+			return res, nil
+		}
+		if out.Verdict == runrecord.VerdictError {
+			// gameday or the environment failed, not the system (a
+			// fault that could not be injected or lifted, a store or a
+			// Toxiproxy that does not answer): trials drawn on after it
+			// would say nothing, and a search that "found nothing" must
+			// have run its trials. Not journaled: -resume runs it again
+			// once the cause is mended.
+			res.Stopped = fmt.Sprintf("trial %d could not be carried out: %s (%s)", i, out.Reason, out.Dir)
+			progress(o.Progress, "explore: %s", res.Stopped)
 			return res, nil
 		}
 		res.tried(s, out.Verdict, out.Broken)
@@ -304,26 +315,59 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 		}
 		return sc, err
 	}
-	found := fmt.Sprintf("Found by gameday explore, seed %d, trial %d: breaks %s. Shrunk from %d faults to %d",
-		o.Seed, i, strings.Join(out.Broken, ", "), len(s.Faults), len(f.Shrunk.Faults))
-	if _, err := write(found + ".\nReplay: gameday run " + f.File); err != nil {
-		return nil, err
-	}
-	// The scenario as written, read back and run: what a user who
-	// replays it gets.
-	sc, err := scenarios.LoadFile(f.File)
-	if err != nil {
-		return nil, err
-	}
 	confirm := o.Confirm
 	if confirm <= 0 {
 		confirm = o.Replays
 	}
-	got, err := failures(ctx, run, sc, confirm, 0, f.Broken)
-	if err != nil {
-		return nil, err
+	// A step is kept on Needed failures of Replays, so the smallest kept
+	// can sit at the edge of what reproduces (kept on a lucky 2 of 3). As
+	// written, a finding must fail as often as a step had to: in at least
+	// want of its confirm runs. When it does not, the schedules kept
+	// before it are confirmed in turn — the two before it, then the one
+	// drawn — and the first that does is written (the one drawn, if none
+	// does, with the rate it has).
+	want := (confirm*o.Needed + o.Replays - 1) / o.Replays
+	chain := []Schedule{s}
+	for _, st := range f.Steps {
+		if st.Kept {
+			chain = append(chain, st.schedule)
+		}
 	}
-	f.After = [2]int{got, confirm}
+	var tries []int
+	for _, k := range []int{len(chain) - 1, len(chain) - 2, len(chain) - 3, 0} {
+		if k >= 0 && !slices.Contains(tries, k) {
+			tries = append(tries, k)
+		}
+	}
+	var found string
+	for n, k := range tries {
+		f.Shrunk = chain[k]
+		found = fmt.Sprintf("Found by gameday explore, seed %d, trial %d: breaks %s. Shrunk from %d faults to %d",
+			o.Seed, i, strings.Join(out.Broken, ", "), len(s.Faults), len(f.Shrunk.Faults))
+		if _, err := write(found + ".\nReplay: gameday run " + f.File); err != nil {
+			return nil, err
+		}
+		// The scenario as written, read back and run: what a user who
+		// replays it gets.
+		sc, err := scenarios.LoadFile(f.File)
+		if err != nil {
+			return nil, err
+		}
+		got, err := failures(ctx, run, sc, confirm, 0, f.Broken)
+		if err != nil || ctx.Err() != nil {
+			return nil, err
+		}
+		f.After = [2]int{got, confirm}
+		if got >= want || n == len(tries)-1 {
+			break
+		}
+		back := fmt.Sprintf("as written it failed in %d of %d runs, under %d: back to kept step %d of %d", got, confirm, want, tries[n+1], len(chain)-1)
+		if tries[n+1] == 0 {
+			back = fmt.Sprintf("as written it failed in %d of %d runs, under %d: back to the schedule drawn", got, confirm, want)
+		}
+		f.Steps = append(f.Steps, Step{Tried: back, Kept: true})
+		progress(o.Progress, "explore: finding %s: %s", f.File, back)
+	}
 	if _, err := write(fmt.Sprintf("%s; as written it failed in %d of %d runs (%d of %d replays before shrinking).\nReplay: gameday run %s",
 		found, f.After[0], f.After[1], f.Before[0], f.Before[1], f.File)); err != nil {
 		return nil, err

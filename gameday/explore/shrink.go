@@ -14,6 +14,9 @@ type Check func(ctx context.Context, s Schedule) (bool, error)
 type Step struct {
 	Tried string `json:"tried"`
 	Kept  bool   `json:"kept"`
+	// schedule is the schedule tried (not journaled: a finding keeps
+	// only the one it wrote).
+	schedule Schedule
 }
 
 // The floors of shrinking: below them a step is not tried.
@@ -95,8 +98,8 @@ func Shrink(ctx context.Context, s Schedule, check Check, maxChecks int) (Schedu
 		}
 	}
 	for i := range cur.Faults {
-		if cur.Faults[i].Family == "down" {
-			continue // no intensity
+		if fam, _ := FamilyByName(cur.Faults[i].Family); !fam.intense() {
+			continue // down, a process fault: no intensity
 		}
 		for cur.Faults[i].Intensity/2 >= minIntensity {
 			c := cur.clone()
@@ -148,7 +151,7 @@ func (sh *shrinker) try(ctx context.Context, what string, c Schedule) (bool, err
 	if err != nil {
 		return false, err
 	}
-	sh.steps = append(sh.steps, Step{Tried: what, Kept: ok})
+	sh.steps = append(sh.steps, Step{Tried: what, Kept: ok, schedule: c})
 	return ok, nil
 }
 

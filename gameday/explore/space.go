@@ -17,15 +17,28 @@ import (
 )
 
 // Family is one kind of fault a trial may draw: a Toxiproxy toxic, one of
-// gameday's request-aware toxics, or the dependency down. Its attributes
-// come from an intensity in (0, 1]: 1 is the harshest of the family.
+// gameday's request-aware toxics, the dependency down, or its process
+// killed, paused or restarted. A toxic's attributes come from an
+// intensity in (0, 1]: 1 is the harshest of the family; the others have
+// none.
 type Family struct {
 	Name string
 	// RequestAware: only gameday's Toxiproxy serves it, on a proxy with a
 	// relay behind it.
 	RequestAware bool
-	attrs        func(intensity float64) map[string]any
+	// Process: it acts on the dependency's process (a process fault), so
+	// only on a dependency whose process handle can do it (Space.On).
+	Process bool
+	attrs   func(intensity float64) map[string]any
 }
+
+// HTTP reports whether the family reads HTTP requests, so acts only on a
+// dependency that speaks plain HTTP (Space.On).
+func (f Family) HTTP() bool { return scenarios.ReadsHTTP(f.Name) }
+
+// intense reports whether the family's faults have an intensity to
+// soften.
+func (f Family) intense() bool { return f.attrs != nil }
 
 // ms is a duration attribute, in whole milliseconds, as a scenario writes
 // it.
@@ -77,6 +90,13 @@ var Families = []Family{
 	{Name: "http_latency", RequestAware: true, attrs: func(i float64) map[string]any {
 		return map[string]any{"latency": ms(100 + 2900*i)}
 	}},
+	// Last, so that a search without them draws what it drew before they
+	// were known. kill: SIGKILL, started again when the fault ends;
+	// pause: SIGSTOP, SIGCONT when it ends; restart: killed and started
+	// again at once, the fault's length its recovery window.
+	{Name: "kill", Process: true},
+	{Name: "pause", Process: true},
+	{Name: "restart", Process: true},
 }
 
 // FamilyByName returns the family named name.

@@ -391,6 +391,9 @@ func (v *validator) dependencies() {
 		if pr := d.Process; pr != nil {
 			v.process(p+".process", pr)
 		}
+		if d.Protocol != "" && !slices.Contains(Protocols, d.Protocol) {
+			v.add(p+".protocol", "%s: want one of %s (tcp: any other)", strictyaml.Quote(d.Protocol), strings.Join(Protocols, ", "))
+		}
 	}
 }
 

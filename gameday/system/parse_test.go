@@ -47,6 +47,9 @@ func TestBadSystemFiles(t *testing.T) {
 		{"next at the end", "outcome: unavailable}", "outcome: next}", 10, "purchase.steps[0].answers[1].outcome", "this is the last step"},
 		// A dependency needs listen and upstream when gameday runs Toxiproxy.
 		{"no upstream", "    upstream: 127.0.0.1:5432\n", "", 12, "dependencies.db.upstream", "required: gameday starts its own Toxiproxy"},
+		// A protocol is one gameday knows (what the HTTP toxics can read
+		// depends on it).
+		{"unknown protocol", "    upstream: 127.0.0.1:5432\n", "    upstream: 127.0.0.1:5432\n    protocol: postgresql\n", 15, "dependencies.db.protocol", `"postgresql": want one of http, https, redis, postgres, mysql, tcp (tcp: any other)`},
 		// A proxy cannot listen where its dependency is.
 		{"listen is upstream", "listen: 127.0.0.1:15432", "listen: 127.0.0.1:5432", 13, "dependencies.db.listen", `"127.0.0.1:5432" is also its upstream`},
 		// Each driver's placeholders.

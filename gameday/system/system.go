@@ -202,7 +202,20 @@ type Dependency struct {
 	// Process, when set, is how process faults (kill, pause, restart) act
 	// on the dependency.
 	Process *Process `yaml:"process"`
+	// Protocol, when set, is what the checkout speaks to the dependency
+	// through the proxy (Protocols): the HTTP toxics read plain HTTP only,
+	// so a scenario puts none on a dependency that speaks anything else,
+	// and a search draws none there. "" is not known: anything may be put
+	// on it.
+	Protocol string `yaml:"protocol"`
 }
+
+// Protocols are the values of Dependency.Protocol: tcp is any other.
+var Protocols = []string{"http", "https", "redis", "postgres", "mysql", "tcp"}
+
+// SpeaksHTTP reports whether the HTTP toxics can read what the checkout
+// sends the dependency: its protocol is http, or not given.
+func (d *Dependency) SpeaksHTTP() bool { return d.Protocol == "" || d.Protocol == "http" }
 
 // Process is a handle on a dependency's process: exactly one of
 // Container, Systemd, Command and PIDFile. Every action is bounded by
@@ -227,6 +240,30 @@ type Process struct {
 	Ready string `yaml:"ready"`
 	// Timeout bounds each action and the wait for Ready; default 30s.
 	Timeout Duration `yaml:"timeout"`
+}
+
+// Can reports whether the handle can carry out a process fault's action:
+// "kill" and "restart" need a way to kill the process and to start it
+// again, "pause" a way to stop it and to let it go on. A container, a
+// systemd unit and a pid file (with its start) can do all three; a
+// command handle what its programs say.
+func (p *Process) Can(action string) bool {
+	if p == nil {
+		return false
+	}
+	switch action {
+	case "kill", "restart":
+		if c := p.Command; c != nil {
+			return len(c.Kill) > 0 && len(c.Start) > 0
+		}
+		return p.Container != "" || p.Systemd != "" || (p.PIDFile != "" && len(p.Start) > 0)
+	case "pause":
+		if c := p.Command; c != nil {
+			return len(c.Pause) > 0 && len(c.Resume) > 0
+		}
+		return p.Container != "" || p.Systemd != "" || p.PIDFile != ""
+	}
+	return false
 }
 
 // Commands are the programs of a command process handle.
