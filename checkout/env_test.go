@@ -145,6 +145,21 @@ func count(as []answer, o checkout.Outcome) int {
 	return n
 }
 
+// outcomes counts answers by outcome and, for the refused, by dependency
+// and reason: what a failure message needs to say why a crowd did what it
+// did.
+func outcomes(as []answer) map[string]int {
+	m := map[string]int{}
+	for _, a := range as {
+		k := string(a.body.Status)
+		if a.body.Dependency != "" || a.body.Reason != "" {
+			k += "/" + a.body.Dependency + "/" + a.body.Reason
+		}
+		m[k]++
+	}
+	return m
+}
+
 func (e *env) ledger() checkout.Ledger {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
