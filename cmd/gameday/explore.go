@@ -250,6 +250,10 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "explore: stopped (%s) after trial %d: go on with the same command and -resume\n", res.Stopped, len(res.Trials)-1)
 	}
 	for _, fd := range res.Findings {
+		if fd.Rare {
+			fmt.Fprintf(stdout, "  trial %d: breaks %v (checkout ids %v); failed again in %d of %d replays: too rare to shrink, no scenario written\n", fd.Trial, fd.Broken, fd.Witnesses, fd.Before[0], fd.Before[1])
+			continue
+		}
 		fmt.Fprintf(stdout, "  %s: breaks %v; as written it failed in %d of %d runs; gameday run %s\n", fd.File, fd.Broken, fd.After[0], fd.After[1], fd.File)
 	}
 	switch {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -175,21 +177,39 @@ func TestSearchWithoutABugFindsNothing(t *testing.T) {
 	}
 }
 
-// A failure too rare to replay (here once only) is not shrunk: it stays a
-// trial, not a finding. And a search interrupted stops between trials.
+// A failure too rare to replay (here once only) is not shrunk and has no
+// scenario, but it is a finding: the books were wrong, and the report
+// says so rather than "no trial broke the books". Before, the search
+// ended with 0 findings (exit 0). And a search interrupted stops between
+// trials.
 func TestRareFailureAndInterrupt(t *testing.T) {
 	b := base(t)
 	calls := 0
 	once := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
 		calls++
 		if calls == 1 {
-			return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"double_charges"}}, nil
+			return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"double_charges"}, Witnesses: []string{"s1-3"}}, nil
 		}
 		return Outcome{Verdict: runrecord.VerdictPass}, nil
 	}
 	res, _ := search(t, b, 1, 5, once)
-	if len(res.Findings) != 0 || len(res.Trials) != 5 {
+	if len(res.Findings) != 1 || len(res.Trials) != 5 {
 		t.Fatalf("findings %d, trials %d", len(res.Findings), len(res.Trials))
+	}
+	if f := res.Findings[0]; !f.Rare || f.File != "" || f.Before != [2]int{0, 3} || f.Trial != 0 || len(f.Steps) != 0 {
+		t.Fatalf("rare finding %+v", f)
+	}
+	var md, page bytes.Buffer
+	if err := res.Markdown(&md, space(b)); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.HTML(&page, space(b)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{md.String(), page.String()} {
+		if strings.Contains(r, "None: no trial broke the books") || !strings.Contains(r, "trial 0: seen, too rare to shrink") || !strings.Contains(r, "s1-3") {
+			t.Errorf("report of a rare finding:\n%s", r)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stop := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
@@ -542,5 +562,101 @@ func TestTrialInErrorStopsTheSearch(t *testing.T) {
 	res, err = Search(context.Background(), o, broken)
 	if err != nil || res.Stopped != "" || len(res.Trials) != 10 || runs != 4+7 {
 		t.Fatalf("resumed: %v, stopped %q, %d trials, %d runs", err, res.Stopped, len(res.Trials), runs)
+	}
+}
+
+// A replay, a shrinking step or a confirmation whose drill ends in error
+// stops the search as a trial in error does: a rate with such a run in it
+// is the environment's. Before, it counted as a run that did not fail, so
+// a finding could be dropped as too rare, or shrunk and backed off on
+// rates the system never had. The trial is not journaled, and its faults
+// are out of the coverage.
+func TestReplayInErrorStopsTheSearch(t *testing.T) {
+	b := base(t)
+	runs := 0
+	broken := func(ctx context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		runs++
+		switch {
+		case runs == 3:
+			return Outcome{Verdict: runrecord.VerdictError, Reason: "a fault could not be lifted", Dir: "runs/y"}, nil
+		case lostInsert(sc.Faults):
+			return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"units_created"}}, nil
+		}
+		return Outcome{Verdict: runrecord.VerdictPass}, nil
+	}
+	// The first trial of seed 1 that breaks the model.
+	first := -1
+	for i := range 60 {
+		if lostInsert(mustScenario(t, b, space(b).Draw(1, i)).Faults) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		t.Fatal("no trial of seed 1 draws the bug in 60")
+	}
+	runs = -first // the trials before it pass: the error falls on its second replay
+	var journal bytes.Buffer
+	o := Options{Base: b, Space: space(b), Seed: 1, Trials: 60, Replays: 3, Needed: 2, Out: t.TempDir(), Journal: &journal}
+	res, err := Search(context.Background(), o, broken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("a replay of trial %d could not be carried out: a fault could not be lifted (runs/y)", first)
+	if res.Stopped != want || len(res.Findings) != 0 || len(res.Trials) != first {
+		t.Fatalf("stopped %q, %d findings, %d trials; want %q after %d", res.Stopped, len(res.Findings), len(res.Trials), want, first)
+	}
+	if done, err := ReadJournal("trials.jsonl", &journal); err != nil || len(done) != first {
+		t.Fatalf("%v: %d trials journaled, want %d", err, len(done), first)
+	}
+	n := 0
+	for _, c := range res.Coverage {
+		n += c
+	}
+	faults := 0
+	for _, tr := range res.Trials {
+		faults += len(tr.Schedule.Faults)
+	}
+	if n != faults {
+		t.Errorf("coverage counts %d faults, the trials counted have %d", n, faults)
+	}
+}
+
+// mustScenario is schedule s as the scenario a trial of it runs.
+func mustScenario(t *testing.T, b *scenarios.Scenario, s Schedule) *scenarios.Scenario {
+	t.Helper()
+	_, sc, err := s.Scenario(b, filepath.Join(t.TempDir(), "trial.yaml"), "trial", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// A trial and a finding run the base's load, all of it: a bug that only
+// shoppers without a session meet is found only if the trials keep the
+// base's session_share. Before, session_share, max_shoppers and
+// retry_jitter were dropped (every shopper held a session).
+func TestTrialsKeepTheWholeLoad(t *testing.T) {
+	b := base(t).Clone()
+	share, jitter := 0.3, 0.2
+	b.Load.SessionShare, b.Load.RetryJitter, b.Load.MaxShoppers = &share, &jitter, 57
+	sc := mustScenario(t, b, space(b).Draw(1, 0))
+	if sc.Load.SessionShare == nil || *sc.Load.SessionShare != share || sc.Load.RetryJitter == nil || *sc.Load.RetryJitter != jitter || sc.Load.MaxShoppers != 57 {
+		t.Fatalf("the trial's load %+v, want the base's session_share, retry_jitter and max_shoppers", sc.Load)
+	}
+	// Every field of a scenario's load has its place in what a trial
+	// writes: a field added to scenarios.Load and not here fails.
+	tags := func(ty reflect.Type) []string {
+		var out []string
+		for i := range ty.NumField() {
+			out = append(out, strings.Split(ty.Field(i).Tag.Get("yaml"), ",")[0])
+		}
+		return out
+	}
+	written := tags(reflect.TypeOf(outLoad{}))
+	for _, f := range tags(reflect.TypeOf(scenarios.Load{})) {
+		if !slices.Contains(written, f) {
+			t.Errorf("load.%s of the base is not written into a trial's scenario", f)
+		}
 	}
 }

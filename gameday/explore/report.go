@@ -35,15 +35,7 @@ type coverRow struct {
 func (r *Result) view(sp Space) reportView {
 	v := reportView{Seed: r.Seed, Trials: len(r.Trials), Stopped: r.Stopped, Findings: r.Findings}
 	for _, t := range r.Trials {
-		var fs []string
-		for _, f := range t.Schedule.Faults {
-			if fam, _ := FamilyByName(f.Family); !fam.intense() {
-				fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s)", f.Family, f.Target, f.At, f.For, f.Phase))
-				continue
-			}
-			fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s, ×%g)", f.Family, f.Target, f.At, f.For, f.Phase, f.Intensity))
-		}
-		v.Tried = append(v.Tried, triedRow{t.Schedule.Trial, strings.Join(fs, "; "), string(t.Verdict), strings.Join(t.Broken, ", ")})
+		v.Tried = append(v.Tried, triedRow{t.Schedule.Trial, faultsText(t.Schedule), string(t.Verdict), strings.Join(t.Broken, ", ")})
 	}
 	for _, n := range PhaseNames {
 		if slices.ContainsFunc(sp.Phases, func(p Phase) bool { return p.Name == n }) {
@@ -65,6 +57,22 @@ func (r *Result) view(sp Space) reportView {
 	return v
 }
 
+// faultsText is schedule s's faults in one line, as the report gives them.
+func faultsText(s Schedule) string {
+	var fs []string
+	for _, f := range s.Faults {
+		if fam, _ := FamilyByName(f.Family); !fam.intense() {
+			fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s)", f.Family, f.Target, f.At, f.For, f.Phase))
+			continue
+		}
+		fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s, ×%g)", f.Family, f.Target, f.At, f.For, f.Phase, f.Intensity))
+	}
+	if len(fs) == 0 {
+		return "none"
+	}
+	return strings.Join(fs, "; ")
+}
+
 // Markdown writes the search's report: its findings, each with what it
 // broke, its witnesses, how often it failed before shrinking and as
 // written, and the command that replays it; its trials in one line each;
@@ -84,6 +92,13 @@ func (r *Result) Markdown(w io.Writer, sp Space) error {
 		b.WriteString("None: no trial broke the books. What was tried is in the coverage table below; what explore cannot find is in docs/explore.md.\n")
 	}
 	for _, f := range v.Findings {
+		if f.Rare {
+			fmt.Fprintf(&b, "### trial %d: seen, too rare to shrink\n\n", f.Trial)
+			fmt.Fprintf(&b, "- broke: %s (checkout ids %s)\n", strings.Join(f.Broken, ", "), strings.Join(f.Witnesses, ", "))
+			fmt.Fprintf(&b, "- failed again in %d of %d replays, fewer than a step needs: not shrunk, no scenario written; the books were wrong all the same\n", f.Before[0], f.Before[1])
+			fmt.Fprintf(&b, "- its faults: %s\n\n", faultsText(f.Found))
+			continue
+		}
 		fmt.Fprintf(&b, "### %s\n\n", f.File)
 		fmt.Fprintf(&b, "- broke: %s (checkout ids %s)\n", strings.Join(f.Broken, ", "), strings.Join(f.Witnesses, ", "))
 		fmt.Fprintf(&b, "- found by trial %d with %d faults; shrunk to %d in %d steps\n", f.Trial, len(f.Found.Faults), len(f.Shrunk.Faults), len(f.Steps))
@@ -121,7 +136,8 @@ func (r *Result) HTML(w io.Writer, sp Space) error {
 }
 
 var htmlReport = template.Must(template.New("explore").Funcs(template.FuncMap{
-	"join": strings.Join,
+	"join":   strings.Join,
+	"faults": faultsText,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -152,6 +168,14 @@ code { font-size: .9rem; }
 <p>None: no trial broke the books. What was tried is in the coverage table below; what explore cannot find is in docs/explore.md.</p>
 {{- end}}
 {{- range .Findings}}
+{{- if .Rare}}
+<h3>trial {{.Trial}}: seen, too rare to shrink</h3>
+<ul>
+<li>broke: <span class="broken">{{join .Broken ", "}}</span> (checkout ids {{join .Witnesses ", "}})</li>
+<li>failed again in {{index .Before 0}} of {{index .Before 1}} replays, fewer than a step needs: not shrunk, no scenario written; the books were wrong all the same</li>
+<li>its faults: {{faults .Found}}</li>
+</ul>
+{{- else}}
 <h3>{{.File}}</h3>
 <ul>
 <li>broke: <span class="broken">{{join .Broken ", "}}</span> (checkout ids {{join .Witnesses ", "}})</li>
@@ -159,6 +183,7 @@ code { font-size: .9rem; }
 <li>failed in {{index .Before 0}} of {{index .Before 1}} replays before shrinking; as written, in {{index .After 0}} of {{index .After 1}} runs</li>
 <li>replay: <code>gameday run {{.File}}</code></li>
 </ul>
+{{- end}}
 {{- end}}
 <h2>Trials</h2>
 <table>

@@ -28,7 +28,8 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 		Name: name, Description: description, System: filepath.ToSlash(sys),
 		Seed: base.Seed, Stock: base.Stock,
 		Matrix: outMatrix{Dependency: "none", Failure: "none"},
-		Load:   outLoad{Patience: dur(base.Load.Patience.D()), MaxRetries: base.Load.MaxRetries},
+		Load: outLoad{Patience: dur(base.Load.Patience.D()), MaxRetries: base.Load.MaxRetries,
+			RetryJitter: base.Load.RetryJitter, MaxShoppers: base.Load.MaxShoppers, SessionShare: base.Load.SessionShare},
 	}
 	var total time.Duration
 	for _, st := range base.Load.Stages {
@@ -109,10 +110,15 @@ type outMatrix struct {
 	Failure    string `yaml:"failure"`
 }
 
+// outLoad is the base's load, every field of it (a test holds it to
+// scenarios.Load), its stages scaled as shrinking left them.
 type outLoad struct {
-	Stages     []outStage `yaml:"stages"`
-	Patience   string     `yaml:"patience"`
-	MaxRetries int        `yaml:"max_retries"`
+	Stages       []outStage `yaml:"stages"`
+	Patience     string     `yaml:"patience"`
+	MaxRetries   int        `yaml:"max_retries"`
+	RetryJitter  *float64   `yaml:"retry_jitter,omitempty"`
+	MaxShoppers  int        `yaml:"max_shoppers,omitempty"`
+	SessionShare *float64   `yaml:"session_share,omitempty"`
 }
 
 type outStage struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -80,6 +81,21 @@ type Finding struct {
 	After  [2]int `json:"after"`
 	// File is the scenario written for it.
 	File string `json:"file"`
+	// Rare is a trial that broke the books and then failed in fewer than
+	// Needed of its replays: not shrunk and no scenario written, but a
+	// finding all the same (books proven wrong once are a bug of the
+	// system, however rarely a schedule meets it). Shrunk is the schedule
+	// drawn.
+	Rare bool `json:"rare,omitempty"`
+}
+
+// notCarriedOut is a run of a replay, a shrinking step or a confirmation
+// whose drill ended in error: gameday or the environment failed, so the
+// rate it would count in says nothing of the system.
+type notCarriedOut struct{ out Outcome }
+
+func (e notCarriedOut) Error() string {
+	return fmt.Sprintf("%s (%s)", e.out.Reason, e.out.Dir)
 }
 
 // TrialRecord is one trial done, as a search's journal keeps it: its
@@ -225,13 +241,24 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 			// would say nothing, and a search that "found nothing" must
 			// have run its trials. Not journaled: -resume runs it again
 			// once the cause is mended.
-			res.Stopped = fmt.Sprintf("trial %d could not be carried out: %s (%s)", i, out.Reason, out.Dir)
+			res.Stopped = fmt.Sprintf("trial %d could not be carried out: %s", i, notCarriedOut{out})
 			progress(o.Progress, "explore: %s", res.Stopped)
 			return res, nil
 		}
 		res.tried(s, out.Verdict, out.Broken)
 		progress(o.Progress, "explore: trial %d: %s %s", i, out.Verdict, strings.Join(out.Broken, ", "))
 		f, err := o.finding(ctx, s, out, res.Findings, run, fails)
+		var nc notCarriedOut
+		if errors.As(err, &nc) {
+			// The same for a run of its replays, its shrinking or its
+			// confirmation: a rate with such a run in it is not the
+			// system's. The trial is not journaled either.
+			res.Trials = res.Trials[:len(res.Trials)-1]
+			res.untried(s)
+			res.Stopped = fmt.Sprintf("a replay of trial %d could not be carried out: %s", i, nc)
+			progress(o.Progress, "explore: %s", res.Stopped)
+			return res, nil
+		}
 		if err != nil {
 			return res, err
 		}
@@ -274,16 +301,28 @@ func (r *Result) tried(s Schedule, v runrecord.Verdict, broken []string) {
 	r.Trials = append(r.Trials, Tried{Schedule: s, Verdict: v, Broken: broken})
 }
 
+// untried takes schedule s's faults out of the coverage again: a trial
+// added by tried that is not counted after all.
+func (r *Result) untried(s Schedule) {
+	for _, f := range s.Faults {
+		k := CoverKey{f.Target, f.Family, f.Phase}
+		if r.Coverage[k]--; r.Coverage[k] <= 0 {
+			delete(r.Coverage, k)
+		}
+	}
+}
+
 // finding makes a finding of trial s, whose run found out, unless it is
-// none: a trial that broke no invariant, broke the ones an earlier finding
-// did (counted, not shrunk again), or failed too rarely on replay to
-// shrink (listed with its trial). Else it is replayed, shrunk, written as
-// a scenario under Out, and that scenario run Confirm times as written.
+// none: a trial that broke no invariant, or broke the ones an earlier
+// finding (shrunk) did (counted, not shrunk again). It is replayed; one
+// that fails too rarely on replay to shrink is a rare finding, with no
+// scenario; else it is shrunk, written as a scenario under Out, and that
+// scenario run Confirm times as written.
 func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier []Finding, run Runner, fails func(context.Context, Schedule, int, int, []string) (int, error)) (*Finding, error) {
 	if out.Verdict != runrecord.VerdictFail || len(out.Broken) == 0 {
 		return nil, nil
 	}
-	if slices.ContainsFunc(earlier, func(f Finding) bool { return sameSet(f.Broken, out.Broken) }) {
+	if slices.ContainsFunc(earlier, func(f Finding) bool { return !f.Rare && sameSet(f.Broken, out.Broken) }) {
 		return nil, nil
 	}
 	i := s.Trial
@@ -295,7 +334,9 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	f.Before = [2]int{n, o.Replays}
 	progress(o.Progress, "explore: trial %d failed again in %d of %d replays", i, n, o.Replays)
 	if n < o.Needed {
-		return nil, nil // too rare to shrink by replays: listed with its trial
+		// Too rare to shrink by replays, but the books were wrong.
+		f.Rare, f.Shrunk = true, s
+		return &f, nil
 	}
 	// A step of the shrinking is decided as soon as its replays can
 	// decide it: Needed failures, or too few replays left to reach them.
@@ -388,6 +429,9 @@ func failures(ctx context.Context, run Runner, sc *scenarios.Scenario, n, need i
 		out, err := run(ctx, sc)
 		if err != nil {
 			return got, err
+		}
+		if out.Verdict == runrecord.VerdictError {
+			return got, notCarriedOut{out}
 		}
 		if out.Verdict == runrecord.VerdictFail && breaksAny(out.Broken, want) {
 			got++
