@@ -254,7 +254,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  trial %d: breaks %v (checkout ids %v); failed again in %d of %d replays: too rare to shrink, no scenario written\n", fd.Trial, fd.Broken, fd.Witnesses, fd.Before[0], fd.Before[1])
 			continue
 		}
-		fmt.Fprintf(stdout, "  %s: breaks %v; as written it failed in %d of %d runs; gameday run %s\n", fd.File, fd.Broken, fd.After[0], fd.After[1], fd.File)
+		fmt.Fprintf(stdout, "  %s: breaks %v; as written it failed in %d of %d runs; gameday run %s\n", fd.File, fd.Reproduces, fd.After[0], fd.After[1], fd.File)
 	}
 	switch {
 	case len(res.Findings) > 0:

@@ -660,3 +660,80 @@ func TestTrialsKeepTheWholeLoad(t *testing.T) {
 		}
 	}
 }
+
+// A finding whose trial broke two invariants, each through its own fault,
+// can be shrunk (a step keeps any one of them) to a scenario that
+// reproduces only one: the finding says what its scenario breaks as
+// written, and a later trial that breaks the other is not taken for a
+// repeat of it. Before, the finding claimed both, and every later trial
+// breaking the same pair was counted and not shrunk: no scenario ever
+// reproduced the second.
+func TestFindingSaysWhatItsScenarioBreaks(t *testing.T) {
+	b := base(t)
+	downOnRedis := func(fs []scenarios.Fault) bool {
+		return slices.ContainsFunc(fs, func(f scenarios.Fault) bool { return f.Target == "redis" && f.Down })
+	}
+	two := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		var broken []string
+		if lostInsert(sc.Faults) {
+			broken = append(broken, "double_charges")
+		}
+		if downOnRedis(sc.Faults) {
+			broken = append(broken, "units_created")
+		}
+		if len(broken) == 0 {
+			return Outcome{Verdict: runrecord.VerdictPass}, nil
+		}
+		return Outcome{Verdict: runrecord.VerdictFail, Broken: broken}, nil
+	}
+	// A seed whose first trial to break anything breaks both.
+	seed, first := uint64(0), -1
+	for sd := uint64(1); sd <= 200 && first < 0; sd++ {
+		for i := range 40 {
+			sc := mustScenario(t, b, space(b).Draw(sd, i))
+			lost, down := lostInsert(sc.Faults), downOnRedis(sc.Faults)
+			if lost || down {
+				if lost && down {
+					seed, first = sd, i
+				}
+				break
+			}
+		}
+	}
+	if first < 0 {
+		t.Fatal("no seed of 200 draws a trial that breaks both first")
+	}
+	res, _ := search(t, b, seed, 200, two)
+	if len(res.Findings) == 0 || res.Findings[0].Trial != first || !sameInvariants(res.Findings[0].Broken, []string{"double_charges", "units_created"}) {
+		t.Fatalf("seed %d: the first finding is not trial %d breaking both: %+v", seed, first, res.Findings)
+	}
+	got := map[string]bool{}
+	for _, f := range res.Findings {
+		if f.Rare {
+			continue
+		}
+		if len(f.Reproduces) == 0 {
+			t.Errorf("finding %s reproduces nothing it says", f.File)
+		}
+		for _, inv := range f.Reproduces {
+			got[inv] = true
+		}
+		sc, err := scenarios.LoadFile(f.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lost, down := lostInsert(sc.Faults), downOnRedis(sc.Faults); slices.Contains(f.Reproduces, "double_charges") != lost || slices.Contains(f.Reproduces, "units_created") != down {
+			t.Errorf("finding %s says it breaks %v; its faults: lost reply on postgres %v, redis down %v", f.File, f.Reproduces, lost, down)
+		}
+	}
+	if !got["double_charges"] || !got["units_created"] {
+		t.Fatalf("the findings' scenarios reproduce %v, want both invariants (%d findings in %d trials)", got, len(res.Findings), len(res.Trials))
+	}
+}
+
+func sameInvariants(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}

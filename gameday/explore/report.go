@@ -102,7 +102,7 @@ func (r *Result) Markdown(w io.Writer, sp Space) error {
 		fmt.Fprintf(&b, "### %s\n\n", f.File)
 		fmt.Fprintf(&b, "- broke: %s (checkout ids %s)\n", strings.Join(f.Broken, ", "), strings.Join(f.Witnesses, ", "))
 		fmt.Fprintf(&b, "- found by trial %d with %d faults; shrunk to %d in %d steps\n", f.Trial, len(f.Found.Faults), len(f.Shrunk.Faults), len(f.Steps))
-		fmt.Fprintf(&b, "- failed in %d of %d replays before shrinking; as written, in %d of %d runs\n", f.Before[0], f.Before[1], f.After[0], f.After[1])
+		fmt.Fprintf(&b, "- failed in %d of %d replays before shrinking; as written, in %d of %d runs, breaking %s\n", f.Before[0], f.Before[1], f.After[0], f.After[1], orNone(f.Reproduces))
 		fmt.Fprintf(&b, "- replay: `gameday run %s`\n\n", f.File)
 	}
 	b.WriteString("## Trials\n\n| trial | faults | verdict | broke |\n| ---: | --- | --- | --- |\n")
@@ -138,6 +138,7 @@ func (r *Result) HTML(w io.Writer, sp Space) error {
 var htmlReport = template.Must(template.New("explore").Funcs(template.FuncMap{
 	"join":   strings.Join,
 	"faults": faultsText,
+	"orNone": orNone,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -180,7 +181,7 @@ code { font-size: .9rem; }
 <ul>
 <li>broke: <span class="broken">{{join .Broken ", "}}</span> (checkout ids {{join .Witnesses ", "}})</li>
 <li>found by trial {{.Trial}} with {{len .Found.Faults}} faults; shrunk to {{len .Shrunk.Faults}} in {{len .Steps}} steps</li>
-<li>failed in {{index .Before 0}} of {{index .Before 1}} replays before shrinking; as written, in {{index .After 0}} of {{index .After 1}} runs</li>
+<li>failed in {{index .Before 0}} of {{index .Before 1}} replays before shrinking; as written, in {{index .After 0}} of {{index .After 1}} runs, breaking <span class="broken">{{orNone .Reproduces}}</span></li>
 <li>replay: <code>gameday run {{.File}}</code></li>
 </ul>
 {{- end}}
@@ -204,3 +205,11 @@ code { font-size: .9rem; }
 </body>
 </html>
 `))
+
+// orNone is a list of invariants in a sentence: "none" when empty.
+func orNone(invariants []string) string {
+	if len(invariants) == 0 {
+		return "none"
+	}
+	return strings.Join(invariants, ", ")
+}

@@ -79,8 +79,11 @@ type Finding struct {
 	// runs.
 	Before [2]int `json:"before"`
 	After  [2]int `json:"after"`
-	// File is the scenario written for it.
-	File string `json:"file"`
+	// File is the scenario written for it; Reproduces the invariants it
+	// broke as written, in the runs that confirmed it (a step is kept on
+	// any one of Broken, so it can be fewer).
+	File       string   `json:"file"`
+	Reproduces []string `json:"reproduces,omitempty"`
 	// Rare is a trial that broke the books and then failed in fewer than
 	// Needed of its replays: not shrunk and no scenario written, but a
 	// finding all the same (books proven wrong once are a bug of the
@@ -186,7 +189,8 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 		if err != nil {
 			return 0, err
 		}
-		return failures(ctx, run, sc, n, need, want)
+		got, _, err := failures(ctx, run, sc, n, need, want)
+		return got, err
 	}
 	// The trials of the search resumed: each must be the trial this
 	// search draws in its place, or the journal is another search's.
@@ -322,7 +326,15 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	if out.Verdict != runrecord.VerdictFail || len(out.Broken) == 0 {
 		return nil, nil
 	}
-	if slices.ContainsFunc(earlier, func(f Finding) bool { return !f.Rare && sameSet(f.Broken, out.Broken) }) {
+	// Counted, not shrunk again, when every invariant it broke is one an
+	// earlier finding's scenario reproduces.
+	var covered []string
+	for _, f := range earlier {
+		if !f.Rare {
+			covered = append(covered, f.reproduces()...)
+		}
+	}
+	if !slices.ContainsFunc(out.Broken, func(b string) bool { return !slices.Contains(covered, b) }) {
 		return nil, nil
 	}
 	i := s.Trial
@@ -394,11 +406,11 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 		if err != nil {
 			return nil, err
 		}
-		got, err := failures(ctx, run, sc, confirm, 0, f.Broken)
+		got, seen, err := failures(ctx, run, sc, confirm, 0, f.Broken)
 		if err != nil || ctx.Err() != nil {
 			return nil, err
 		}
-		f.After = [2]int{got, confirm}
+		f.After, f.Reproduces = [2]int{got, confirm}, seen
 		if got >= want || n == len(tries)-1 {
 			break
 		}
@@ -409,8 +421,8 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 		f.Steps = append(f.Steps, Step{Tried: back, Kept: true})
 		progress(o.Progress, "explore: finding %s: %s", f.File, back)
 	}
-	if _, err := write(fmt.Sprintf("%s; as written it failed in %d of %d runs (%d of %d replays before shrinking).\nReplay: gameday run %s",
-		found, f.After[0], f.After[1], f.Before[0], f.Before[1], f.File)); err != nil {
+	if _, err := write(fmt.Sprintf("%s; as written it failed in %d of %d runs, breaking %s (%d of %d replays before shrinking).\nReplay: gameday run %s",
+		found, f.After[0], f.After[1], orNone(f.Reproduces), f.Before[0], f.Before[1], f.File)); err != nil {
 		return nil, err
 	}
 	progress(o.Progress, "explore: finding %s: %d faults, fails in %d of %d runs as written", f.File, len(f.Shrunk.Faults), f.After[0], f.After[1])
@@ -418,26 +430,44 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 }
 
 // failures runs sc n times and counts the runs that break an invariant of
-// want (any, when want is empty). With need above 0 it stops as soon as
-// need runs failed, or the runs left cannot make need.
-func failures(ctx context.Context, run Runner, sc *scenarios.Scenario, n, need int, want []string) (int, error) {
+// want (any, when want is empty), and says which invariants those runs
+// broke (sorted). With need above 0 it stops as soon as need runs failed,
+// or the runs left cannot make need.
+func failures(ctx context.Context, run Runner, sc *scenarios.Scenario, n, need int, want []string) (int, []string, error) {
 	got := 0
+	var seen []string
 	for i := range n {
 		if need > 0 && (got >= need || got+n-i < need) {
 			break
 		}
 		out, err := run(ctx, sc)
 		if err != nil {
-			return got, err
+			return got, seen, err
 		}
 		if out.Verdict == runrecord.VerdictError {
-			return got, notCarriedOut{out}
+			return got, seen, notCarriedOut{out}
 		}
 		if out.Verdict == runrecord.VerdictFail && breaksAny(out.Broken, want) {
 			got++
+			for _, b := range out.Broken {
+				if !slices.Contains(seen, b) {
+					seen = append(seen, b)
+				}
+			}
 		}
 	}
-	return got, nil
+	slices.Sort(seen)
+	return got, seen, nil
+}
+
+// reproduces is what finding f's scenario breaks as written: Reproduces
+// (none when it failed in none of its runs), or, for a finding journaled
+// before Reproduces was kept, Broken.
+func (f Finding) reproduces() []string {
+	if len(f.Reproduces) > 0 || f.After[0] == 0 {
+		return f.Reproduces
+	}
+	return f.Broken
 }
 
 // findingName names the finding of trial i: its first invariant, and how
@@ -455,13 +485,6 @@ func breaksAny(broken, want []string) bool {
 		return len(broken) > 0
 	}
 	return slices.ContainsFunc(broken, func(b string) bool { return slices.Contains(want, b) })
-}
-
-func sameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
 }
 
 func progress(w io.Writer, format string, args ...any) {
