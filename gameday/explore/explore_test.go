@@ -737,3 +737,37 @@ func sameInvariants(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// A search stopped while a finding is being confirmed leaves no file of
+// it in -out: only findings the report lists are there to commit. Before,
+// the scenario was written where it goes before it was confirmed, and an
+// interrupt left it behind.
+func TestStoppedWhileConfirmingLeavesNoFile(t *testing.T) {
+	b := base(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	confirming := 0
+	run := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		if !strings.HasPrefix(sc.Name, "explore-trial-") && !strings.HasPrefix(sc.Name, "explore-replay-") {
+			confirming++
+			cancel()
+		}
+		if lostInsert(sc.Faults) {
+			return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"units_created"}}, nil
+		}
+		return Outcome{Verdict: runrecord.VerdictPass}, nil
+	}
+	out := t.TempDir()
+	o := Options{Base: b, Space: space(b), Seed: 1, Trials: 60, Replays: 3, Needed: 2, MaxChecks: 40, Out: out}
+	res, err := Search(ctx, o, run)
+	if err != nil || res.Stopped != "interrupted" || confirming == 0 || len(res.Findings) != 0 {
+		t.Fatalf("%v: stopped %q, %d confirmation runs, %d findings", err, res.Stopped, confirming, len(res.Findings))
+	}
+	left, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("left in -out: %s", e.Name())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -361,10 +362,15 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	}
 	name := findingName(i, out.Broken)
 	f.File = filepath.Join(o.Out, name+".yaml")
+	// Until it is confirmed the scenario is written beside where it goes,
+	// under a name no glob of findings matches, and taken away if the
+	// search stops first: -out holds only findings the report lists.
+	pending := filepath.Join(o.Out, "."+name+".unconfirmed.yaml")
+	defer os.Remove(pending)
 	write := func(desc string) (*scenarios.Scenario, error) {
 		data, sc, err := f.Shrunk.Scenario(o.Base, f.File, name, desc)
 		if err == nil {
-			err = runrecord.WriteFileAtomic(f.File, data)
+			err = runrecord.WriteFileAtomic(pending, data)
 		}
 		return sc, err
 	}
@@ -402,7 +408,7 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 		}
 		// The scenario as written, read back and run: what a user who
 		// replays it gets.
-		sc, err := scenarios.LoadFile(f.File)
+		sc, err := scenarios.LoadFile(pending)
 		if err != nil {
 			return nil, err
 		}
@@ -423,6 +429,9 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	}
 	if _, err := write(fmt.Sprintf("%s; as written it failed in %d of %d runs, breaking %s (%d of %d replays before shrinking).\nReplay: gameday run %s",
 		found, f.After[0], f.After[1], orNone(f.Reproduces), f.Before[0], f.Before[1], f.File)); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(pending, f.File); err != nil {
 		return nil, err
 	}
 	progress(o.Progress, "explore: finding %s: %d faults, fails in %d of %d runs as written", f.File, len(f.Shrunk.Faults), f.After[0], f.After[1])
