@@ -45,7 +45,7 @@ func noLeftovers(t *testing.T, label string) {
 func TestContainersDrillPassesAndLeavesNothing(t *testing.T) {
 	needImages(t)
 	out, err := exec.Command(binary, "run", "-env", "containers", "-quiet", "-time-scale", "0.5",
-		"-runs-dir", t.TempDir(), "-journal", filepath.Join(t.TempDir(), "j.json"), "redis-killed").CombinedOutput()
+		"-runs-dir", keptRuns(t), "-journal", filepath.Join(t.TempDir(), "j.json"), "redis-killed").CombinedOutput()
 	if code := exitCode(err); code != 0 {
 		t.Fatalf("exit %d, want 0:\n%s", code, out)
 	}
@@ -62,7 +62,7 @@ func TestContainersDrillPassesAndLeavesNothing(t *testing.T) {
 func TestContainersPodsDrillPassesAndLeavesNothing(t *testing.T) {
 	needImages(t)
 	out, err := exec.Command(binary, "run", "-env", "containers", "-quiet", "-time-scale", "0.4",
-		"-runs-dir", t.TempDir(), "-journal", filepath.Join(t.TempDir(), "j.json"), "pod-move").CombinedOutput()
+		"-runs-dir", keptRuns(t), "-journal", filepath.Join(t.TempDir(), "j.json"), "pod-move").CombinedOutput()
 	if code := exitCode(err); code != 0 || !strings.Contains(string(out), "PASS  pod-move") || !strings.Contains(string(out), "move hot-to-pod-2 ends completed") {
 		t.Fatalf("exit %d, want 0 with the move completed:\n%s", code, out)
 	}
@@ -101,7 +101,7 @@ func TestContainersInterruptLeavesNothing(t *testing.T) {
 	needImages(t)
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd, stderr := startCmd(t, exec.Command(binary, "run", "-env", "containers", "-runs-dir", t.TempDir(),
+			cmd, stderr := startCmd(t, exec.Command(binary, "run", "-env", "containers", "-runs-dir", keptRuns(t),
 				"-journal", filepath.Join(t.TempDir(), "j.json"), "baseline"))
 			waitFor(t, stderr, "gameday: baseline load", 2*time.Minute)
 			if left := testenv.Leftovers(t, docker.LabelEnv); len(left) < 6 {
@@ -120,7 +120,7 @@ func TestContainersInterruptLeavesNothing(t *testing.T) {
 // it left (its owner is dead) and nothing that a live runner owns.
 func TestCleanupRemovesKilledRunnersContainers(t *testing.T) {
 	needImages(t)
-	cmd, stderr := startCmd(t, exec.Command(binary, "run", "-env", "containers", "-runs-dir", t.TempDir(),
+	cmd, stderr := startCmd(t, exec.Command(binary, "run", "-env", "containers", "-runs-dir", keptRuns(t),
 		"-journal", filepath.Join(t.TempDir(), "j.json"), "baseline"))
 	waitFor(t, stderr, "gameday: baseline load", 2*time.Minute)
 	_ = cmd.Process.Kill()
@@ -192,6 +192,16 @@ func composeUp(t *testing.T, dir, project string, fixed, portVars []string, args
 	}
 }
 
+// keptRuns is a drill's runs directory, kept in $GAMEDAY_ARTIFACTS when
+// the test fails (testenv.KeepRun): a Docker drill's verdict is explained
+// by what it observed, and a temporary directory is gone by then.
+func keptRuns(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	testenv.KeepRun(t, dir)
+	return dir
+}
+
 // freePorts is n distinct loopback ports, reserved for the test
 // (testenv.FreeAddr): the engine's proxy can publish on them, no one
 // else's ":0" is handed them.
@@ -220,7 +230,7 @@ func TestComposePodsDrills(t *testing.T) {
 		"-f", "docker-compose.pods.yml")
 	for _, sc := range []string{"pod-inventory-down", "pod-move"} {
 		t.Run(sc, func(t *testing.T) {
-			cmd := exec.Command(binary, "run", "-env", "compose", "-quiet", "-time-scale", "0.5", "-runs-dir", t.TempDir(),
+			cmd := exec.Command(binary, "run", "-env", "compose", "-quiet", "-time-scale", "0.5", "-runs-dir", keptRuns(t),
 				"-journal", filepath.Join(t.TempDir(), "j.json"), sc)
 			cmd.Env = append(os.Environ(), envv...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -250,7 +260,7 @@ func TestComposeDrills(t *testing.T) {
 	waitHealthy(t, "http://127.0.0.1:"+co+"/healthz", 2*time.Minute)
 
 	drill := func(t *testing.T, scenario string) *exec.Cmd {
-		cmd := exec.Command(binary, "run", "-env", "compose", "-time-scale", "0.5", "-runs-dir", t.TempDir(),
+		cmd := exec.Command(binary, "run", "-env", "compose", "-time-scale", "0.5", "-runs-dir", keptRuns(t),
 			"-journal", filepath.Join(t.TempDir(), "j.json"), scenario)
 		cmd.Env = append(os.Environ(), envv...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
