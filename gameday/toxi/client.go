@@ -188,11 +188,14 @@ func (e *APIError) Is(target error) bool {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
-	if _, ok := ctx.Deadline(); !ok {
+	deadline, ok := ctx.Deadline()
+	if !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultCallTimeout)
 		defer cancel()
+		deadline, _ = ctx.Deadline()
 	}
+	budget := time.Until(deadline)
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -211,7 +214,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("toxiproxy %s %s: %w", method, path, err)
+		return c.unanswered(method, path, budget, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
@@ -245,3 +248,27 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return nil
 	}
 }
+
+// unanswered is the error of a call that got no answer, naming the
+// Toxiproxy called: past its deadline, how long the call waited, and for
+// the removal of a toxic, why a stock Toxiproxy may never answer it.
+func (c *Client) unanswered(method, path string, budget time.Duration, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its URL is c's, named here
+	}
+	call := fmt.Sprintf("toxiproxy at %s: %s %s", redact.URL(c.base), method, path)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", call, err)
+	}
+	var hint string
+	if method == http.MethodDelete && strings.Contains(path, "/toxics/") {
+		hint = "; " + removalHangs
+	}
+	return fmt.Errorf("%s: no answer within %s (%w)%s", call, budget.Round(time.Millisecond), err, hint)
+}
+
+// removalHangs says why removing a toxic may get no answer.
+const removalHangs = "a stock Toxiproxy can hang for good removing a toxic whose data nobody reads, " +
+	"and every later call on that proxy with it, until it restarts (Toxiproxy issue #558): the toxic may still be in place " +
+	"(gameday's own Toxiproxy, gameday serve toxiproxy, hangs so in fewer cases: docs/faults.md)"

@@ -5,10 +5,14 @@
 // collection behind the same routes as toxiproxy-server, served on a listener
 // that gameday chooses (loopback by default), so toxiproxy-cli works against
 // it. Its API has no authentication: anyone who reaches it can relay traffic
-// anywhere, which is why it binds to loopback unless told otherwise.
+// anywhere, which is why it binds to loopback unless told otherwise. It
+// serves Toxiproxy's toxics, those that hand data on in gameday's version
+// (package tcp: a removal never waits on them for ever), and gameday's
+// request-aware toxics (package relay).
 //
 // The client differs from the upstream client in one way that matters during a
 // drill: every call carries a context and a deadline (DefaultCallTimeout when
-// the context has none). Removing a toxic under heavy traffic has been reported
-// to hang Toxiproxy's API, and a runner must never hang while removing faults.
+// the context has none). Removing a toxic can hang a stock Toxiproxy's API
+// (Toxiproxy issue #558), and a runner must never hang while removing
+// faults: a call that gets no answer is an error naming the Toxiproxy.
 package toxi

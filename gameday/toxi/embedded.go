@@ -17,6 +17,10 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	// gameday's versions of Toxiproxy's TCP toxics, registered under
+	// Toxiproxy's names: a removal never waits on them for ever.
+	_ "github.com/gameday-dev/gameday/gameday/toxi/tcp"
 )
 
 // Embedded is a Toxiproxy server running inside this process.

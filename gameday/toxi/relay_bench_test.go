@@ -83,7 +83,8 @@ func BenchmarkProxyRoundTrip(b *testing.B) {
 // through one with a relay (which reads an HTTP connection as HTTP,
 // framing every request and answer) and no toxic; and through one with a
 // relay and an http_error toxic that matches nothing (every request
-// judged against it).
+// judged against it); and through one with a relay and a lost_reply toxic
+// whose match finds nothing (every request read whole to be matched).
 //
 //	go test -run '^$' -bench HTTPRoundTrip -benchtime 20000x -count 5 ./gameday/toxi/
 func BenchmarkHTTPRoundTrip(b *testing.B) {
@@ -115,12 +116,18 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	testenv.AddToxic(b, c, "judged", toxi.Toxic{Name: "never", Type: "http_error", Attributes: map[string]any{"path": "^/never", "status": 503}})
+	matched, err := c.Create(ctx, toxi.Proxy{Name: "matched", Listen: "127.0.0.1:0", Upstream: up, Enabled: true, RequestAware: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	testenv.AddToxic(b, c, "matched", toxi.Toxic{Name: "never", Type: "lost_reply", Attributes: map[string]any{"match": `"key":"never"`}})
 	for _, w := range []struct{ name, addr string }{
 		{"direct", up},
 		{"toxiproxy", p.Listen},
 		{"gameday-plain", plain.Listen},
 		{"gameday-relay", relayed.Listen},
 		{"gameday-relay-http_error", judged.Listen},
+		{"gameday-relay-lost_reply", matched.Listen},
 	} {
 		b.Run(w.name, func(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1, DisableCompression: true}

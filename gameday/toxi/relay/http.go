@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -177,16 +178,22 @@ func answerBody(h *head, method string) body {
 }
 
 // copyBody copies a body as framed, its bytes as they came (a chunked
-// body's sizes and trailers included).
-func copyBody(w io.Writer, br *bufio.Reader, b body) error {
+// body's sizes and trailers included). data, when not nil, is given the
+// body's data as well (a chunked one's without its framing), each part
+// before it goes to w.
+func copyBody(w io.Writer, br *bufio.Reader, b body, data io.Writer) error {
+	both := w
+	if data != nil {
+		both = io.MultiWriter(data, w)
+	}
 	switch {
 	case b.none:
 		return nil
 	case b.toClose:
-		_, err := io.Copy(w, br)
+		_, err := io.Copy(both, br)
 		return err
 	case !b.chunked:
-		_, err := io.CopyN(w, br, b.length)
+		_, err := io.CopyN(both, br, b.length)
 		return err
 	}
 	for {
@@ -216,7 +223,10 @@ func copyBody(w io.Writer, br *bufio.Reader, b body) error {
 				}
 			}
 		}
-		if _, err := io.CopyN(w, br, size+2); err != nil { // the data and its CRLF
+		if _, err := io.CopyN(both, br, size); err != nil {
+			return err
+		}
+		if _, err := io.CopyN(w, br, 2); err != nil { // the data's CRLF
 			return err
 		}
 	}
@@ -259,34 +269,8 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 func readBody(br *bufio.Reader, b body, limit int64) (data []byte, cut bool, err error) {
 	var buf bytes.Buffer
 	w := &capped{w: &buf, left: limit}
-	if !b.chunked {
-		err = copyBody(w, br, b)
-		return buf.Bytes(), w.cut, err
-	}
-	for {
-		line, err := readLine(br)
-		if err != nil {
-			return buf.Bytes(), w.cut, err
-		}
-		size, err := chunkSize(line)
-		if err != nil {
-			return buf.Bytes(), w.cut, err
-		}
-		if size == 0 {
-			for {
-				line, err := readLine(br)
-				if err != nil || len(bytes.TrimRight(line, "\r\n")) == 0 {
-					return buf.Bytes(), w.cut, err
-				}
-			}
-		}
-		if _, err := io.CopyN(w, br, size); err != nil {
-			return buf.Bytes(), w.cut, err
-		}
-		if _, err := br.Discard(2); err != nil {
-			return buf.Bytes(), w.cut, err
-		}
-	}
+	err = copyBody(io.Discard, br, b, w)
+	return buf.Bytes(), w.cut, err
 }
 
 // capped keeps the first left bytes written to it, and drops the rest.
@@ -331,10 +315,15 @@ func withoutFraming(raw []byte) []byte {
 }
 
 // exchange is one request on an HTTP connection, waiting for its answer.
+//
+// The HTTP toxics judge a request by its head, when it is read: one that
+// answers it itself must do so before any of it is forwarded. lost_reply
+// judges it by its bytes, as on any connection, once it is whole: when its
+// body has been forwarded, or when its answer begins if that comes first
+// (settle). Meanwhile the request's head and body data (a chunked body's
+// without its framing) are kept, up to maxRequest, as they are forwarded.
 type exchange struct {
 	method string
-	req    []byte // the request's first bytes, for the hits
-	fault  *Fault
 	// answer, when the relay answers the request itself, is what it
 	// sends in the request's turn; closing ends the connection after.
 	answer  []byte
@@ -343,6 +332,36 @@ type exchange struct {
 	// upgrade, a CONNECT, bytes that are not a request): copy it as it
 	// comes.
 	raw bool
+
+	mu sync.Mutex
+	// req is the request's first bytes, to match and for the hits; it
+	// grows until the request is judged (open), and stays as it is after.
+	req   []byte
+	fault *Fault
+	open  bool
+}
+
+// Write keeps the body data p, as far as req has room, until the
+// request is judged.
+func (ex *exchange) Write(p []byte) (int, error) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.open && len(ex.req) < maxRequest {
+		ex.req = append(ex.req, p[:min(len(p), maxRequest-len(ex.req))]...)
+	}
+	return len(p), nil
+}
+
+// settle has lost_reply judge the request, if it is still to, with what of
+// it is here; it returns the fault that acts on the request, or nil.
+func (ex *exchange) settle(p *pair) *Fault {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.open {
+		ex.open = false
+		ex.fault = p.decide(ex.req, nil)
+	}
+	return ex.fault
 }
 
 // httpConn is a pair's connection read as HTTP/1.x.
@@ -403,15 +422,7 @@ func (hc *httpConn) requests() {
 			return
 		}
 		b := requestBody(h)
-		// The request's first bytes, for lost_reply's match and the hits:
-		// its head, and its body when it is short and already here.
-		req := raw
-		if !b.chunked && !b.none && b.length <= maxRequest {
-			if peek, _ := hc.client.Peek(min(int(b.length), hc.client.Buffered())); len(peek) > 0 {
-				req = append(append([]byte{}, raw...), peek...)
-			}
-		}
-		ex := &exchange{method: h.method, req: req, fault: p.decide(req, h)}
+		ex := &exchange{method: h.method, req: raw, fault: p.decide(raw, h)}
 		if f := ex.fault; f != nil && f.answer != nil {
 			// Answered here: the body is read and dropped, unless the
 			// client waits for a 100 Continue before sending it; then the
@@ -419,7 +430,7 @@ func (hc *httpConn) requests() {
 			ex.closing = h.closing || h.expect
 			ex.answer = f.answer.bytes(f.Name, h.method, ex.closing)
 			if !h.expect {
-				if err := copyBody(io.Discard, hc.client, b); err != nil {
+				if err := copyBody(io.Discard, hc.client, b, nil); err != nil {
 					ex.closing = true
 				}
 			}
@@ -437,6 +448,11 @@ func (hc *httpConn) requests() {
 			}
 			continue
 		}
+		// Kept whole for lost_reply, when one may judge it.
+		var data io.Writer
+		if ex.fault == nil && slices.ContainsFunc(p.r.current(), func(f *Fault) bool { return !f.http() }) {
+			ex.open, data = true, ex
+		}
 		if !hc.queue(ex) {
 			hc.unqueued(raw, b)
 			return
@@ -445,10 +461,11 @@ func (hc *httpConn) requests() {
 			hc.failed()
 			return
 		}
-		if err := copyBody(p.up, hc.client, b); err != nil {
+		if err := copyBody(p.up, hc.client, b, data); err != nil {
 			hc.failed()
 			return
 		}
+		ex.settle(p)
 		if h.upgrade {
 			if hc.queue(&exchange{raw: true}) {
 				hc.copyRaw()
@@ -486,7 +503,7 @@ func (hc *httpConn) unqueued(raw []byte, b body) {
 				p.abort()
 				return
 			}
-			if err := copyBody(p.up, hc.client, b); err != nil {
+			if err := copyBody(p.up, hc.client, b, nil); err != nil {
 				p.abort()
 				return
 			}
@@ -684,7 +701,7 @@ func (hc *httpConn) answer(ex *exchange) bool {
 			return false
 		}
 	}
-	f := ex.fault
+	f := ex.settle(hc.p)
 	b := answerBody(h, ex.method)
 	switch {
 	case h.status == http.StatusSwitchingProtocols:
@@ -696,7 +713,7 @@ func (hc *httpConn) answer(ex *exchange) bool {
 		return false
 	case f != nil && f.lose:
 		// The work is done and answered: the answer goes nowhere.
-		err := copyBody(io.Discard, hc.up, b)
+		err := copyBody(io.Discard, hc.up, b, nil)
 		if err == nil || b.toClose {
 			f.acted(ex.req)
 		}
@@ -738,7 +755,7 @@ func (hc *httpConn) answer(ex *exchange) bool {
 		p.abort()
 		return false
 	}
-	if err := copyBody(p.down, hc.up, b); err != nil {
+	if err := copyBody(p.down, hc.up, b, nil); err != nil {
 		p.abort()
 		return false
 	}

@@ -594,3 +594,45 @@ func TestHTTPLongHeadLine(t *testing.T) {
 		}
 	}
 }
+
+// lost_reply judges an HTTP request once it is whole, or when its answer
+// begins if that comes first, with what of the request it had: an upstream
+// that refuses a 100-continue request before its body (417) is judged on
+// the head alone — a match in the body does not see it, while a
+// lost_reply that matches every request loses that answer.
+func TestLostReplyJudgesAnHTTPRequestWhenItsAnswerBegins(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusExpectationFailed) // the body never read
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		match   string
+		lost    bool
+		matched int64
+	}{
+		{`"sku":"LAST-UNIT"`, false, 0}, // in the body, which never came
+		{``, true, 1},                   // every request
+	} {
+		t.Run(fmt.Sprintf("match %q", tc.match), func(t *testing.T) {
+			f := fault(t, 1, &LostReply{Match: tc.match})
+			r := startRelay(t, srv.Listener.Addr().String(), f)
+			tr := &http.Transport{ExpectContinueTimeout: 10 * time.Second}
+			t.Cleanup(tr.CloseIdleConnections)
+			req, err := http.NewRequest(http.MethodPost, "http://"+r.Addr()+"/orders", strings.NewReader(`{"sku":"LAST-UNIT"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Expect", "100-continue")
+			resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Do(req)
+			if err == nil {
+				resp.Body.Close()
+			}
+			if lost := err != nil; lost != tc.lost || (!lost && resp.StatusCode != http.StatusExpectationFailed) {
+				t.Errorf("answer %v, %v; want it lost: %v", resp, err, tc.lost)
+			}
+			if matched, hit, _, _ := f.pick.Hits.Counts(); matched != tc.matched || hit != matched {
+				t.Errorf("hits: %d matched, %d hit", matched, hit)
+			}
+		})
+	}
+}

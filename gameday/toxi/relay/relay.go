@@ -344,14 +344,15 @@ func (p *pair) judge() *Fault {
 	return nil
 }
 
-// decide is judge for a request of an HTTP connection, when its head h
-// (and req, its first bytes) has been read: the fault that acts on it, or
-// nil.
+// decide is judge for a request of an HTTP connection (http.go): by the
+// HTTP toxics when its head h has been read (req is the head), by
+// lost_reply when it is whole (h is nil; req is its head and body data, up
+// to maxRequest). It returns the fault that acts on it, or nil.
 func (p *pair) decide(req []byte, h *head) *Fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, f := range p.r.current() {
-		if p.acts(f) && f.takes(req, h) {
+		if f.http() == (h != nil) && p.acts(f) && f.takes(req, h) {
 			return f
 		}
 	}

@@ -1,0 +1,20 @@
+package tcp
+
+import "github.com/Shopify/toxiproxy/v2/toxics"
+
+// Types are Toxiproxy's toxic types this package serves in place of
+// Toxiproxy's own, sorted.
+var Types = []string{"bandwidth", "latency", "limit_data", "noop", "slicer", "slow_close"}
+
+// init replaces Toxiproxy's toxics by these, under the same names: a
+// process that links this package serves these wherever it runs
+// Toxiproxy. Toxiproxy's package registers its own first (it is imported
+// by this one, so its init runs before).
+func init() {
+	toxics.Register("bandwidth", new(Bandwidth))
+	toxics.Register("latency", new(Latency))
+	toxics.Register("limit_data", new(LimitData))
+	toxics.Register("noop", new(Noop))
+	toxics.Register("slicer", new(Slicer))
+	toxics.Register("slow_close", new(SlowClose))
+}
