@@ -91,6 +91,9 @@ func (d *drill) drive(ctx context.Context) (dv *driven) {
 		for i, f := range dv.faults {
 			if f.Hits == nil {
 				dv.faults[i].Hits = d.inj.Hits(f.Name)
+				if err := d.inj.HitsError(f.Name); err != nil && dv.faults[i].Hits == nil {
+					dv.faults[i].HitsError = err.Error()
+				}
 			}
 		}
 	}()
@@ -118,6 +121,9 @@ func (d *drill) drive(ctx context.Context) (dv *driven) {
 		return dv
 	}
 	host := hostmon.New(start)
+	// Where the system runs on this host, its own starvation is evidence
+	// too (judge.Starvation.System); where not, the record says why.
+	host.WatchSystem(env.SystemProcesses(d.env))
 	hostCtx, stopHost := context.WithCancel(context.Background())
 	var hostDone sync.WaitGroup
 	hostDone.Add(1)
@@ -270,11 +276,7 @@ func (d *drill) drive(ctx context.Context) (dv *driven) {
 	obs.Ending = ended(context.Cause(loadCtx), loadErr, guard)
 	obs.Ending.Left, obs.Ending.Unread = judge.ErrText(leftErr), judge.ErrText(settleErr)
 	obs.Ending.Interrupted, obs.Ending.Halt = ctx.Err() != nil, haltReason
-	for _, f := range dv.faults {
-		if f.Hits != nil && f.Hits.Idle() && f.Error == "" {
-			obs.Ending.Idle = append(obs.Ending.Idle, fmt.Sprintf("%s on %s %s", f.Name, f.Target, f.Hits.Text()))
-		}
-	}
+	obs.Ending.Idle = idleFaults(dv.faults)
 	if err := judge.WriteObservations(filepath.Join(d.dir, judge.ObservationsFile), obs); err != nil {
 		dv.note(err.Error())
 	}
@@ -310,11 +312,15 @@ func ended(cause, loadErr error, guard *abortGuard) judge.Ended {
 
 // starvation is the evidence of the machines that measured the run: the
 // runner's own stalls (host), and in a sharded run each worker's, as it
-// reported them (a worker that reported none excuses nothing).
+// reported them (a worker that reported none excuses nothing); and the
+// system's own, where it runs on the runner's host (host.System).
 func (d *drill) starvation(host *runrecord.Host, shards []runrecord.Shard) judge.Starvation {
 	var st judge.Starvation
 	if host != nil {
 		st.Runner = stalls(host.StarvedSpans)
+		if host.System != nil {
+			st.System = stalls(host.System.StarvedSpans)
+		}
 	}
 	if d.o.Shards != nil {
 		st.Shards = make([][]judge.Stall, d.o.Shards.N)
@@ -330,7 +336,8 @@ func (d *drill) starvation(host *runrecord.Host, shards []runrecord.Shard) judge
 func stalls(spans []runrecord.StallSpan) []judge.Stall {
 	out := make([]judge.Stall, 0, len(spans))
 	for _, sp := range spans {
-		out = append(out, judge.Stall{From: time.Duration(sp.FromMS) * time.Millisecond, To: time.Duration(sp.ToMS) * time.Millisecond})
+		out = append(out, judge.Stall{From: time.Duration(sp.FromMS) * time.Millisecond, To: time.Duration(sp.ToMS) * time.Millisecond,
+			Waited: time.Duration(sp.WaitedMS) * time.Millisecond})
 	}
 	return out
 }
@@ -523,4 +530,16 @@ func toFault(f scenarios.Fault, seed int64) (faults.Fault, error) {
 		out.Toxic = &t
 	}
 	return out, nil
+}
+
+// idleFaults are the request-aware faults that were in place and cannot
+// be said to have acted (FaultRecord.Idle), each with why.
+func idleFaults(faults []FaultRecord) []string {
+	var out []string
+	for _, f := range faults {
+		if why := f.Idle(); why != "" {
+			out = append(out, fmt.Sprintf("%s on %s: %s", f.Name, f.Target, why))
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package gameday
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -47,6 +48,14 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		}
 		if len(errs) > 0 {
 			f.Available, f.Initial, f.Reserved, f.Sold, f.StockUnread = nil, nil, nil, nil, true
+		} else if f.Reserved != nil && *f.Reserved < 0 {
+			// A count of held units below zero counts nothing: a hold
+			// released twice, or a query that counts something else. It
+			// is refused (the run cannot pass on it), and read as no hold
+			// at all: never as a negative that cancels the unit the second
+			// release put back on sale (units_created), nor as units lost.
+			errs = append(errs, fmt.Errorf("read books.stock.reserved: %d units held: a count of held units cannot be below zero (a hold released twice, or a query that counts something else)", *f.Reserved))
+			f.Reserved = nil
 		}
 	}
 	if b.Orders != nil {
@@ -69,6 +78,10 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			}
 			for _, row := range rows {
 				if !ofRun(row["checkout_id"], prefix) {
+					if f.OrdersOfOtherRuns == nil {
+						f.OrdersOfOtherRuns = map[string]int{}
+					}
+					f.OrdersOfOtherRuns[row["checkout_id"]]++
 					continue
 				}
 				o := judge.Order{CheckoutID: row["checkout_id"], Charge: row["charge"], Units: 1}
@@ -124,6 +137,17 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			if err := someHaveAmounts(approved, &c.Query, f.ChargeAmounts); err != nil {
 				return fmt.Errorf("read books.charges: %w", err)
 			}
+			// A created_at without a zone, where the file names none, is
+			// refused in any row, this run's or not: read before the load,
+			// it stops the drill before the sale.
+			loc := c.Location()
+			if loc == nil {
+				for _, row := range rows {
+					if _, err := parseTime(row["created_at"], nil); errors.Is(err, errNoZone) {
+						return fmt.Errorf("read books.charges: the charge of %s: created_at %q has no zone, and %s gives none: say the zone the shop writes it in (zone: UTC, or a name such as Europe/Berlin), or read it with its zone (timestamptz)", row["checkout_id"], row["created_at"], sys.Where("books.charges"))
+					}
+				}
+			}
 			untimed := 0
 			for _, row := range rows {
 				if !ofRun(row["checkout_id"], prefix) {
@@ -142,9 +166,9 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 					return fmt.Errorf("read books.charges: %w", err)
 				}
 				if at := row["created_at"]; at != "" {
-					t, ok := parseTime(at)
-					if !ok {
-						return fmt.Errorf("read books.charges: the charge of %s: created_at %q: want RFC 3339, \"2006-01-02 15:04:05\" (UTC) or Unix seconds or milliseconds", row["checkout_id"], at)
+					t, err := parseTime(at, loc)
+					if err != nil {
+						return fmt.Errorf("read books.charges: the charge of %s: created_at %q: %w", row["checkout_id"], at, err)
 					}
 					ch.At = t
 				} else if st == "approved" {
@@ -163,6 +187,9 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 		}
 	}
 	if h := judge.AmountsNote(f); h != "" {
+		f.Notes = append(f.Notes, h)
+	}
+	if h := f.SoldBasis(); h != "" {
 		f.Notes = append(f.Notes, h)
 	}
 	return f, joinErrors(errs...)
@@ -295,7 +322,7 @@ func statusWords(m map[string][]string) string {
 // description leaves unjudged before a drill does.
 func Coverage(sys *system.System) (checked []string, notChecked map[string]string) {
 	var known int64
-	f := &judge.Facts{OrdersKnown: sys.Books.Orders != nil, ChargesKnown: sys.Books.Charges != nil, Final: readFinal(sys.Books), Price: sys.Books.PriceOf()}
+	f := &judge.Facts{OrdersKnown: sys.Books.Orders != nil, ChargesKnown: sys.Books.Charges != nil, Final: readFinal(sys.Books), Price: sys.Books.PriceOf(), SaysSettled: sys.Books.Settled != nil}
 	f.OrderAmounts = f.OrdersKnown && system.GivesAmount(sys.Books.Orders)
 	f.ChargeAmounts = f.ChargesKnown && system.GivesAmount(&sys.Books.Charges.Query)
 	if st := sys.Books.Stock; st != nil {
@@ -341,24 +368,25 @@ const unsettledWarning = "neither books.settled nor books.settle_after is given,
 // settleBooks waits until the system says its books are final (its
 // settled fact), asking every 200ms for at most its settle_within, or for
 // a system without one waits its settle_after. It returns a note when the
-// books did not settle in time: they are then read as they are, and judged
-// as final (what is still open is the shop's, as a hold never given back
-// is). A system that gives neither is read at once, with the note that
+// books did not settle in time, and open: they are then read as they are,
+// and judged as final (what is still open is the shop's, as a hold never
+// given back is, and so is a purchase it accepted and never finished:
+// accepted_not_finished). A system that gives neither is read at once, with the note that
 // warns of it. When books.settled never answered (every ask failed) the
 // system never said whether its books were final: the error, an
 // errNeverSettled, says so, and the books read after it only show what
 // settling could undo (Provisional).
-func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit time.Duration) (note string, err error) {
+func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit time.Duration) (note string, open bool, err error) {
 	b := sys.Books
 	if b.Settled == nil {
 		if w := b.SettleAfter.D(); w > 0 {
 			wait.For(ctx, w)
-			return "", nil
+			return "", false, nil
 		}
 		if !hasBooks(b) {
-			return "", nil
+			return "", false, nil
 		}
-		return "the books were read the moment the load ended: " + unsettledWarning, nil
+		return "the books were read the moment the load ended: " + unsettledWarning, false, nil
 	}
 	if limit <= 0 {
 		limit = b.SettleWithin.D()
@@ -371,7 +399,7 @@ func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit
 		ok, detail, err := r.Settled(ctx, b.Settled)
 		switch {
 		case err == nil && ok:
-			return "", nil
+			return "", false, nil
 		case wait.Cut(ctx, err) && (said != "" || last != nil):
 			// the wait's own deadline cut this ask short: keep what
 			// books.settled said before it
@@ -385,12 +413,12 @@ func settleBooks(ctx context.Context, r *books.Reader, sys *system.System, limit
 				if last == nil {
 					last = ctx.Err()
 				}
-				return "", &errNeverSettled{limit: limit, last: last}
+				return "", false, &errNeverSettled{limit: limit, last: last}
 			}
 			if last != nil {
 				said += fmt.Sprintf("; its last ask failed: %v", last)
 			}
-			return fmt.Sprintf("the books did not settle within %s (books.settled last said: %s); they were read as they were and judged as final: what is still open is the shop's (raise settle_within if it only takes longer)", limit, said), nil
+			return fmt.Sprintf("the books did not settle within %s (books.settled last said: %s); they were read as they were and judged as final: what is still open is the shop's (raise settle_within if it only takes longer)", limit, said), true, nil
 		}
 	}
 }
@@ -414,27 +442,43 @@ func (e *errNeverSettled) Unwrap() error { return e.last }
 // the books of earlier runs too, which are not this run's to reconcile.
 func ofRun(id, prefix string) bool { return strings.HasPrefix(id, prefix+"-") }
 
-// parseTime reads created_at: RFC 3339, an SQL timestamp ("2006-01-02
-// 15:04:05", fractions and a zone optional; none is UTC), or Unix seconds
-// or milliseconds.
-func parseTime(s string) (time.Time, bool) {
+// parseTime reads created_at: RFC 3339, an SQL timestamp with a zone
+// ("2006-01-02 15:04:05+01", fractions optional), Unix seconds or
+// milliseconds, or a wall clock without a zone ("2006-01-02 15:04:05", or
+// with a T), read in loc. Without loc such a wall clock is errNoZone: the
+// zone it was written in is not known, and a guess moves a charge by hours.
+func parseTime(s string, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
-		return time.Time{}, false
+		return time.Time{}, errNotATime
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999Z07"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t, true
+			return t, nil
 		}
+	}
+	for _, layout := range []string{books.ZonelessLayout, "2006-01-02T15:04:05.999999999"} {
+		if _, err := time.Parse(layout, s); err != nil {
+			continue
+		}
+		if loc == nil {
+			return time.Time{}, errNoZone
+		}
+		return time.ParseInLocation(layout, s, loc)
 	}
 	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && !math.IsInf(f, 0) {
 		if f > 1e11 { // milliseconds
-			return time.UnixMilli(int64(f)), true
+			return time.UnixMilli(int64(f)), nil
 		}
-		return time.Unix(0, int64(f*1e9)), true
+		return time.Unix(0, int64(f*1e9)), nil
 	}
-	return time.Time{}, false
+	return time.Time{}, errNotATime
 }
+
+var (
+	errNotATime = errors.New(`want RFC 3339, an SQL timestamp ("2006-01-02 15:04:05", with a zone or in books.charges.zone), or Unix seconds or milliseconds`)
+	errNoZone   = errors.New("it has no zone, and books.charges.zone names none")
+)
 
 // joinErrors is errs on one line, "; " between them (each still matches
 // errors.Is and As); nil when there are none.

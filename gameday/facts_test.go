@@ -85,9 +85,10 @@ func openBooks(t *testing.T, src string) (*system.System, *books.Reader) {
 }
 
 // What the books say is read, other runs' rows left out; a decimal count
-// of units is whole; SQL timestamps without a zone are UTC.
+// of units is whole; SQL timestamps without a zone are read in the zone
+// the file gives.
 func TestReadFactsReadsTheRunsRows(t *testing.T) {
-	f, err := readFactsFrom(t, "statuses: {approved: [captured, approved]}",
+	f, err := readFactsFrom(t, "statuses: {approved: [captured, approved]}\n    zone: UTC",
 		`[{"cart": "r1-0", "charge": "ch0", "units": "2.00"}, {"cart": "r0-9"}, {"cart": "r1-1", "units": 1}]`,
 		`[{"cart": "r1-0", "id": "ch0", "status": "captured", "created_at": "2026-12-01 10:00:00"},
 		  {"cart": "r1-1", "id": "ch1", "status": "approved", "created_at": "2026-12-01T10:00:01Z"},
@@ -284,7 +285,7 @@ func TestSettleBooksNotesBooksReadAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		note, err := settleBooks(context.Background(), nil, sys, 0)
+		note, _, err := settleBooks(context.Background(), nil, sys, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -406,5 +407,26 @@ func TestSettledThatNeverAnswersIsNotFinal(t *testing.T) {
 		}) {
 			t.Errorf("answered once: notes %q", notes)
 		}
+	}
+}
+
+// The orders of other runs are counted by checkout id as the books are
+// read, and those the books gained between the read before the load and
+// the one after are this run's to know of: a leftover order of run r0
+// written during r1 is found, and one that was there before is not.
+func TestOrdersOfOtherRunsWrittenDuringTheRunAreFound(t *testing.T) {
+	orders := `[{"cart": "r0-1"}, {"cart": "r1-1"}]`
+	before, err := readFactsFrom(t, "", orders, `[]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders = `[{"cart": "r0-1"}, {"cart": "r0-2"}, {"cart": "r0-2"}, {"cart": "r1-1"}, {"cart": ""}]`
+	after, err := readFactsFrom(t, "", orders, `[]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ids := newRows(before.OrdersOfOtherRuns, after.OrdersOfOtherRuns)
+	if n != 3 || !slices.Equal(ids, []string{"r0-2"}) || len(after.Orders) != 1 {
+		t.Errorf("orders of other runs written during the run: %d %v (orders of this run %v), want 3 [r0-2]", n, ids, after.Orders)
 	}
 }

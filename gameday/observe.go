@@ -13,6 +13,7 @@ func shoppers(r *load.Report) []judge.Shopper {
 	out := make([]judge.Shopper, 0, len(r.Shoppers))
 	for _, s := range r.Shoppers {
 		v := judge.Shopper{ID: s.ID, Shop: s.Shop, Scheduled: s.Scheduled, Outcome: judge.Outcome(s.Outcome), LeftAt: r.Start.Add(s.Deadline), Cut: s.Cut, Finished: s.Finished}
+		pendingStep := -1
 		for i, a := range s.Attempts {
 			lat := a.Took
 			if i == 0 {
@@ -23,16 +24,22 @@ func shoppers(r *load.Report) []judge.Shopper {
 				st = "error"
 			}
 			v.Attempts = append(v.Attempts, judge.Attempt{At: a.At, Latency: lat, Status: st, Degraded: a.Degraded})
-			// The last pending answer's time. A refusal after it
-			// ("come back", a poll that found the store down) leaves the
-			// shopper knowing its purchase was accepted; only a final
-			// answer that it failed unsays it.
+			// The last pending answer's time, for the step it answered.
+			// A refusal after it on that step ("come back", a poll that
+			// found the store down) leaves the shopper knowing its
+			// purchase was accepted; a final answer that it failed
+			// unsays it, and so does the step going on (next): a hold
+			// that was pending and went through says nothing of the
+			// payment after it.
+			if a.Step != pendingStep {
+				v.ToldPending, pendingStep = time.Time{}, -1
+			}
 			if a.Code != 0 {
 				switch {
 				case a.Status == load.MeansRetryLater.String():
-					v.ToldPending = r.Start.Add(a.At + a.Took)
-				case a.Status != load.MeansUnavailable.String() && a.Status != load.MeansNext.String():
-					v.ToldPending = time.Time{}
+					v.ToldPending, pendingStep = r.Start.Add(a.At+a.Took), a.Step
+				case a.Status != load.MeansUnavailable.String():
+					v.ToldPending, pendingStep = time.Time{}, -1
 				}
 			}
 		}

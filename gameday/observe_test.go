@@ -168,3 +168,44 @@ func TestJudgeSpeaksTheLoadGeneratorsOutcomes(t *testing.T) {
 		t.Errorf("a scenario may name %v, judging knows %v", names, final)
 	}
 }
+
+// A pending answer speaks for its own step only: a hold told "come back"
+// (retry_later) that then went through (next) says nothing of the pay
+// step after it. A refusal on the pay step is a refusal, its order one
+// the shopper was told failed; a shopper who left while paying, charged,
+// left without a word that its purchase was pending, however the hold
+// step went. A refusal on the step that was pending still leaves the
+// shopper knowing it was accepted.
+func TestAPendingAnswerSpeaksForItsOwnStepOnly(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	hold := []load.Attempt{
+		{At: 0, Took: 10 * time.Millisecond, Step: 0, Code: 202, Status: "retry_later", RetryAfter: 100 * time.Millisecond},
+		{At: 110 * time.Millisecond, Took: 10 * time.Millisecond, Step: 0, Code: 200, Status: "next"},
+	}
+	rep := &load.Report{Start: t0, Shoppers: []*load.Shopper{
+		{ID: "refused-on-pay", Outcome: load.OutcomeUnavailable, Deadline: 10 * time.Second, Attempts: append(slices.Clone(hold),
+			load.Attempt{At: 130 * time.Millisecond, Took: 10 * time.Millisecond, Step: 1, Code: 503, Status: "unavailable", Reason: "payment"})},
+		{ID: "left-while-paying", Outcome: load.OutcomeGaveUp, Deadline: time.Second, Attempts: append(slices.Clone(hold),
+			load.Attempt{At: 130 * time.Millisecond, Took: 870 * time.Millisecond, Step: 1, Err: context.DeadlineExceeded.Error()})},
+		{ID: "refused-while-holding", Outcome: load.OutcomeUnavailable, Deadline: 10 * time.Second, Attempts: []load.Attempt{hold[0],
+			{At: 110 * time.Millisecond, Took: 10 * time.Millisecond, Step: 0, Code: 503, Status: "unavailable"}}},
+	}}
+	vs := shoppers(rep)
+	for _, v := range vs[:2] {
+		if !v.ToldPending.IsZero() {
+			t.Errorf("%s after the hold went through: ToldPending %v, want none", v.ID, v.ToldPending)
+		}
+	}
+	if vs[2].ToldPending.IsZero() {
+		t.Errorf("refused on the step that was pending: ToldPending unset, want the pending answer's")
+	}
+	f := &judge.Facts{OrdersKnown: true, ChargesKnown: true,
+		Orders: []judge.Order{{CheckoutID: "refused-on-pay", Charge: "ch_1", Units: 1}, {CheckoutID: "left-while-paying", Charge: "ch_2", Units: 1}},
+		Charges: []judge.Charge{{CheckoutID: "refused-on-pay", ID: "ch_1", Status: "approved", At: t0.Add(135 * time.Millisecond)},
+			{CheckoutID: "left-while-paying", ID: "ch_2", Status: "approved", At: t0.Add(500 * time.Millisecond)}}}
+	r := judge.ReconcileAll(f, vs[:2], 0)
+	if r.Invariants.OrdersToldFailed != 1 || r.Invariants.ChargedAfterLeaving != 1 {
+		t.Errorf("pay step refused or left, orders and charges made: orders_told_failed %d, charged_after_leaving %d, want 1 and 1",
+			r.Invariants.OrdersToldFailed, r.Invariants.ChargedAfterLeaving)
+	}
+}

@@ -31,6 +31,9 @@ type ledger struct {
 	books *books.Reader
 	// before is the stock available before the load; nil when unknown.
 	before *int64
+	// othersBefore are the order rows of other runs the books held before
+	// the load, by checkout id.
+	othersBefore map[string]int
 }
 
 // name says whose books these are, for errors.
@@ -133,7 +136,7 @@ func (lg *ledger) open(ctx context.Context, prefix string) error {
 	if err != nil {
 		return fmt.Errorf("the books of %s, read before the load: %w", lg.name(), err)
 	}
-	lg.before = f.Available
+	lg.before, lg.othersBefore = f.Available, f.OrdersOfOtherRuns
 	return nil
 }
 
@@ -200,12 +203,14 @@ func (d *drill) settle(interrupted bool) ([]*judge.Facts, []string, error) {
 // those that could be read, with the error of those that could not.
 func (lg *ledger) settle(interrupted bool, prefix string) (f *judge.Facts, notes []string, err error) {
 	b := lg.sys.Books
+	stillOpen := false
 	if !interrupted {
 		// The wait has its own bound (settle_within or settle_after, and
 		// one query's time); the reads after it are bounded by their
 		// timeouts.
 		ctx, cancel := context.WithTimeout(context.Background(), max(b.SettleWithin.D(), b.SettleAfter.D())+queryTimeout(b.Settled))
-		note, serr := settleBooks(ctx, lg.books, lg.sys, 0)
+		note, open, serr := settleBooks(ctx, lg.books, lg.sys, 0)
+		stillOpen = open
 		cancel()
 		if note != "" {
 			notes = append(notes, note)
@@ -223,11 +228,29 @@ func (lg *ledger) settle(interrupted bool, prefix string) (f *judge.Facts, notes
 	// hold may still be on its way.
 	var never *errNeverSettled
 	f.Final = !interrupted && readFinal(b) && !errors.As(err, &never)
+	f.SaysSettled, f.StillOpen = b.Settled != nil, stillOpen
 	if f.Reserved != nil && *f.Reserved > 0 {
 		notes = append(notes, strandedNote(lg.name(), *f.Reserved, f.Final))
 	}
 	f.AvailableBefore = lg.before
+	f.OtherRunOrders, f.OtherRunIDs = newRows(lg.othersBefore, f.OrdersOfOtherRuns)
 	return f, notes, err
+}
+
+// newRows counts the rows in after beyond those in before, by key, and
+// names the first judge.MaxExamples of their keys in the plan's order
+// (rows without a checkout id are counted, not named).
+func newRows(before, after map[string]int) (n int, ids []string) {
+	for id, k := range after {
+		if more := k - before[id]; more > 0 {
+			n += more
+			if id != "" {
+				ids = append(ids, id)
+			}
+		}
+	}
+	ids = judge.SortIDs(ids)
+	return n, ids[:min(len(ids), judge.MaxExamples)]
 }
 
 // strandedNote says that units were still held when the books were read:

@@ -85,13 +85,12 @@ func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
 		}
 		return
 	}
-	if sf.For == 0 || sf.Process == "restart" {
-		if sf.Process == "restart" { // done at once; For is its window
-			tl.mu.Lock()
-			rec.EndMS = rec.StartMS + sf.For.D().Milliseconds()
-			tl.mu.Unlock()
-		}
-		return // the rest stay until the run ends
+	if sf.Process == "restart" {
+		tl.restarted(rec, sf.For.D())
+		return
+	}
+	if sf.For == 0 {
+		return // it stays until the run ends
 	}
 	wait.Until(ctx, tl.t0.Add(sf.At.D()+sf.For.D()))
 	if ctx.Err() != nil {
@@ -119,6 +118,21 @@ func (tl *timeline) one(ctx context.Context, sf scenarios.Fault) {
 	}
 }
 
+// restarted records a restart once Apply has done it: the process killed
+// and started again at once (its lift began with the fault), and the
+// dependency answering again now (the start's ready check passed, which
+// can take longer than the fault's for). Its window lasts that for, or
+// until the dependency was back if that is later: the after window and
+// breaker_closes never count from a moment it was still down.
+func (tl *timeline) restarted(rec *FaultRecord, window time.Duration) {
+	back := time.Since(tl.t0).Milliseconds()
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	lifted := rec.StartMS
+	rec.LiftedMS, rec.BackMS = &lifted, &back
+	rec.EndMS = max(back, rec.StartMS+window.Milliseconds())
+}
+
 func (tl *timeline) wait() { tl.wg.Wait() }
 
 // records lists the faults that started, in scenario order; a fault still
@@ -135,6 +149,9 @@ func (tl *timeline) records(end time.Duration) []FaultRecord {
 				c.EndMS = end.Milliseconds()
 			}
 			c.Hits = tl.inj.Hits(f.Name)
+			if err := tl.inj.HitsError(f.Name); err != nil {
+				c.HitsError = err.Error()
+			}
 			out = append(out, c)
 		}
 	}

@@ -53,6 +53,9 @@ func TestEveryInvariantTheRunJudgedIsKept(t *testing.T) {
         confirmed_without_order: 0
         wrong_amounts: 2
         stranded_units: 1
+        sold_without_order: 0
+        orders_beyond_sold: 0
+        accepted_not_finished: 0
         dropped: 4
         not_checked: [lost_units, units_created]
 `

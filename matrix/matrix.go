@@ -111,6 +111,9 @@ type Figures struct {
 	UnitsCreated          int64
 	WrongAmounts          int64
 	StrandedUnits         int64
+	SoldWithoutOrder      int64
+	OrdersBeyondSold      int64
+	AcceptedNotFinished   int64
 	Dropped               int64
 
 	// NotChecked names the invariants the run could not judge (run.json's
@@ -124,7 +127,8 @@ type Figures struct {
 func Invariants() []string { return slices.Clone(invariantNames) }
 
 var invariantNames = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving",
-	"orders_told_failed", "confirmed_without_order", "units_created", "wrong_amounts", "stranded_units", "dropped"}
+	"orders_told_failed", "confirmed_without_order", "units_created", "wrong_amounts", "stranded_units",
+	"sold_without_order", "orders_beyond_sold", "accepted_not_finished", "dropped"}
 
 // Matrix is a parsed matrix file. It keeps the file's text and its YAML
 // node tree, so that an update rewrites only the `last` blocks it changes
@@ -268,6 +272,9 @@ func (f Figures) books() []count {
 		{"units_created", f.UnitsCreated},
 		{"wrong_amounts", f.WrongAmounts},
 		{"stranded_units", f.StrandedUnits},
+		{"sold_without_order", f.SoldWithoutOrder},
+		{"orders_beyond_sold", f.OrdersBeyondSold},
+		{"accepted_not_finished", f.AcceptedNotFinished},
 		{"dropped", f.Dropped},
 	}
 }
@@ -279,7 +286,8 @@ func (f *Figures) counts() map[string]*int64 {
 		"charges_without_order": &f.ChargesWithoutOrder, "orders_without_charge": &f.OrdersWithoutCharge,
 		"charged_after_leaving": &f.ChargedAfterLeaving, "orders_told_failed": &f.OrdersToldFailed,
 		"confirmed_without_order": &f.ConfirmedWithoutOrder, "units_created": &f.UnitsCreated,
-		"wrong_amounts": &f.WrongAmounts, "stranded_units": &f.StrandedUnits, "dropped": &f.Dropped,
+		"wrong_amounts": &f.WrongAmounts, "stranded_units": &f.StrandedUnits, "sold_without_order": &f.SoldWithoutOrder,
+		"orders_beyond_sold": &f.OrdersBeyondSold, "accepted_not_finished": &f.AcceptedNotFinished, "dropped": &f.Dropped,
 	}
 }
 

@@ -55,7 +55,8 @@
 //     that holds vacuously.
 //   - A process fault's for is how long it lasts: "kill" and "pause" end by
 //     starting or resuming the process; "restart" kills and starts it at once
-//     and needs a for, the window its promises look at.
+//     and needs a for, the least length of the window its promises look at
+//     (it ends later when the process takes longer to answer again).
 //   - Time scaling shortens the timeline (stages, fault times, patience,
 //     retry_after, lease_ttl, open_for, the abort guard) and the stock with
 //     it, but no bound on speed: see [Scenario.Scaled].

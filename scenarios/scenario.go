@@ -277,8 +277,9 @@ type Stage struct {
 //     For 0: at the end of the run);
 //   - "pause": SIGSTOP at At, SIGCONT when the fault ends;
 //   - "restart": killed and started again at once at At, like a crash under
-//     a supervisor; For is how long the fault's window ("during") lasts and
-//     must be above 0.
+//     a supervisor; For is the least length of the fault's window
+//     ("during"), above 0: the window ends later when the process takes
+//     longer to answer again.
 type Fault struct {
 	// Name identifies the fault in expectations and reports; unique.
 	// Default "<target>-<kind>-<index>", where kind is the toxic type,

@@ -23,7 +23,7 @@ var (
 	// the final outcomes and what an answer alone may mean.
 	answerOutcomes = append(slices.Clone(outcomes), "retry_later", "next")
 	// invariants are the counts reconciled after every run.
-	invariants = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "orders_told_failed", "confirmed_without_order", "units_created", "wrong_amounts", "stranded_units", "dropped"}
+	invariants = []string{"oversold", "lost_units", "double_charges", "charges_without_order", "orders_without_charge", "charged_after_leaving", "orders_told_failed", "confirmed_without_order", "units_created", "wrong_amounts", "stranded_units", "sold_without_order", "orders_beyond_sold", "accepted_not_finished", "dropped"}
 	processes  = []string{"kill", "pause", "restart"}
 	// AdmissionModes are the reference checkout's admission modes
 	// (checkout/admission), as a scenario spells them.
@@ -389,7 +389,7 @@ func (v *validator) faults() {
 				v.add(p+".process", "needs a process to act on: the local environment's, or one a system file declares (system:)")
 			}
 			if f.Process == "restart" && f.For <= 0 {
-				v.add(p+".for", "required for a restart, above 0: how long the recovery window lasts")
+				v.add(p+".for", "required for a restart, above 0: the least length of the recovery window")
 			}
 		}
 		if s.Environment.Kind == "external" && s.System == "" && (f.Toxic != nil || f.Down) {

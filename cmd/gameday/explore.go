@@ -218,7 +218,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return explore.Outcome{}, err
 		}
-		out := explore.Outcome{Verdict: rec.Verdict, Dir: dir, Reason: rec.Reason}
+		out := explore.Outcome{Verdict: rec.Verdict, Dir: dir, Reason: rec.Reason, Idle: idleFaults(sc, rec)}
 		for _, c := range rec.InvariantChecks {
 			// Dropped arrivals are the generator's, not the system's.
 			if !c.Held && !c.NotChecked && c.Unjudged == "" && c.Invariant != "dropped" {
@@ -247,11 +247,15 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "explore: %d trials, %d findings; report %s (and .html)\n", len(res.Trials), len(res.Findings), reportFile)
 	if res.Stopped != "" {
-		fmt.Fprintf(stdout, "explore: stopped (%s) after trial %d: go on with the same command and -resume\n", res.Stopped, len(res.Trials)-1)
+		fmt.Fprintf(stdout, "explore: stopped (%s): go on with the same command and -resume, which begins with trial %d\n", res.Stopped, res.ResumesAt())
 	}
 	for _, fd := range res.Findings {
-		if fd.Rare {
-			fmt.Fprintf(stdout, "  trial %d: breaks %v (checkout ids %v); failed again in %d of %d replays: too rare to shrink, no scenario written\n", fd.Trial, fd.Broken, fd.Witnesses, fd.Before[0], fd.Before[1])
+		switch {
+		case fd.Unfinished:
+			fmt.Fprintf(stdout, "  trial %d: breaks %v (%s); the search stopped before its finding was made: no scenario written, -resume runs the trial again\n", fd.Trial, fd.Broken, explore.WitnessText(fd.Witnesses))
+			continue
+		case fd.Rare:
+			fmt.Fprintf(stdout, "  trial %d: breaks %v (%s); failed again in %d of %d replays: too rare to shrink, no scenario written\n", fd.Trial, fd.Broken, explore.WitnessText(fd.Witnesses), fd.Before[0], fd.Before[1])
 			continue
 		}
 		fmt.Fprintf(stdout, "  %s: breaks %v; as written it failed in %d of %d runs; gameday run %s\n", fd.File, fd.Reproduces, fd.After[0], fd.After[1], fd.File)
@@ -264,6 +268,21 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		return exitError{exitInconclusive, "explore stopped before its budget was spent"}
 	}
 	return nil
+}
+
+// idleFaults are the faults of trial sc that did nothing in the run rec
+// records, by name: a request-aware one that acted on no request or whose
+// hits could not be read (runrecord.FaultRecord.Idle), or one never put in
+// place. explore's coverage does not count them.
+func idleFaults(sc *scenarios.Scenario, rec *runrecord.Record) []string {
+	var idle []string
+	for _, f := range sc.Faults {
+		i := slices.IndexFunc(rec.Faults, func(r runrecord.FaultRecord) bool { return r.Name == f.Name })
+		if i < 0 || rec.Faults[i].Error != "" || rec.Faults[i].Idle() != "" {
+			idle = append(idle, f.Name)
+		}
+	}
+	return idle
 }
 
 // baseFor is the base scenario of a search of the system in sysFile:

@@ -13,8 +13,10 @@ import (
 	"testing"
 
 	"github.com/gameday-dev/gameday/gameday/explore"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 	gdsystem "github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/gameday/toxi"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // Bad input to gameday explore is refused before anything is prepared:
@@ -195,5 +197,23 @@ dependencies:
 	// Nothing speaks plain HTTP: the HTTP families are refused by name.
 	if _, _, _, err := drawable(sys, []string{"db", "provider"}, []string{"latency", "http_error"}, true); err == nil || !strings.Contains(err.Error(), "speaks plain HTTP, which http_error read") {
 		t.Errorf("-families latency,http_error on no HTTP dependency: %v", err)
+	}
+}
+
+// A trial's faults that did nothing are named to explore, whose coverage
+// does not count them: a request-aware fault that acted on no request,
+// and one never put in place. A toxic in place, and a request-aware one
+// that acted, did something.
+func TestExploreIdleFaults(t *testing.T) {
+	sc := &scenarios.Scenario{Faults: []scenarios.Fault{
+		{Name: "f0-db-latency"}, {Name: "f1-db-lost-reply"}, {Name: "f2-gateway-http-error"}, {Name: "f3-db-down"},
+	}}
+	rec := &runrecord.Record{Faults: []runrecord.FaultRecord{
+		{Name: "f0-db-latency", Kind: "latency"},
+		{Name: "f1-db-lost-reply", Kind: "lost_reply", Hits: &runrecord.RequestHits{Matched: 40, Hit: 3}},
+		{Name: "f2-gateway-http-error", Kind: "http_error", Hits: &runrecord.RequestHits{NotHTTP: 12}},
+	}}
+	if got, want := idleFaults(sc, rec), []string{"f2-gateway-http-error", "f3-db-down"}; !slices.Equal(got, want) {
+		t.Errorf("idle %v, want %v", got, want)
 	}
 }

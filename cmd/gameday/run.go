@@ -353,7 +353,14 @@ func printSummary(w io.Writer, r *gameday.Record) {
 		if h.IOPressurePct != nil {
 			fmt.Fprintf(w, ", I/O pressure %.0f%%", *h.IOPressurePct)
 		}
-		fmt.Fprintf(w, ", load %.2f on %d CPUs\n", h.Load1, h.CPUs)
+		fmt.Fprintf(w, ", load %.2f on %d CPUs", h.Load1, h.CPUs)
+		if sys := h.System; sys != nil && len(sys.Watched) > 0 {
+			fmt.Fprintf(w, "; the system's threads waited for a CPU up to %.0fms at a time", sys.WaitMaxMS)
+			if n := len(sys.StarvedSpans); n > 0 {
+				fmt.Fprintf(w, ", starved %d %s", n, map[bool]string{true: "time", false: "times"}[n == 1])
+			}
+		}
+		fmt.Fprintln(w)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)

@@ -330,6 +330,20 @@ func sqlRows(ctx context.Context, db *sql.DB, rq system.Rendered) (Table, error)
 	for i, c := range cols {
 		t.Columns[i] = strings.ToLower(c)
 	}
+	// A time of a column that keeps none of its zone (Postgres'
+	// timestamp, MySQL's DATETIME and TIMESTAMP, which the server gives
+	// in its session's zone) is written without one: the drivers hand it
+	// over as UTC, which it need not be, and only the system file can say
+	// which zone it is in (books.charges.zone).
+	zoneless := make([]bool, len(cols))
+	if cts, err := rs.ColumnTypes(); err == nil && len(cts) == len(cols) {
+		for i, ct := range cts {
+			switch strings.ToUpper(ct.DatabaseTypeName()) {
+			case "TIMESTAMP", "DATETIME":
+				zoneless[i] = true
+			}
+		}
+	}
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -344,12 +358,20 @@ func sqlRows(ctx context.Context, db *sql.DB, rq system.Rendered) (Table, error)
 		}
 		row := Row{}
 		for i, c := range t.Columns {
+			if at, ok := vals[i].(time.Time); ok && zoneless[i] {
+				row[c] = at.Format(ZonelessLayout)
+				continue
+			}
 			row[c] = text(vals[i])
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t, rs.Err()
 }
+
+// ZonelessLayout is how a time the store keeps without a zone is written:
+// its wall clock, as the store gives it.
+const ZonelessLayout = "2006-01-02 15:04:05.999999999"
 
 // text writes a database value as text: times in RFC 3339.
 func text(v any) string {

@@ -71,6 +71,12 @@ type Fault struct {
 	For time.Duration `json:"for_ns"`
 	// Intensity in (0, 1] sets its attributes (Family).
 	Intensity float64 `json:"intensity"`
+	// Drawn is the fault's place in the schedule drawn, counted from 1:
+	// its identity, which its name in a scenario (f0, f1, …), and so a
+	// request-aware toxic's default seed, follows through shrinking. 0 is
+	// its place in Faults: Draw leaves it so, and the log stays what it
+	// was; Shrink numbers the faults before it drops any.
+	Drawn int `json:"drawn,omitempty"`
 }
 
 // Schedule is one trial: its faults and the share of the base scenario's
@@ -155,6 +161,24 @@ func overlaps(a, b Fault) bool { return a.At < b.At+b.For && b.At < a.At+a.For }
 func isProcess(family string) bool {
 	f, _ := FamilyByName(family)
 	return f.Process
+}
+
+// number is fault i's place in the schedule drawn, counted from 0.
+func (s Schedule) number(i int) int {
+	if d := s.Faults[i].Drawn; d > 0 {
+		return d - 1
+	}
+	return i
+}
+
+// numbered is s with each fault's place in it kept (Drawn) where none is
+// yet: a schedule whose faults keep their identity when some are dropped.
+func (s Schedule) numbered() Schedule {
+	c := s.clone()
+	for i := range c.Faults {
+		c.Faults[i].Drawn = c.number(i) + 1
+	}
+	return c
 }
 
 // clone is a deep copy of s.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -738,36 +739,247 @@ func sameInvariants(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-// A search stopped while a finding is being confirmed leaves no file of
-// it in -out: only findings the report lists are there to commit. Before,
-// the scenario was written where it goes before it was confirmed, and an
-// interrupt left it behind.
-func TestStoppedWhileConfirmingLeavesNoFile(t *testing.T) {
+// A system that breaks one invariant with no fault at all (a unit created
+// in every sale) and another only through a lost reply on the database:
+// the finding of the first shrinks to no fault, and a trial that breaks
+// both is shrunk toward what is new, the second, to its lost reply.
+// Before, a replay, a shrinking step or a confirmation counted a run that
+// broke any of the trial's invariants: every trial with the lost reply
+// became a finding shrunk to nothing, a duplicate of the first, and no
+// scenario ever reproduced the second.
+func TestShrinkAimsAtWhatIsNew(t *testing.T) {
 	b := base(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	confirming := 0
-	run := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
-		if !strings.HasPrefix(sc.Name, "explore-trial-") && !strings.HasPrefix(sc.Name, "explore-replay-") {
-			confirming++
-			cancel()
-		}
+	always := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		broken := []string{"units_created"}
 		if lostInsert(sc.Faults) {
-			return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"units_created"}}, nil
+			broken = []string{"double_charges", "units_created"}
 		}
-		return Outcome{Verdict: runrecord.VerdictPass}, nil
+		return Outcome{Verdict: runrecord.VerdictFail, Broken: broken, Witnesses: []string{"s1-1"}}, nil
 	}
-	out := t.TempDir()
-	o := Options{Base: b, Space: space(b), Seed: 1, Trials: 60, Replays: 3, Needed: 2, MaxChecks: 40, Out: out}
-	res, err := Search(ctx, o, run)
-	if err != nil || res.Stopped != "interrupted" || confirming == 0 || len(res.Findings) != 0 {
-		t.Fatalf("%v: stopped %q, %d confirmation runs, %d findings", err, res.Stopped, confirming, len(res.Findings))
+	res, _ := search(t, b, 1, 40, always)
+	if len(res.Findings) != 2 {
+		var files []string
+		for _, f := range res.Findings {
+			files = append(files, fmt.Sprintf("%s (%d faults, reproduces %v)", filepath.Base(f.File), len(f.Shrunk.Faults), f.Reproduces))
+		}
+		t.Fatalf("%d findings in %d trials, want 2 (one for each invariant): %s", len(res.Findings), len(res.Trials), strings.Join(files, "; "))
 	}
-	left, err := os.ReadDir(out)
+	none, lost := res.Findings[0], res.Findings[1]
+	if none.Rare || len(none.Shrunk.Faults) != 0 || !slices.Contains(none.Reproduces, "units_created") {
+		t.Errorf("the first finding: shrunk to %+v, reproduces %v; want no fault, units_created", none.Shrunk.Faults, none.Reproduces)
+	}
+	if lost.Rare || !slices.Equal(lost.New, []string{"double_charges"}) || !slices.Contains(lost.Reproduces, "double_charges") {
+		t.Fatalf("the second finding: new %v, reproduces %v; want double_charges", lost.New, lost.Reproduces)
+	}
+	if len(lost.Shrunk.Faults) != 1 || lost.Shrunk.Faults[0].Family != "lost_reply" || lost.Shrunk.Faults[0].Target != "postgres" {
+		t.Errorf("the second finding shrunk to %+v, want the lost reply on postgres", lost.Shrunk.Faults)
+	}
+	// Named after what it aims at, not after the invariant the first
+	// finding already reproduces.
+	if want := fmt.Sprintf("explore-%d-double-charges.yaml", lost.Trial); filepath.Base(lost.File) != want {
+		t.Errorf("the second finding's file %s, want %s", lost.File, want)
+	}
+}
+
+// The coverage table counts the faults that acted: a request-aware fault
+// that acted on no request (here every HTTP toxic drawn on postgres,
+// which does not speak HTTP) is not counted, whether its trial was
+// inconclusive or another fault of it broke the books; the trials table
+// says which it was, and a search resumed from the journal counts the
+// same. Before, its cell read as tried.
+func TestCoverageCountsWhatActed(t *testing.T) {
+	b := base(t)
+	idle := func(f scenarios.Fault) bool {
+		return f.Target == "postgres" && f.Toxic != nil && strings.HasPrefix(f.Toxic.Type, "http_")
+	}
+	run := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		var out Outcome
+		for _, f := range sc.Faults {
+			if idle(f) {
+				out.Idle = append(out.Idle, f.Name)
+			}
+		}
+		switch {
+		case lostInsert(sc.Faults):
+			out.Verdict, out.Broken = runrecord.VerdictFail, []string{"units_created"}
+		case len(out.Idle) > 0:
+			out.Verdict = runrecord.VerdictInconclusive
+		default:
+			out.Verdict = runrecord.VerdictPass
+		}
+		return out, nil
+	}
+	var journal bytes.Buffer
+	o := Options{Base: b, Space: space(b), Seed: 1, Trials: 40, Replays: 3, Needed: 2, MaxChecks: 10, Out: t.TempDir(), Journal: &journal}
+	res, err := Search(context.Background(), o, run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range left {
-		t.Errorf("left in -out: %s", e.Name())
+	want := map[CoverKey]int{}
+	drawnIdle, failedBeside := 0, 0
+	for _, tr := range res.Trials {
+		sc := mustScenario(t, b, tr.Schedule)
+		for i, f := range tr.Schedule.Faults {
+			if idle(sc.Faults[i]) {
+				drawnIdle++
+				if tr.Verdict == runrecord.VerdictFail {
+					failedBeside++
+				}
+				continue
+			}
+			want[CoverKey{f.Target, f.Family, f.Phase}]++
+		}
+	}
+	if drawnIdle == 0 || failedBeside == 0 {
+		t.Fatalf("seed 1 draws %d HTTP toxics on postgres in 40 trials, %d beside a failure: the test needs both", drawnIdle, failedBeside)
+	}
+	if !maps.Equal(res.Coverage, want) {
+		t.Errorf("coverage %v, want only the faults that acted %v", res.Coverage, want)
+	}
+	var md bytes.Buffer
+	if err := res.Markdown(&md, o.Space); err != nil || !strings.Contains(md.String(), "acted on no request") {
+		t.Errorf("the trials table does not say which faults acted on no request: %v\n%s", err, md.String())
+	}
+	done, err := ReadJournal("trials.jsonl", &journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Done, o.Journal, o.Out = done, nil, t.TempDir()
+	again, err := Search(context.Background(), o, run)
+	if err != nil || !maps.Equal(again.Coverage, want) {
+		t.Errorf("resumed: %v, coverage %v, want %v", err, again.Coverage, want)
+	}
+}
+
+// A fault keeps its identity through shrinking: the lost reply that was
+// the trial's second fault is still f1 once the first is dropped, so it
+// keeps its default seed (gameday draws a request-aware toxic's from the
+// run's seed and the fault's name) and picks the requests the trial's
+// did. The model breaks its books only when the lost reply picks those.
+// Before, it was renamed f0, picked others, and the fault before it could
+// not be dropped.
+func TestShrunkFaultKeepsItsIdentity(t *testing.T) {
+	b := base(t)
+	sp := space(b)
+	sp.Families = []string{"latency", "lost_reply"}
+	sp.MaxFaults = 2
+	// A seed whose trial 0 has another fault, then a lost reply on
+	// postgres.
+	seed := uint64(0)
+	for sd := uint64(1); seed == 0 && sd < 1000; sd++ {
+		fs := sp.Draw(sd, 0).Faults
+		if len(fs) == 2 && fs[1].Family == "lost_reply" && fs[1].Target == "postgres" && (fs[0].Family != "lost_reply" || fs[0].Target != "postgres") {
+			seed = sd
+		}
+	}
+	if seed == 0 {
+		t.Fatal("no seed draws another fault, then a lost reply on postgres, in trial 0")
+	}
+	trial := mustScenario(t, b, sp.Draw(seed, 0))
+	picks := func(sc *scenarios.Scenario, f scenarios.Fault) string { return fmt.Sprintf("%d/%s", sc.Seed, f.Name) }
+	want := picks(trial, trial.Faults[1])
+	run := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+		for _, f := range sc.Faults {
+			if lostInsert([]scenarios.Fault{f}) && picks(sc, f) == want {
+				return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"units_created"}}, nil
+			}
+		}
+		return Outcome{Verdict: runrecord.VerdictPass}, nil
+	}
+	o := Options{Base: b, Space: sp, Seed: seed, Trials: 1, Replays: 3, Needed: 2, MaxChecks: 40, Out: t.TempDir()}
+	res, err := Search(context.Background(), o, run)
+	if err != nil || len(res.Findings) != 1 {
+		t.Fatalf("%v: %d findings", err, len(res.Findings))
+	}
+	f := res.Findings[0]
+	if len(f.Shrunk.Faults) != 1 || f.Shrunk.Faults[0].Family != "lost_reply" {
+		var steps []string
+		for _, st := range f.Steps {
+			steps = append(steps, fmt.Sprintf("%s (kept %v)", st.Tried, st.Kept))
+		}
+		t.Fatalf("shrunk to %+v, want the lost reply alone; steps: %s", f.Shrunk.Faults, strings.Join(steps, "; "))
+	}
+	sc, err := scenarios.LoadFile(f.File)
+	if err != nil || len(sc.Faults) != 1 || sc.Faults[0].Name != trial.Faults[1].Name || f.After != [2]int{3, 3} {
+		t.Errorf("the scenario written: %v, faults %+v, failing %v; want the one fault named %s", err, sc.Faults, f.After, trial.Faults[1].Name)
+	}
+}
+
+// A search stopped while a finding is being made (replayed, shrunk or
+// confirmed) does not say "nothing found" beside the trial that broke the
+// books: the finding is listed, unfinished, with what the trial broke and
+// no scenario, and the trial is not journaled, so -resume runs it again
+// and finishes it. Before, the report listed a failing trial with 0
+// findings and "no trial broke the books", and the search exited as
+// inconclusive. Nothing of it is left in -out: only findings the report
+// lists as written are there to commit (a scenario is written where it
+// goes only once confirmed).
+func TestStoppedWhileMakingAFinding(t *testing.T) {
+	b := base(t)
+	for _, c := range []struct {
+		name string
+		// stop says whether to stop at the nth run of a finding's (the
+		// replays are its 1st to 3rd).
+		stop func(n int, sc *scenarios.Scenario) bool
+	}{
+		{"replaying", func(n int, _ *scenarios.Scenario) bool { return n == 2 }},
+		{"shrinking", func(n int, _ *scenarios.Scenario) bool { return n == 5 }},
+		{"confirming", func(_ int, sc *scenarios.Scenario) bool { return !strings.HasPrefix(sc.Name, "explore-replay-") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			n := 0
+			run := func(_ context.Context, sc *scenarios.Scenario) (Outcome, error) {
+				if !strings.HasPrefix(sc.Name, "explore-trial-") {
+					if n++; c.stop(n, sc) {
+						cancel()
+					}
+				}
+				if lostInsert(sc.Faults) {
+					return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"units_created"}, Witnesses: []string{"s1-9"}}, nil
+				}
+				return Outcome{Verdict: runrecord.VerdictPass}, nil
+			}
+			out := t.TempDir()
+			var journal bytes.Buffer
+			o := Options{Base: b, Space: space(b), Seed: 1, Trials: 60, Replays: 3, Needed: 2, MaxChecks: 40, Out: out, Journal: &journal}
+			res, err := Search(ctx, o, run)
+			if err != nil || res.Stopped == "" || len(res.Findings) != 1 {
+				t.Fatalf("%v: stopped %q, %d findings, want 1", err, res.Stopped, len(res.Findings))
+			}
+			f := res.Findings[0]
+			if !f.Unfinished || f.File != "" || f.Rare || !slices.Equal(f.Broken, []string{"units_created"}) {
+				t.Errorf("the finding %+v, want it unfinished, breaking units_created, with no file", f)
+			}
+			if last := res.Trials[len(res.Trials)-1]; last.Schedule.Trial != f.Trial || last.Verdict != runrecord.VerdictFail {
+				t.Errorf("the last trial listed is %d (%s), want %d, which failed", last.Schedule.Trial, last.Verdict, f.Trial)
+			}
+			if done, err := ReadJournal("trials.jsonl", &journal); err != nil || len(done) != f.Trial {
+				t.Errorf("%v: %d trials journaled, want the %d before the finding's", err, len(done), f.Trial)
+			}
+			if res.ResumesAt() != f.Trial {
+				t.Errorf("a resumed search begins with trial %d, want %d", res.ResumesAt(), f.Trial)
+			}
+			var md, page bytes.Buffer
+			if err := res.Markdown(&md, o.Space); err != nil {
+				t.Fatal(err)
+			}
+			if err := res.HTML(&page, o.Space); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range []string{md.String(), page.String()} {
+				if strings.Contains(r, "None: no trial broke the books") || !strings.Contains(r, fmt.Sprintf("trial %d: stopped before its finding was made", f.Trial)) || !strings.Contains(r, "s1-9") {
+					t.Errorf("report:\n%s", r)
+				}
+			}
+			left, err := os.ReadDir(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range left {
+				t.Errorf("left in -out: %s", e.Name())
+			}
+		})
 	}
 }

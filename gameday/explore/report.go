@@ -9,7 +9,8 @@ import (
 )
 
 // reportView is what both reports show: the findings, the trials and the
-// coverage table, each cell the number of faults tried there (0: none).
+// coverage table, each cell the number of faults that acted there (0:
+// none).
 type reportView struct {
 	Seed     uint64
 	Trials   int
@@ -35,7 +36,7 @@ type coverRow struct {
 func (r *Result) view(sp Space) reportView {
 	v := reportView{Seed: r.Seed, Trials: len(r.Trials), Stopped: r.Stopped, Findings: r.Findings}
 	for _, t := range r.Trials {
-		v.Tried = append(v.Tried, triedRow{t.Schedule.Trial, faultsText(t.Schedule), string(t.Verdict), strings.Join(t.Broken, ", ")})
+		v.Tried = append(v.Tried, triedRow{t.Schedule.Trial, faultsText(t.Schedule, t.Idle), string(t.Verdict), strings.Join(t.Broken, ", ")})
 	}
 	for _, n := range PhaseNames {
 		if slices.ContainsFunc(sp.Phases, func(p Phase) bool { return p.Name == n }) {
@@ -57,15 +58,19 @@ func (r *Result) view(sp Space) reportView {
 	return v
 }
 
-// faultsText is schedule s's faults in one line, as the report gives them.
-func faultsText(s Schedule) string {
+// faultsText is schedule s's faults in one line, as the report gives
+// them, those named in idle marked as having acted on no request.
+func faultsText(s Schedule, idle []string) string {
 	var fs []string
-	for _, f := range s.Faults {
-		if fam, _ := FamilyByName(f.Family); !fam.intense() {
-			fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s)", f.Family, f.Target, f.At, f.For, f.Phase))
-			continue
+	for i, f := range s.Faults {
+		what := []string{f.Phase}
+		if fam, _ := FamilyByName(f.Family); fam.intense() {
+			what = append(what, fmt.Sprintf("×%g", f.Intensity))
 		}
-		fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s, ×%g)", f.Family, f.Target, f.At, f.For, f.Phase, f.Intensity))
+		if slices.Contains(idle, s.faultName(i)) {
+			what = append(what, "acted on no request: not counted in the coverage")
+		}
+		fs = append(fs, fmt.Sprintf("%s on %s at %s for %s (%s)", f.Family, f.Target, f.At, f.For, strings.Join(what, ", ")))
 	}
 	if len(fs) == 0 {
 		return "none"
@@ -77,8 +82,8 @@ func faultsText(s Schedule) string {
 // broke, its witnesses, how often it failed before shrinking and as
 // written, and the command that replays it; its trials in one line each;
 // and the coverage table, dependency and family by sale phase, each cell
-// the number of faults tried there ("–": none), so that a search that
-// found nothing says what it did and did not try.
+// the number of faults tried there that acted ("–": none), so that a
+// search that found nothing says what it did and did not try.
 func (r *Result) Markdown(w io.Writer, sp Space) error {
 	v := r.view(sp)
 	var b strings.Builder
@@ -92,15 +97,25 @@ func (r *Result) Markdown(w io.Writer, sp Space) error {
 		b.WriteString("None: no trial broke the books. What was tried is in the coverage table below; what explore cannot find is in docs/explore.md.\n")
 	}
 	for _, f := range v.Findings {
-		if f.Rare {
+		switch {
+		case f.Unfinished:
+			fmt.Fprintf(&b, "### trial %d: %s\n\n", f.Trial, unfinishedTitle)
+			fmt.Fprintf(&b, "- broke: %s (%s)\n", strings.Join(f.Broken, ", "), WitnessText(f.Witnesses))
+			fmt.Fprintf(&b, "- %s\n", unfinishedText)
+			fmt.Fprintf(&b, "- its faults: %s\n\n", faultsText(f.Found, nil))
+			continue
+		case f.Rare:
 			fmt.Fprintf(&b, "### trial %d: seen, too rare to shrink\n\n", f.Trial)
-			fmt.Fprintf(&b, "- broke: %s (checkout ids %s)\n", strings.Join(f.Broken, ", "), strings.Join(f.Witnesses, ", "))
+			fmt.Fprintf(&b, "- broke: %s (%s)\n", strings.Join(f.Broken, ", "), WitnessText(f.Witnesses))
 			fmt.Fprintf(&b, "- failed again in %d of %d replays, fewer than a step needs: not shrunk, no scenario written; the books were wrong all the same\n", f.Before[0], f.Before[1])
-			fmt.Fprintf(&b, "- its faults: %s\n\n", faultsText(f.Found))
+			fmt.Fprintf(&b, "- its faults: %s\n\n", faultsText(f.Found, nil))
 			continue
 		}
 		fmt.Fprintf(&b, "### %s\n\n", f.File)
-		fmt.Fprintf(&b, "- broke: %s (checkout ids %s)\n", strings.Join(f.Broken, ", "), strings.Join(f.Witnesses, ", "))
+		fmt.Fprintf(&b, "- broke: %s (%s)\n", strings.Join(f.Broken, ", "), WitnessText(f.Witnesses))
+		if t := aimedAt(f); t != "" {
+			fmt.Fprintf(&b, "- %s\n", t)
+		}
 		fmt.Fprintf(&b, "- found by trial %d with %d faults; shrunk to %d in %d steps\n", f.Trial, len(f.Found.Faults), len(f.Shrunk.Faults), len(f.Steps))
 		fmt.Fprintf(&b, "- failed in %d of %d replays before shrinking; as written, in %d of %d runs, breaking %s\n", f.Before[0], f.Before[1], f.After[0], f.After[1], orNone(f.Reproduces))
 		fmt.Fprintf(&b, "- replay: `gameday run %s`\n\n", f.File)
@@ -109,7 +124,7 @@ func (r *Result) Markdown(w io.Writer, sp Space) error {
 	for _, t := range v.Tried {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", t.Trial, t.Faults, t.Verdict, t.Broke)
 	}
-	b.WriteString("\n## Coverage\n\nFaults tried, by dependency and family (rows) and the phase of the sale they began in (columns); – is never.\n\n| dependency | family |")
+	b.WriteString("\n## Coverage\n\nFaults tried, by dependency and family (rows) and the phase of the sale they began in (columns); – is never. A fault that acted on no request is not counted.\n\n| dependency | family |")
 	for _, p := range v.Phases {
 		fmt.Fprintf(&b, " %s |", p)
 	}
@@ -129,6 +144,21 @@ func (r *Result) Markdown(w io.Writer, sp Space) error {
 	return err
 }
 
+// What the reports say of an unfinished finding.
+const (
+	unfinishedTitle = "stopped before its finding was made"
+	unfinishedText  = "the search was stopped while it was replayed, shrunk or confirmed: not shrunk, no scenario written; the books were wrong all the same, and -resume runs the trial again to make its finding"
+)
+
+// aimedAt says what finding f was shrunk toward when an earlier finding
+// reproduces some of what its trial broke; "" when it was all new.
+func aimedAt(f Finding) string {
+	if len(f.New) == 0 || len(f.New) == len(f.Broken) {
+		return ""
+	}
+	return fmt.Sprintf("shrunk toward %s: an earlier finding reproduces the others", strings.Join(f.New, ", "))
+}
+
 // HTML writes the report Markdown writes as one page with no outside
 // resources, the cells of the coverage table never tried marked.
 func (r *Result) HTML(w io.Writer, sp Space) error {
@@ -136,9 +166,13 @@ func (r *Result) HTML(w io.Writer, sp Space) error {
 }
 
 var htmlReport = template.Must(template.New("explore").Funcs(template.FuncMap{
-	"join":   strings.Join,
-	"faults": faultsText,
-	"orNone": orNone,
+	"join":            strings.Join,
+	"witnesses":       WitnessText,
+	"faults":          func(s Schedule) string { return faultsText(s, nil) },
+	"orNone":          orNone,
+	"aimedAt":         aimedAt,
+	"unfinishedTitle": func() string { return unfinishedTitle },
+	"unfinishedText":  func() string { return unfinishedText },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -169,17 +203,27 @@ code { font-size: .9rem; }
 <p>None: no trial broke the books. What was tried is in the coverage table below; what explore cannot find is in docs/explore.md.</p>
 {{- end}}
 {{- range .Findings}}
-{{- if .Rare}}
+{{- if .Unfinished}}
+<h3>trial {{.Trial}}: {{unfinishedTitle}}</h3>
+<ul>
+<li>broke: <span class="broken">{{join .Broken ", "}}</span> ({{witnesses .Witnesses}})</li>
+<li>{{unfinishedText}}</li>
+<li>its faults: {{faults .Found}}</li>
+</ul>
+{{- else if .Rare}}
 <h3>trial {{.Trial}}: seen, too rare to shrink</h3>
 <ul>
-<li>broke: <span class="broken">{{join .Broken ", "}}</span> (checkout ids {{join .Witnesses ", "}})</li>
+<li>broke: <span class="broken">{{join .Broken ", "}}</span> ({{witnesses .Witnesses}})</li>
 <li>failed again in {{index .Before 0}} of {{index .Before 1}} replays, fewer than a step needs: not shrunk, no scenario written; the books were wrong all the same</li>
 <li>its faults: {{faults .Found}}</li>
 </ul>
 {{- else}}
 <h3>{{.File}}</h3>
 <ul>
-<li>broke: <span class="broken">{{join .Broken ", "}}</span> (checkout ids {{join .Witnesses ", "}})</li>
+<li>broke: <span class="broken">{{join .Broken ", "}}</span> ({{witnesses .Witnesses}})</li>
+{{- with aimedAt .}}
+<li>{{.}}</li>
+{{- end}}
 <li>found by trial {{.Trial}} with {{len .Found.Faults}} faults; shrunk to {{len .Shrunk.Faults}} in {{len .Steps}} steps</li>
 <li>failed in {{index .Before 0}} of {{index .Before 1}} replays before shrinking; as written, in {{index .After 0}} of {{index .After 1}} runs, breaking <span class="broken">{{orNone .Reproduces}}</span></li>
 <li>replay: <code>gameday run {{.File}}</code></li>
@@ -194,7 +238,7 @@ code { font-size: .9rem; }
 {{- end}}
 </table>
 <h2>Coverage</h2>
-<p>Faults tried, by dependency and family (rows) and the phase of the sale they began in (columns); a marked cell was never tried.</p>
+<p>Faults tried, by dependency and family (rows) and the phase of the sale they began in (columns); a marked cell was never tried. A fault that acted on no request is not counted.</p>
 <table>
 <tr><th>dependency</th><th>family</th>{{range .Phases}}<th class="num">{{.}}</th>{{end}}</tr>
 {{- range .Coverage}}
@@ -212,4 +256,15 @@ func orNone(invariants []string) string {
 		return "none"
 	}
 	return strings.Join(invariants, ", ")
+}
+
+// WitnessText names the checkouts that broke a finding's invariants, or
+// says that none can be: the stock invariants are counts, not kept per
+// order, and the trial's verdict (its run.json) names the shoppers to
+// start with instead.
+func WitnessText(ids []string) string {
+	if len(ids) == 0 {
+		return "no checkout to name: the stock is counted, not kept per order; the trial's run.json names the shoppers to start with (leads)"
+	}
+	return "checkout ids " + strings.Join(ids, ", ")
 }

@@ -47,7 +47,7 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 		if !ok {
 			return nil, nil, fmt.Errorf("fault %d: no family %q", i, f.Family)
 		}
-		of := outFault{Name: fmt.Sprintf("f%d-%s-%s", i, f.Target, strings.ReplaceAll(f.Family, "_", "-")), Target: f.Target, At: dur(f.At), For: dur(min(f.For, total-f.At))}
+		of := outFault{Name: s.faultName(i), Target: f.Target, At: dur(f.At), For: dur(min(f.For, total-f.At))}
 		switch {
 		case f.Family == "down":
 			of.Down = true
@@ -79,6 +79,16 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 		return nil, nil, fmt.Errorf("the scenario explore wrote does not parse (a bug of explore's): %w", err)
 	}
 	return data, sc, nil
+}
+
+// faultName is the name fault i of s has in a scenario: its place in the
+// schedule drawn, its dependency and its family. It stays the trial's
+// through shrinking, and with it the default seed of a request-aware
+// toxic (drawn from the run's seed and the fault's name), so a shrunk
+// lost reply picks the requests the trial's did.
+func (s Schedule) faultName(i int) string {
+	f := s.Faults[i]
+	return fmt.Sprintf("f%d-%s-%s", s.number(i), f.Target, strings.ReplaceAll(f.Family, "_", "-"))
 }
 
 func absPath(p string) string {

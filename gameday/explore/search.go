@@ -24,6 +24,10 @@ type Outcome struct {
 	// the checkout ids of the first cases, for a failed trial.
 	Broken    []string
 	Witnesses []string
+	// Idle are the names of the scenario's faults that did nothing: a
+	// request-aware fault that acted on no request, or a fault never put
+	// in place. The coverage does not count them.
+	Idle []string
 	// Dir is the trial's run directory; Reason its verdict's reason.
 	Dir, Reason string
 }
@@ -91,6 +95,16 @@ type Finding struct {
 	// system, however rarely a schedule meets it). Shrunk is the schedule
 	// drawn.
 	Rare bool `json:"rare,omitempty"`
+	// New are the invariants of Broken that no earlier finding's
+	// scenario reproduces: what it is replayed, shrunk and confirmed on
+	// (a run counts when it breaks one of them), and what its file is
+	// named after. Empty in a finding journaled before New was kept.
+	New []string `json:"new,omitempty"`
+	// Unfinished is a finding the search was stopped while making
+	// (replaying, shrinking or confirming it): its trial broke the books,
+	// but nothing is shrunk and no scenario written. It is never
+	// journaled: a search resumed runs its trial again.
+	Unfinished bool `json:"-"`
 }
 
 // notCarriedOut is a run of a replay, a shrinking step or a confirmation
@@ -108,6 +122,7 @@ type TrialRecord struct {
 	Schedule json.RawMessage   `json:"schedule"`
 	Verdict  runrecord.Verdict `json:"verdict"`
 	Broken   []string          `json:"broken,omitempty"`
+	Idle     []string          `json:"idle,omitempty"`
 	Finding  *Finding          `json:"finding,omitempty"`
 }
 
@@ -141,11 +156,13 @@ func ReadJournal(name string, r io.Reader) ([]TrialRecord, error) {
 	return out, nil
 }
 
-// Tried is one trial as the report lists it.
+// Tried is one trial as the report lists it; Idle are the names of its
+// faults that did nothing (Outcome.Idle).
 type Tried struct {
 	Schedule Schedule
 	Verdict  runrecord.Verdict
 	Broken   []string
+	Idle     []string
 }
 
 // Result is a search's trials, findings and coverage.
@@ -153,7 +170,8 @@ type Result struct {
 	Seed     uint64
 	Trials   []Tried
 	Findings []Finding
-	// Coverage counts the faults tried by dependency, family and phase.
+	// Coverage counts the faults that acted by dependency, family and
+	// phase: a fault that did nothing (Tried.Idle) is not counted.
 	Coverage map[CoverKey]int
 	// Stopped says why the search ended before its budget ("" when it
 	// did not).
@@ -166,8 +184,10 @@ type CoverKey struct{ Target, Family, Phase string }
 // Search draws trials until the budget is spent, runs each, and turns
 // each failure of the books into a finding: replayed (Replays times, to
 // say how often it fails), shrunk, and written as a scenario under Out. A
-// failure whose invariants an earlier finding already broke is counted,
-// not shrunk again. An inconclusive or erroring trial is not a finding.
+// failure whose invariants an earlier finding's scenario reproduces is
+// counted, not shrunk again; one that breaks some of those and others is
+// shrunk toward the others. An inconclusive or erroring trial is not a
+// finding.
 func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 	if o.Trials <= 0 && o.Within <= 0 {
 		return nil, fmt.Errorf("explore: give a budget: a number of trials or a duration")
@@ -203,7 +223,7 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 		if err := o.logDrawn(s); err != nil {
 			return res, err
 		}
-		res.tried(s, tr.Verdict, tr.Broken)
+		res.tried(Tried{Schedule: s, Verdict: tr.Verdict, Broken: tr.Broken, Idle: tr.Idle})
 		if tr.Finding != nil {
 			res.Findings = append(res.Findings, *tr.Finding)
 		}
@@ -250,7 +270,7 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 			progress(o.Progress, "explore: %s", res.Stopped)
 			return res, nil
 		}
-		res.tried(s, out.Verdict, out.Broken)
+		res.tried(Tried{Schedule: s, Verdict: out.Verdict, Broken: out.Broken, Idle: out.Idle})
 		progress(o.Progress, "explore: trial %d: %s %s", i, out.Verdict, strings.Join(out.Broken, ", "))
 		f, err := o.finding(ctx, s, out, res.Findings, run, fails)
 		var nc notCarriedOut
@@ -258,8 +278,7 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 			// The same for a run of its replays, its shrinking or its
 			// confirmation: a rate with such a run in it is not the
 			// system's. The trial is not journaled either.
-			res.Trials = res.Trials[:len(res.Trials)-1]
-			res.untried(s)
+			res.untried()
 			res.Stopped = fmt.Sprintf("a replay of trial %d could not be carried out: %s", i, nc)
 			progress(o.Progress, "explore: %s", res.Stopped)
 			return res, nil
@@ -267,11 +286,19 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 		if err != nil {
 			return res, err
 		}
-		if ctx.Err() != nil {
-			res.Stopped = "interrupted"
+		if f != nil && f.Unfinished {
+			// Stopped while its finding was made: listed, since the
+			// trial broke the books and the report must not say
+			// "nothing found", but not journaled: -resume runs the trial
+			// again and makes its finding whole.
+			res.Findings = append(res.Findings, *f)
+			res.Stopped = fmt.Sprintf("interrupted while making the finding of trial %d", i)
 			return res, nil
 		}
-		tr := TrialRecord{Schedule: s.Encode(), Verdict: out.Verdict, Broken: out.Broken, Finding: f}
+		// A finding made whole is journaled even if the search was
+		// stopped meanwhile (its scenario is in Out); the next turn of
+		// the loop sees the interruption.
+		tr := TrialRecord{Schedule: s.Encode(), Verdict: out.Verdict, Broken: out.Broken, Idle: out.Idle, Finding: f}
 		if f != nil {
 			res.Findings = append(res.Findings, *f)
 		}
@@ -298,31 +325,61 @@ func (o Options) logDrawn(s Schedule) error {
 	return nil
 }
 
-// tried adds a trial done to the result and its faults to the coverage.
-func (r *Result) tried(s Schedule, v runrecord.Verdict, broken []string) {
-	for _, f := range s.Faults {
-		r.Coverage[CoverKey{f.Target, f.Family, f.Phase}]++
+// tried adds a trial done to the result, and the faults of it that acted
+// to the coverage: one that did nothing (a request-aware fault that met
+// no request) was not tried, whatever the trial's verdict.
+func (r *Result) tried(t Tried) {
+	for _, k := range t.acted() {
+		r.Coverage[k]++
 	}
-	r.Trials = append(r.Trials, Tried{Schedule: s, Verdict: v, Broken: broken})
+	r.Trials = append(r.Trials, t)
 }
 
-// untried takes schedule s's faults out of the coverage again: a trial
-// added by tried that is not counted after all.
-func (r *Result) untried(s Schedule) {
-	for _, f := range s.Faults {
-		k := CoverKey{f.Target, f.Family, f.Phase}
+// untried takes the last trial added by tried out of the result and its
+// coverage again: a trial that is not counted after all.
+func (r *Result) untried() {
+	t := r.Trials[len(r.Trials)-1]
+	r.Trials = r.Trials[:len(r.Trials)-1]
+	for _, k := range t.acted() {
 		if r.Coverage[k]--; r.Coverage[k] <= 0 {
 			delete(r.Coverage, k)
 		}
 	}
 }
 
+// acted are the coverage cells of trial t's faults that acted, one per
+// fault.
+func (t Tried) acted() []CoverKey {
+	var out []CoverKey
+	for i, f := range t.Schedule.Faults {
+		if !slices.Contains(t.Idle, t.Schedule.faultName(i)) {
+			out = append(out, CoverKey{f.Target, f.Family, f.Phase})
+		}
+	}
+	return out
+}
+
+// ResumesAt is the trial a search resumed from this one's journal begins
+// with: the first not journaled, which is the trial of an unfinished
+// finding when the search was stopped while making it.
+func (r *Result) ResumesAt() int {
+	if n := len(r.Findings); n > 0 && r.Findings[n-1].Unfinished {
+		return r.Findings[n-1].Trial
+	}
+	return len(r.Trials)
+}
+
 // finding makes a finding of trial s, whose run found out, unless it is
-// none: a trial that broke no invariant, or broke the ones an earlier
-// finding (shrunk) did (counted, not shrunk again). It is replayed; one
-// that fails too rarely on replay to shrink is a rare finding, with no
-// scenario; else it is shrunk, written as a scenario under Out, and that
-// scenario run Confirm times as written.
+// none: a trial that broke no invariant, or only ones an earlier
+// finding's scenario reproduces (counted, not shrunk again). What it
+// broke that none reproduces is its aim (New): a replay, a shrinking step
+// and a confirmation count a run that breaks one of those, so that a bug
+// already found (one the system has with no fault at all) neither pulls
+// the shrinking away from the new one's fault nor makes a duplicate. It
+// is replayed; one that fails too rarely on replay to shrink is a rare
+// finding, with no scenario; else it is shrunk, written as a scenario
+// under Out, and that scenario run Confirm times as written. A search
+// stopped meanwhile makes it an unfinished finding.
 func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier []Finding, run Runner, fails func(context.Context, Schedule, int, int, []string) (int, error)) (*Finding, error) {
 	if out.Verdict != runrecord.VerdictFail || len(out.Broken) == 0 {
 		return nil, nil
@@ -331,18 +388,27 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	// earlier finding's scenario reproduces.
 	var covered []string
 	for _, f := range earlier {
-		if !f.Rare {
+		if !f.Rare && !f.Unfinished {
 			covered = append(covered, f.reproduces()...)
 		}
 	}
-	if !slices.ContainsFunc(out.Broken, func(b string) bool { return !slices.Contains(covered, b) }) {
+	aim := slices.DeleteFunc(slices.Clone(out.Broken), func(b string) bool { return slices.Contains(covered, b) })
+	if len(aim) == 0 {
 		return nil, nil
 	}
 	i := s.Trial
-	f := Finding{Trial: i, Broken: out.Broken, Witnesses: out.Witnesses, Found: s}
-	n, err := fails(ctx, s, o.Replays, 0, out.Broken)
+	f := Finding{Trial: i, Broken: out.Broken, New: aim, Witnesses: out.Witnesses, Found: s}
+	// Stopped before it is whole: what the trial broke, and nothing of
+	// the replays, the steps or a scenario.
+	unfinished := func(err error) (*Finding, error) {
+		if err != nil {
+			return nil, err
+		}
+		return &Finding{Trial: i, Broken: out.Broken, New: aim, Witnesses: out.Witnesses, Found: s, Shrunk: s, Unfinished: true}, nil
+	}
+	n, err := fails(ctx, s, o.Replays, 0, aim)
 	if err != nil || ctx.Err() != nil {
-		return nil, err
+		return unfinished(err)
 	}
 	f.Before = [2]int{n, o.Replays}
 	progress(o.Progress, "explore: trial %d failed again in %d of %d replays", i, n, o.Replays)
@@ -354,13 +420,13 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	// A step of the shrinking is decided as soon as its replays can
 	// decide it: Needed failures, or too few replays left to reach them.
 	check := func(ctx context.Context, c Schedule) (bool, error) {
-		got, err := fails(ctx, c, o.Replays, o.Needed, out.Broken)
+		got, err := fails(ctx, c, o.Replays, o.Needed, aim)
 		return got >= o.Needed, err
 	}
 	if f.Shrunk, f.Steps, err = Shrink(ctx, s, check, o.MaxChecks); err != nil || ctx.Err() != nil {
-		return nil, err // interrupted: the caller sees ctx
+		return unfinished(err)
 	}
-	name := findingName(i, out.Broken)
+	name := findingName(i, aim)
 	f.File = filepath.Join(o.Out, name+".yaml")
 	// Until it is confirmed the scenario is written beside where it goes,
 	// under a name no glob of findings matches, and taken away if the
@@ -401,8 +467,8 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	var found string
 	for n, k := range tries {
 		f.Shrunk = chain[k]
-		found = fmt.Sprintf("Found by gameday explore, seed %d, trial %d: breaks %s. Shrunk from %d faults to %d",
-			o.Seed, i, strings.Join(out.Broken, ", "), len(s.Faults), len(f.Shrunk.Faults))
+		found = fmt.Sprintf("Found by gameday explore, seed %d, trial %d: breaks %s%s. Shrunk from %d faults to %d",
+			o.Seed, i, strings.Join(out.Broken, ", "), aimText(out.Broken, aim), len(s.Faults), len(f.Shrunk.Faults))
 		if _, err := write(found + ".\nReplay: gameday run " + f.File); err != nil {
 			return nil, err
 		}
@@ -412,9 +478,9 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 		if err != nil {
 			return nil, err
 		}
-		got, seen, err := failures(ctx, run, sc, confirm, 0, f.Broken)
+		got, seen, err := failures(ctx, run, sc, confirm, 0, aim)
 		if err != nil || ctx.Err() != nil {
-			return nil, err
+			return unfinished(err)
 		}
 		f.After, f.Reproduces = [2]int{got, confirm}, seen
 		if got >= want || n == len(tries)-1 {
@@ -477,6 +543,15 @@ func (f Finding) reproduces() []string {
 		return f.Reproduces
 	}
 	return f.Broken
+}
+
+// aimText says which invariants a finding is shrunk toward (aim), when
+// its trial also broke some an earlier finding reproduces; "" when not.
+func aimText(broken, aim []string) string {
+	if len(aim) == len(broken) {
+		return ""
+	}
+	return fmt.Sprintf(" (shrunk toward %s; an earlier finding reproduces the others)", strings.Join(aim, ", "))
 }
 
 // findingName names the finding of trial i: its first invariant, and how

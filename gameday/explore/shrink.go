@@ -34,10 +34,12 @@ const (
 // a shorter load. A step is kept only when check says the smaller
 // schedule still fails; each kind goes on while its steps are kept. At
 // most maxChecks schedules are checked; ctx ending stops it with what it
-// has.
+// has. Each fault keeps its identity (Fault.Drawn), so its name in a
+// scenario and what it picks are the trial's whatever was dropped before
+// it; the steps name faults by it.
 func Shrink(ctx context.Context, s Schedule, check Check, maxChecks int) (Schedule, []Step, error) {
 	sh := &shrinker{check: check, left: maxChecks}
-	cur := s.clone()
+	cur := s.numbered()
 	try := func(what string, c Schedule) (bool, error) {
 		ok, err := sh.try(ctx, what, c)
 		if ok {
@@ -60,7 +62,7 @@ func Shrink(ctx context.Context, s Schedule, check Check, maxChecks int) (Schedu
 		for _, c := range chunks {
 			sub := cur.clone()
 			sub.Faults = pick(cur.Faults, c, true)
-			if ok, err := try(fmt.Sprintf("only faults %v", c), sub); err != nil {
+			if ok, err := try(fmt.Sprintf("only faults %v", cur.numbers(c)), sub); err != nil {
 				return cur, sh.steps, err
 			} else if ok {
 				n, reduced = 2, true
@@ -71,7 +73,7 @@ func Shrink(ctx context.Context, s Schedule, check Check, maxChecks int) (Schedu
 			for _, c := range chunks {
 				sub := cur.clone()
 				sub.Faults = pick(cur.Faults, c, false)
-				if ok, err := try(fmt.Sprintf("without faults %v", c), sub); err != nil {
+				if ok, err := try(fmt.Sprintf("without faults %v", cur.numbers(c)), sub); err != nil {
 					return cur, sh.steps, err
 				} else if ok {
 					n, reduced = max(n-1, 2), true
@@ -90,7 +92,7 @@ func Shrink(ctx context.Context, s Schedule, check Check, maxChecks int) (Schedu
 		for cur.Faults[i].For/2 >= minFor {
 			c := cur.clone()
 			c.Faults[i].For = (c.Faults[i].For / 2).Round(quantum)
-			if ok, err := try(fmt.Sprintf("fault %d for %s", i, c.Faults[i].For), c); err != nil {
+			if ok, err := try(fmt.Sprintf("fault %d for %s", c.number(i), c.Faults[i].For), c); err != nil {
 				return cur, sh.steps, err
 			} else if !ok {
 				break
@@ -104,7 +106,7 @@ func Shrink(ctx context.Context, s Schedule, check Check, maxChecks int) (Schedu
 		for cur.Faults[i].Intensity/2 >= minIntensity {
 			c := cur.clone()
 			c.Faults[i].Intensity /= 2
-			if ok, err := try(fmt.Sprintf("fault %d at intensity %g", i, c.Faults[i].Intensity), c); err != nil {
+			if ok, err := try(fmt.Sprintf("fault %d at intensity %g", c.number(i), c.Faults[i].Intensity), c); err != nil {
 				return cur, sh.steps, err
 			} else if !ok {
 				break
@@ -184,6 +186,15 @@ func pick(fs []Fault, idx []int, in bool) []Fault {
 		if want[i] == in {
 			out = append(out, f)
 		}
+	}
+	return out
+}
+
+// numbers are the faults at idx by their places in the schedule drawn.
+func (s Schedule) numbers(idx []int) []int {
+	out := make([]int, len(idx))
+	for j, i := range idx {
+		out[j] = s.number(i)
 	}
 	return out
 }

@@ -62,12 +62,13 @@ type Injector struct {
 	active  map[string]Fault // to remove: applied, or maybe applied
 	inPlace map[string]bool  // applied for sure
 	hits    map[string]*runrecord.RequestHits
+	hitsErr map[string]error
 }
 
 // NewInjector returns an injector. journal may be nil for an environment
 // whose Toxiproxy dies with the runner.
 func NewInjector(e env.Environment, journal *Journal, runID string) *Injector {
-	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}, inPlace: map[string]bool{}, hits: map[string]*runrecord.RequestHits{}}
+	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}, inPlace: map[string]bool{}, hits: map[string]*runrecord.RequestHits{}, hitsErr: map[string]error{}}
 }
 
 // JournalContainers journals the process faults on containers in j even
@@ -265,41 +266,74 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 
 // readHits keeps what a request-aware toxic did, read back from the
 // Toxiproxy before the toxic goes, within a bound of its own (the
-// removal's is the removal's). A read that fails leaves the hits unknown
-// (the record shows none), and never stops the removal.
+// removal's is the removal's). A read that fails leaves the hits unknown,
+// with why (HitsError), and never stops the removal.
 func (in *Injector) readHits(ctx context.Context, proxy string, f Fault) {
 	if !scenarios.RequestAware(f.Toxic.Type) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, hitsTimeout)
 	defer cancel()
+	h, err := in.hitsOf(ctx, proxy, f)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if err != nil {
+		// A removal tried again reads again: what an earlier read found
+		// stands.
+		if in.hits[f.Name] == nil {
+			in.hitsErr[f.Name] = fmt.Errorf("read what %s did from the Toxiproxy at %s: %w", f.Name, in.env.Toxiproxy().Addr(), err)
+		}
+		return
+	}
+	in.hits[f.Name] = h
+	delete(in.hitsErr, f.Name)
+}
+
+// hitsOf reads the hits of f's toxic on proxy.
+func (in *Injector) hitsOf(ctx context.Context, proxy string, f Fault) (*runrecord.RequestHits, error) {
 	ts, err := in.env.Toxiproxy().Toxics(ctx, proxy)
 	if err != nil {
-		return
+		return nil, err
 	}
 	for _, t := range ts {
 		if t.Name != in.ToxicName(f) {
 			continue
 		}
-		b, err := json.Marshal(t.Attributes["hits"])
-		var h runrecord.RequestHits
-		if err == nil && json.Unmarshal(b, &h) == nil {
-			in.mu.Lock()
-			in.hits[f.Name] = &h
-			in.mu.Unlock()
+		raw, ok := t.Attributes["hits"]
+		if !ok {
+			return nil, fmt.Errorf("toxic %s gives no hits (a Toxiproxy that does not serve gameday's toxics?)", t.Name)
 		}
+		b, err := json.Marshal(raw)
+		var h runrecord.RequestHits
+		if err == nil {
+			err = json.Unmarshal(b, &h)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("toxic %s: its hits: %w", t.Name, err)
+		}
+		return &h, nil
 	}
+	return nil, fmt.Errorf("no toxic %s on proxy %s", in.ToxicName(f), proxy)
 }
 
 // hitsTimeout bounds the read of a request-aware toxic's hits.
 const hitsTimeout = 2 * time.Second
 
 // Hits is what the request-aware toxic of fault name did, as read when it
-// was removed; nil for any other fault, or when it could not be read.
+// was removed; nil for any other fault, or when it could not be read
+// (HitsError says why).
 func (in *Injector) Hits(name string) *runrecord.RequestHits {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.hits[name]
+}
+
+// HitsError is why what the request-aware toxic of fault name did could
+// not be read when it was removed; nil when it was, or for any other fault.
+func (in *Injector) HitsError(name string) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.hitsErr[name]
 }
 
 func toxicOf(in *Injector, f Fault) string {

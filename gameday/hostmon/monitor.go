@@ -1,7 +1,9 @@
 // Package hostmon watches whether the machine that measures a drill keeps
-// up with it: the runner's, and each load worker's. Its stalls are the
-// evidence on which package judge excuses a timing promise that a starved
-// machine, not the system under test, broke.
+// up with it: the runner's, and each load worker's; and, where the system
+// under test runs on the runner's host, whether its processes get a CPU
+// when they are ready (WatchSystem). Its stalls are the evidence on which
+// package judge excuses a timing promise that a starved machine, not the
+// system under test, broke.
 package hostmon
 
 import (
@@ -50,6 +52,9 @@ type Monitor struct {
 	psiB     int   // the bucket of psiAt
 	io       bool  // /proc/pressure/io was readable at start
 	io0      int64 // its "some total" (µs) at start
+	// sys watches the system under test's own processes (WatchSystem);
+	// nil when the monitor was told nothing of them.
+	sys *systemWatch
 }
 
 type hostBucketStats struct {
@@ -99,6 +104,14 @@ func (m *Monitor) Run(ctx context.Context) {
 	defer t.Stop()
 	if m.psiF != nil {
 		defer m.psiF.Close()
+	}
+	if m.sys != nil && m.sys.find != nil {
+		// Apart from the timer, so that reading the system's threads
+		// does not make the runner's own ticks late.
+		var done sync.WaitGroup
+		done.Add(1)
+		go func() { defer done.Done(); m.sys.runWatch(ctx) }()
+		defer done.Wait()
 	}
 	for {
 		var due time.Time
@@ -245,6 +258,9 @@ func (m *Monitor) Record() *runrecord.Host {
 		pct := math.Round(float64(stallUS)/float64(at.Sub(m.start)/time.Microsecond)*1000) / 10
 		h.CPUPressurePct = &pct
 	}
+	if m.sys != nil {
+		h.System = m.sys.record()
+	}
 	return h
 }
 
@@ -307,5 +323,9 @@ func Evidence(h *runrecord.Host) string {
 	if h.IOPressurePct != nil {
 		s += fmt.Sprintf(", I/O pressure %.0f%%", *h.IOPressurePct)
 	}
-	return s + fmt.Sprintf("; load average %.2f on %d CPUs", h.Load1, h.CPUs)
+	s += fmt.Sprintf("; load average %.2f on %d CPUs", h.Load1, h.CPUs)
+	if sys := h.System; sys != nil && len(sys.Watched) > 0 {
+		s += fmt.Sprintf("; a thread of the system under test waited up to %.0f ms for a CPU in one sample", sys.WaitMaxMS)
+	}
+	return s
 }

@@ -128,9 +128,8 @@ func unattributed(facts []*Facts, shoppers []Shopper) *Facts {
 		ids[s.ID] = true
 	}
 	u := &Facts{OrdersKnown: true, OrderCharges: true, OrderAmounts: true, ChargeAmounts: true}
-	charges, orders := map[string]int{}, map[string]int{}
-	var chargeKeys, orderKeys []string
-	chargeOf, orderOf := map[string]Charge{}, map[string]Order{}
+	var chargeReads [][]Charge
+	var orderLists [][]Order
 	for i, f := range facts {
 		if f == nil {
 			continue
@@ -145,53 +144,53 @@ func unattributed(facts []*Facts, shoppers []Shopper) *Facts {
 			u.ChargesKnown = true
 			u.ChargeAmounts = u.ChargeAmounts && f.ChargeAmounts
 		}
-		mine := map[string]int{}
-		for _, c := range f.Charges {
-			if ids[c.CheckoutID] {
-				continue
-			}
-			k := fmt.Sprintf("%q %q %q %d %s", c.CheckoutID, c.ID, c.Status, c.At.UnixNano(), ratText(c.Amount))
-			mine[k]++
-			chargeOf[k] = c
-		}
-		for k, n := range mine {
-			if _, seen := charges[k]; !seen {
-				chargeKeys = append(chargeKeys, k)
-			}
-			charges[k] = max(charges[k], n)
-		}
-		mine = map[string]int{}
-		for _, o := range f.Orders {
-			if ids[o.CheckoutID] {
-				continue
-			}
-			k := fmt.Sprintf("%q %q %d %s", o.CheckoutID, o.Charge, o.Units, ratText(o.Amount))
-			mine[k]++
-			orderOf[k] = o
-		}
-		for k, n := range mine {
-			if _, seen := orders[k]; !seen {
-				orderKeys = append(orderKeys, k)
-			}
-			orders[k] = max(orders[k], n)
-		}
+		chargeReads = append(chargeReads, slices.DeleteFunc(slices.Clone(f.Charges), func(c Charge) bool { return ids[c.CheckoutID] }))
+		orderLists = append(orderLists, slices.DeleteFunc(slices.Clone(f.Orders), func(o Order) bool { return ids[o.CheckoutID] }))
 	}
-	if len(chargeKeys)+len(orderKeys) == 0 {
+	u.Charges = unionReads(chargeReads, chargeKey)
+	u.Orders = unionReads(orderLists, orderKey)
+	if len(u.Charges)+len(u.Orders) == 0 {
 		return nil
 	}
-	slices.Sort(chargeKeys)
-	slices.Sort(orderKeys)
-	for _, k := range chargeKeys {
-		for range charges[k] {
-			u.Charges = append(u.Charges, chargeOf[k])
-		}
-	}
-	for _, k := range orderKeys {
-		for range orders[k] {
-			u.Orders = append(u.Orders, orderOf[k])
-		}
-	}
 	return u
+}
+
+// unionReads is every row that several reads of one table hold: a row
+// read by several counts as often as the read that holds it most (a
+// provider read by every shop holds each charge once; a charge made
+// twice is held twice by each). The rows are sorted by their key, so the
+// same reads give the same rows whatever their order.
+func unionReads[T any](reads [][]T, key func(T) string) []T {
+	most := map[string]int{}
+	row := map[string]T{}
+	for _, read := range reads {
+		mine := map[string]int{}
+		for _, r := range read {
+			k := key(r)
+			mine[k]++
+			row[k] = r
+		}
+		for k, n := range mine {
+			most[k] = max(most[k], n)
+		}
+	}
+	var out []T
+	for _, k := range slices.Sorted(maps.Keys(most)) {
+		for range most[k] {
+			out = append(out, row[k])
+		}
+	}
+	return out
+}
+
+// chargeKey and orderKey tell rows apart by everything the books read of
+// them.
+func chargeKey(c Charge) string {
+	return fmt.Sprintf("%q %q %q %d %s", c.CheckoutID, c.ID, c.Status, c.At.UnixNano(), ratText(c.Amount))
+}
+
+func orderKey(o Order) string {
+	return fmt.Sprintf("%q %q %d %s", o.CheckoutID, o.Charge, o.Units, ratText(o.Amount))
 }
 
 func ratText(r *big.Rat) string {
@@ -261,8 +260,10 @@ func onlyTheirs(f *Facts, shoppers []Shopper) *Facts {
 
 // mergeFacts is the books of a shop kept on two pods (a move took it from
 // one to the other): the units of both added (the pod it moved to started
-// with none), the orders of both, and the charges once (both read them
-// from the one provider).
+// with none), the orders of both, and every charge either pod's books read
+// (unionReads: the same row read on both, from a provider they share, is
+// counted once; a pod with a provider of its own adds its charges), known
+// where either read them.
 func mergeFacts(a, b *Facts) *Facts {
 	c := *a
 	add := func(x, y *int64) *int64 {
@@ -275,9 +276,20 @@ func mergeFacts(a, b *Facts) *Facts {
 	c.Initial, c.AvailableBefore = add(a.Initial, b.Initial), add(a.AvailableBefore, b.AvailableBefore)
 	c.Available, c.Reserved, c.Sold = add(a.Available, b.Available), add(a.Reserved, b.Reserved), add(a.Sold, b.Sold)
 	c.Orders = append(append([]Order(nil), a.Orders...), b.Orders...)
+	var reads [][]Charge
+	for _, f := range []*Facts{a, b} {
+		if f.ChargesKnown {
+			reads = append(reads, f.Charges)
+		}
+	}
+	c.Charges, c.ChargesKnown = unionReads(reads, chargeKey), len(reads) > 0
+	c.ChargeAmounts = (!a.ChargesKnown || a.ChargeAmounts) && (!b.ChargesKnown || b.ChargeAmounts) && c.ChargesKnown
 	c.OrdersKnown, c.OrderCharges = a.OrdersKnown && b.OrdersKnown, a.OrderCharges && b.OrderCharges
 	c.OrderAmounts = a.OrderAmounts && b.OrderAmounts
 	c.Final = a.Final && b.Final
+	c.SaysSettled, c.StillOpen = a.SaysSettled && b.SaysSettled, a.StillOpen || b.StillOpen
+	c.OtherRunOrders = a.OtherRunOrders + b.OtherRunOrders
+	c.OtherRunIDs = append(append([]string(nil), a.OtherRunIDs...), b.OtherRunIDs...)
 	c.StockUnread = a.StockUnread || b.StockUnread
 	c.Notes = append(append([]string(nil), a.Notes...), b.Notes...)
 	return &c

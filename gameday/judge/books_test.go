@@ -65,3 +65,33 @@ func TestStrayChargesCountInEverySale(t *testing.T) {
 		t.Errorf("a sale without stray rows: %+v, %q", iv, clean.Notes)
 	}
 }
+
+// A shop moved between pods has its books on both, and the charges each
+// pod's books read: the same rows where the pods share a provider (read
+// twice, counted once), other rows where each pod has its own. The
+// shop is judged on every charge either read, not on its home pod's read
+// alone: a second charge made on the pod it moved to is a double charge,
+// and a read that failed on one pod is made good by the other's.
+func TestAMovedShopIsJudgedOnEveryPodsCharges(t *testing.T) {
+	charge := func(id, chargeID string) Charge { return Charge{CheckoutID: id, ID: chargeID, Status: "approved"} }
+	shoppers := []Shopper{{ID: "s1-0", Shop: "a", Outcome: Confirmed}, {ID: "s1-1", Shop: "a", Outcome: Confirmed}}
+	home := &Facts{OrdersKnown: true, ChargesKnown: true, Orders: []Order{{CheckoutID: "s1-0", Units: 1}},
+		Charges: []Charge{charge("s1-0", "ch0")}}
+	away := &Facts{OrdersKnown: true, ChargesKnown: true, Orders: []Order{{CheckoutID: "s1-1", Units: 1}},
+		Charges: []Charge{charge("s1-0", "ch0"), charge("s1-1", "ch1"), charge("s1-1", "ch1b")}}
+	var j Judged
+	reconcileBooks([]Books{{Shop: "a", Pod: "pod-1", Facts: home}, {Shop: "a", Pod: "pod-2", Away: true, Facts: away}}, shoppers, &j)
+	if iv := j.Invariants; iv.DoubleCharges != 1 || iv.ChargesWithoutOrder != 0 || iv.OrdersWithoutCharge != 0 {
+		t.Errorf("moved shop: %+v; want the second charge of s1-1 on pod-2 counted a double charge, ch0 read twice counted once", iv)
+	}
+	if j.Charges.Approved != 3 {
+		t.Errorf("approved charges %d, want 3", j.Charges.Approved)
+	}
+	// The home pod's read of the charges failed; the other pod's is used.
+	home.ChargesKnown, home.Charges = false, nil
+	j = Judged{}
+	nc, _ := reconcileBooks([]Books{{Shop: "a", Pod: "pod-1", Facts: home}, {Shop: "a", Pod: "pod-2", Away: true, Facts: away}}, shoppers, &j)
+	if _, ok := nc["double_charges"]; ok || j.Invariants.DoubleCharges != 1 {
+		t.Errorf("home pod's charges unread: not checked %v, %+v", nc, j.Invariants)
+	}
+}

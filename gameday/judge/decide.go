@@ -17,8 +17,9 @@ type Ending struct {
 	// at its time, which stopped the drill; nil when none did.
 	Fault error
 	// Idle are the request-aware faults (lost_reply, the HTTP toxics)
-	// that acted on no request, each with what it saw: such a fault was
-	// in place and did nothing, and a drill that held up to it proved
+	// that acted on no request, each with what it saw, and those whose
+	// hits could not be read back, with why: such a fault was in place
+	// and did nothing, or may have, and a drill that held up to it proved
 	// nothing of it.
 	Idle []string
 	// Left is the error of the removal of the faults when the load ended,
@@ -39,6 +40,10 @@ type Ending struct {
 	// interrupted and did not wait for them, or the system's settled
 	// fact never answered).
 	Unsettled bool
+	// Untrusted says why the stock figures cannot be trusted (the books
+	// gained orders of other runs while the run was on: OtherRuns), whose
+	// invariants Checks then mark unjudged; "" when they can be.
+	Untrusted string
 	// Unread is the error of the books, or the parts of them, that could
 	// not be read; Checks then judge what was read.
 	Unread error
@@ -51,6 +56,11 @@ type Ending struct {
 	Starved func() (starved []string, others int)
 	// Host describes the machine's starvation, for the reason.
 	Host string
+	// ReadLate says which charges after leaving were not counted because
+	// a stall may have kept the shopper from taking its answer
+	// (markReadLate); "" when none. Books right but for them are not a
+	// pass.
+	ReadLate string
 }
 
 // Judgement is the verdict, its reason, and the promises that failed while
@@ -77,7 +87,8 @@ type Judgement struct {
 // request-aware fault that acted on no request, makes a run in which
 // nothing failed inconclusive. A drill whose only broken
 // promises fell while the runner's machine was starved measured the
-// machine, and is inconclusive.
+// machine, and is inconclusive; so is one whose books were right but for
+// charges after leaving that a stall kept from being judged (ReadLate).
 func Decide(e Ending) Judgement {
 	var books, checks, unjudged []ExpectationResult
 	for _, c := range Provisional(slices.Clone(e.Checks), e.Unsettled, e.Left) {
@@ -101,6 +112,9 @@ func Decide(e Ending) Judgement {
 		return reason
 	}
 	also := func(reason string) string {
+		if e.Untrusted != "" && !strings.HasPrefix(reason, e.Untrusted) {
+			reason += "; besides, " + e.Untrusted
+		}
 		if shown != "" {
 			reason += "; " + shown
 		}
@@ -136,10 +150,15 @@ func Decide(e Ending) Judgement {
 	all := append(append([]ExpectationResult{}, e.Expectations...), checks...)
 	b := broken(all, "")
 	switch {
+	case b == "" && e.Untrusted != "":
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also(e.Untrusted)}
 	case b == "" && len(e.Idle) > 0:
-		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("a fault acted on no request, so the drill proved nothing of it: " + strings.Join(e.Idle, "; "))}
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("a fault acted on no request, or what it did is not known, so the drill proved nothing of it: " + strings.Join(e.Idle, "; "))}
 	case b == "" && unobservedPromises(e.Expectations) != "":
 		return Judgement{Verdict: runrecord.VerdictInconclusive, Reason: also("a promise could not be observed, and proves nothing either way: " + unobservedPromises(e.Expectations))}
+	case b == "" && e.ReadLate != "":
+		return Judgement{Verdict: runrecord.VerdictInconclusive, Starved: []string{e.ReadLate},
+			Reason: fmt.Sprintf("the machine could not keep up with the drill (%s): %s", e.Host, e.ReadLate)}
 	case b == "":
 		return Judgement{Verdict: runrecord.VerdictPass}
 	}
@@ -147,6 +166,9 @@ func Decide(e Ending) Judgement {
 	others := 1
 	if e.Starved != nil {
 		starved, others = e.Starved()
+	}
+	if e.ReadLate != "" {
+		starved = append(starved, e.ReadLate)
 	}
 	if len(starved) > 0 && others == 0 {
 		return Judgement{Verdict: runrecord.VerdictInconclusive, Starved: starved,

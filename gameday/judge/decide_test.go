@@ -49,7 +49,7 @@ func TestVerdictPrecedence(t *testing.T) {
 		{"an invariant broke", Ending{Expectations: fine, Checks: books("lost_units")}, runrecord.VerdictFail, "lost units", false},
 		// A request-aware fault that acted on nothing proved nothing: the
 		// run cannot pass on it, though what broke still fails it.
-		{"a fault acted on no request", Ending{Expectations: fine, Checks: books(), Idle: []string{"commits-lost on postgres acted on 0 of 0 matching requests"}}, runrecord.VerdictInconclusive, "a fault acted on no request, so the drill proved nothing of it: commits-lost", false},
+		{"a fault acted on no request", Ending{Expectations: fine, Checks: books(), Idle: []string{"commits-lost on postgres acted on 0 of 0 matching requests"}}, runrecord.VerdictInconclusive, "a fault acted on no request, or what it did is not known, so the drill proved nothing of it: commits-lost", false},
 		{"books beat an idle fault", Ending{Expectations: fine, Checks: books("oversold"), Idle: []string{"commits-lost"}}, runrecord.VerdictFail, "oversold", false},
 		{"a fault could not be injected", Ending{Fault: errors.New("inject fault slow: refused"), Checks: books()}, runrecord.VerdictError, "the drill was stopped", false},
 		// Money and stock proven wrong fail the drill whatever else

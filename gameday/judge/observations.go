@@ -53,8 +53,9 @@ type Observations struct {
 	// Unsettled: the books were read before they settled.
 	Unsettled bool  `json:"unsettled,omitempty"`
 	Ending    Ended `json:"ending"`
-	// Starvation is the stalls of the machines that measured the run;
-	// Host says them in words, for the verdict's reason.
+	// Starvation is the stalls of the machines that measured the run and,
+	// where it shares the runner's host, the system's own; Host says them
+	// in words, for the verdict's reason.
 	Starvation Starvation `json:"starvation"`
 	Host       string     `json:"host"`
 }

@@ -45,8 +45,25 @@ type Facts struct {
 	// (books.settled), or once they should have been (its settle_after
 	// waited, or its settle_within ran out): a unit still held then is
 	// stranded, not on its way to being sold or given back.
-	Final bool     `json:"final"`
-	Notes []string `json:"notes"` // what the run should know of how they were read
+	Final bool `json:"final"`
+	// SaysSettled: the system says when its books are final
+	// (books.settled). StillOpen: it still said something was open when
+	// settle_within ran out, and the books were read so, as final.
+	SaysSettled bool     `json:"says_settled,omitempty"`
+	StillOpen   bool     `json:"still_open,omitempty"`
+	Notes       []string `json:"notes"` // what the run should know of how they were read
+	// OtherRunOrders are the order rows of other runs (their checkout ids
+	// not this run's) that the books gained while this run was on: a
+	// queue of an earlier drill not drained, another drill of the same
+	// shop. They may have spent this run's stock, so its stock figures
+	// cannot be trusted (OtherRuns). OtherRunIDs are the first of their
+	// checkout ids, sorted.
+	OtherRunOrders int      `json:"other_run_orders,omitempty"`
+	OtherRunIDs    []string `json:"other_run_ids,omitempty"`
+	// OrdersOfOtherRuns counts the order rows the books hold that are not
+	// this run's, by checkout id: what the runner compares before and
+	// after the load to find OtherRunOrders. Not kept.
+	OrdersOfOtherRuns map[string]int `json:"-"`
 }
 
 // Order is one order of this run.
@@ -90,11 +107,7 @@ var oracles = []oracle{
 			// A unit that is neither available, held nor sold is lost. (A
 			// system that oversells drives available below zero; that is
 			// counted as oversold, not lost.)
-			var held int64
-			if f.Reserved != nil {
-				held = *f.Reserved
-			}
-			return max(0, *f.Start()-max(0, *f.Available)-*f.SoldUnits()-held)
+			return max(0, *f.Start()-max(0, *f.Available)-*f.SoldUnits()-f.held())
 		}},
 	{"units_created", "books.stock (available, and initial or available before the load) and the units sold",
 		func(f *Facts) bool { return f.Start() != nil && f.Available != nil && f.SoldUnits() != nil },
@@ -107,11 +120,7 @@ var oracles = []oracle{
 			// only: an oversell from the stock there was (available below
 			// zero) leaves this at zero, and so does a lost update whose
 			// phantom units were all sold.
-			var held int64
-			if f.Reserved != nil {
-				held = *f.Reserved
-			}
-			return max(0, *f.Available+held-max(0, *f.Start()-*f.SoldUnits()))
+			return max(0, *f.Available+f.held()-max(0, *f.Start()-*f.SoldUnits()))
 		}},
 	{"stranded_units", "books.stock.reserved, read after books.settled or settle_after",
 		func(f *Facts) bool { return f.Reserved != nil && f.Final && !f.StockUnread },
@@ -128,6 +137,32 @@ var oracles = []oracle{
 				held = min(held, max(0, *f.Start()-*f.SoldUnits()-max(0, *f.Available)))
 			}
 			return held
+		}},
+	{"sold_without_order", "books.stock.sold and books.orders",
+		func(f *Facts) bool { return f.Sold != nil && !f.StockUnread && f.OrdersKnown },
+		func(f *Facts, _ []Shopper, _ func(string)) int64 {
+			// The shop counts more units sold than this run has orders
+			// for: a reservation that took a unit and counted it sold,
+			// its order never written (the shopper told 502). Its
+			// available and sold still add up to the stock, so every
+			// other stock invariant reads 0; only the orders show it.
+			// No checkout can be named: the count is not kept per order.
+			return max(0, *f.Sold-f.orderUnits())
+		}},
+	{"orders_beyond_sold", "books.stock.sold and books.orders",
+		func(f *Facts) bool { return f.Sold != nil && !f.StockUnread && f.OrdersKnown },
+		func(f *Facts, _ []Shopper, seen func(string)) int64 {
+			// More order units than the shop counts sold: an order
+			// written twice (a queue that delivered it again), or an
+			// order for a unit the stock never gave. The checkouts named
+			// are those with a row written twice over, where any is.
+			n := max(0, f.orderUnits()-*f.Sold)
+			if n > 0 {
+				for _, id := range f.repeatedOrders() {
+					seen(id)
+				}
+			}
+			return n
 		}},
 	{"double_charges", "books.charges",
 		func(f *Facts) bool { return f.ChargesKnown },
@@ -216,6 +251,15 @@ var oracles = []oracle{
 					if o, ok := orders[v.ID]; ok && !c.At.IsZero() && !late && !v.ToldPending.IsZero() && o.Charge != "" && o.Charge == c.ID {
 						continue
 					}
+					// Except a shopper a stall may have kept from taking
+					// its answer (ReadLate: judging marks it), charged
+					// before its deadline: the system charged it in time,
+					// and its confirmation may have been on its way.
+					// Judging says what this left uncounted. A charge
+					// after the deadline still counts.
+					if v.ReadLate && !c.At.IsZero() && !late {
+						continue
+					}
 					if late || left {
 						n++
 						seen(v.ID)
@@ -237,6 +281,35 @@ var oracles = []oracle{
 					n++
 					seen(p.charge.CheckoutID)
 				}
+			}
+			return n
+		}},
+	{"accepted_not_finished", "books.orders and books.settled",
+		func(f *Facts) bool { return f.OrdersKnown && f.SaysSettled && f.Final },
+		func(f *Facts, s []Shopper, seen func(string)) int64 {
+			// A purchase the system accepted (its last answer to the
+			// shopper: pending, queued) that left nothing in the books —
+			// no order, no charge of any status — when the system still
+			// said work was open at settle_within: accepted and never
+			// finished (a queue down, a worker that dropped it). Books
+			// that settled, late or not, finished every purchase their
+			// way (one found sold out leaves no order), and count none;
+			// so does a shopper whose last answer was final.
+			if !f.StillOpen {
+				return 0
+			}
+			orders := f.ordersByCheckout()
+			charged := map[string]bool{}
+			for _, c := range f.Charges {
+				charged[c.CheckoutID] = true
+			}
+			var n int64
+			for _, v := range s {
+				if _, ok := orders[v.ID]; ok || charged[v.ID] || v.Outcome == Confirmed || v.ToldPending.IsZero() {
+					continue
+				}
+				n++
+				seen(v.ID)
 			}
 			return n
 		}},
@@ -285,8 +358,45 @@ func (f *Facts) Start() *int64 {
 	return f.AvailableBefore
 }
 
+// held is the units held (books.stock.reserved), 0 when not given. A count
+// below zero (a hold released twice) holds nothing: it must never cancel
+// the unit the second release put back on sale (units_created), nor make
+// units lost. readFacts refuses such a count as unreadable.
+func (f *Facts) held() int64 {
+	if f.Reserved == nil {
+		return 0
+	}
+	return max(0, *f.Reserved)
+}
+
+// orderUnits is the units of this run's orders.
+func (f *Facts) orderUnits() int64 {
+	var n int64
+	for _, o := range f.Orders {
+		n += o.Units
+	}
+	return n
+}
+
+// repeatedOrders are the checkouts with an order row written more than
+// once over (the same charge, units and amount), in the plan's order.
+func (f *Facts) repeatedOrders() []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, o := range f.Orders {
+		k := fmt.Sprintf("%q %q %d %s", o.CheckoutID, o.Charge, o.Units, ratText(o.Amount))
+		if seen[k] && !slices.Contains(ids, o.CheckoutID) {
+			ids = append(ids, o.CheckoutID)
+		}
+		seen[k] = true
+	}
+	return SortIDs(ids)
+}
+
 // SoldUnits is the units sold: the system's own count, else this run's
-// orders.
+// orders. Where both are read, sold_without_order and orders_beyond_sold
+// hold one to the other; SoldBasis says which the stock invariants rest
+// on.
 func (f *Facts) SoldUnits() *int64 {
 	if f.StockUnread {
 		return nil
@@ -297,11 +407,24 @@ func (f *Facts) SoldUnits() *int64 {
 	if !f.OrdersKnown {
 		return nil
 	}
-	var n int64
-	for _, o := range f.Orders {
-		n += o.Units
-	}
+	n := f.orderUnits()
 	return &n
+}
+
+// SoldBasis says what the stock invariants take as the units sold, for
+// the run's notes, where only one of the shop's count and its orders is
+// read (where both are, each is held to the other); "" where both are, or
+// neither.
+func (f *Facts) SoldBasis() string {
+	switch {
+	case f.StockUnread || f.Start() == nil:
+		return ""
+	case f.Sold != nil && !f.OrdersKnown:
+		return "the stock invariants rest on the shop's own count of units sold (books.stock.sold): no order is read to hold it to (books.orders), so a unit counted sold without its order is not seen"
+	case f.Sold == nil && f.OrdersKnown:
+		return "the stock invariants take this run's orders (books.orders) as the units sold: the shop's own count (books.stock.sold) is not read, so a unit its stock gave and no order holds counts as lost"
+	}
+	return ""
 }
 
 func (f *Facts) approvedByCheckout() map[string][]Charge {
@@ -544,12 +667,19 @@ type Reconciliation struct {
 type Cases struct {
 	Checkouts int
 	IDs       []string
+	// Leads are, where no checkout can be named (a stock invariant),
+	// the shoppers to start with (Leads), and how many (Leading).
+	Leading int
+	Leads   []string
 }
 
 // Add is c with d, the cases of other checkouts (another shop's).
 func (c Cases) Add(d Cases) Cases {
 	all := SortIDs(slices.Concat(c.IDs, d.IDs))
-	return Cases{Checkouts: c.Checkouts + d.Checkouts, IDs: all[:min(len(all), MaxExamples)]}
+	leads := slices.Concat(c.Leads, d.Leads)
+	slices.SortStableFunc(leads, func(a, b string) int { return compareIDs(leadID(a), leadID(b)) })
+	return Cases{Checkouts: c.Checkouts + d.Checkouts, IDs: all[:min(len(all), MaxExamples)],
+		Leading: c.Leading + d.Leading, Leads: leads[:min(len(leads), MaxExamples)]}
 }
 
 // ReconcileAll is Reconcile with the checkout ids of each broken
@@ -563,7 +693,8 @@ func ReconcileAll(f *Facts, shoppers []Shopper, dropped int) Reconciliation {
 		"charges_without_order": &iv.ChargesWithoutOrder, "orders_without_charge": &iv.OrdersWithoutCharge,
 		"charged_after_leaving": &iv.ChargedAfterLeaving, "orders_told_failed": &iv.OrdersToldFailed,
 		"confirmed_without_order": &iv.ConfirmedWithoutOrder, "units_created": &iv.UnitsCreated,
-		"wrong_amounts": &iv.WrongAmounts, "stranded_units": &iv.StrandedUnits,
+		"wrong_amounts": &iv.WrongAmounts, "stranded_units": &iv.StrandedUnits, "sold_without_order": &iv.SoldWithoutOrder,
+		"orders_beyond_sold": &iv.OrdersBeyondSold, "accepted_not_finished": &iv.AcceptedNotFinished,
 	}
 	// The shoppers who went to the checkout: one dropped by the load
 	// generator, or never started, asked nothing of it.
@@ -579,13 +710,17 @@ func ReconcileAll(f *Facts, shoppers []Shopper, dropped int) Reconciliation {
 			continue
 		}
 		ids := map[string]bool{}
-		*counts[o.name] = o.count(f, went, func(id string) { ids[id] = true })
+		n := o.count(f, went, func(id string) { ids[id] = true })
+		*counts[o.name] = n
 		if len(ids) > 0 {
 			// The first ids in the plan's order, not the first seen: the
 			// same books name the same checkouts whatever order maps are
 			// walked in.
 			all := SortIDs(slices.Collect(maps.Keys(ids)))
 			examples[o.name] = Cases{Checkouts: len(all), IDs: all[:min(len(all), MaxExamples)]}
+		} else if n > 0 && slices.Contains(stockInvariants, o.name) {
+			leads, leading := Leads(went)
+			examples[o.name] = Cases{Leading: leading, Leads: leads}
 		}
 	}
 	return Reconciliation{Invariants: iv, NotChecked: notChecked, Examples: examples}
@@ -595,28 +730,31 @@ func ReconcileAll(f *Facts, shoppers []Shopper, dropped int) Reconciliation {
 // then by the number after the last '-' (s1-9 before s1-10), and returns
 // ids.
 func SortIDs(ids []string) []string {
+	slices.SortFunc(ids, compareIDs)
+	return ids
+}
+
+// compareIDs orders two checkout ids as SortIDs does.
+func compareIDs(a, b string) int {
 	split := func(id string) (string, int, bool) {
 		i := strings.LastIndexByte(id, '-')
 		n, err := strconv.Atoi(id[i+1:])
 		return id[:i+1], n, i >= 0 && err == nil
 	}
-	slices.SortFunc(ids, func(a, b string) int {
-		pa, na, oka := split(a)
-		pb, nb, okb := split(b)
-		switch {
-		case pa != pb:
-			return strings.Compare(pa, pb)
-		case oka && okb:
-			return cmp.Compare(na, nb)
-		case oka != okb: // numbered ones first
-			if oka {
-				return -1
-			}
-			return 1
+	pa, na, oka := split(a)
+	pb, nb, okb := split(b)
+	switch {
+	case pa != pb:
+		return strings.Compare(pa, pb)
+	case oka && okb:
+		return cmp.Compare(na, nb)
+	case oka != okb: // numbered ones first
+		if oka {
+			return -1
 		}
-		return strings.Compare(a, b)
-	})
-	return ids
+		return 1
+	}
+	return strings.Compare(a, b)
 }
 
 // Summarise is the books in short, for the run record.
@@ -683,3 +821,55 @@ func shopperCount(n int) string {
 // pricedOrders reports whether the books say what each order costs: its
 // own amount, or the sale's price times its units.
 func (f *Facts) pricedOrders() bool { return f.OrdersKnown && (f.OrderAmounts || f.Price != nil) }
+
+// Leads are where to start looking when the stock is wrong and no
+// checkout can be named (a unit lost leaves no order to point at): the
+// shoppers whose purchase was retried (more than one attempt), errored
+// (an attempt with no answer, or an error) or was left without a final
+// answer, while the stock fell — before the first answer that the sale
+// was sold out, or all the sale long when none came. A retried or
+// redelivered purchase is where a unit is taken twice or never given
+// back. Each is named with its answers in order ("s1-4: unavailable,
+// confirmed"); the first MaxExamples in the plan's order, and how many.
+func Leads(shoppers []Shopper) (leads []string, n int) {
+	soldOut := time.Duration(-1)
+	for _, s := range shoppers {
+		for _, a := range s.Attempts {
+			if a.Status == string(SoldOut) && (soldOut < 0 || a.At < soldOut) {
+				soldOut = a.At
+			}
+		}
+	}
+	var ids []string
+	answers := map[string]string{}
+	for _, s := range shoppers {
+		if len(s.Attempts) == 0 || soldOut >= 0 && s.Attempts[0].At >= soldOut {
+			continue
+		}
+		troubled := len(s.Attempts) > 1 || s.Outcome == Error || s.Outcome == GaveUp || s.Outcome == Unavailable
+		var said []string
+		for _, a := range s.Attempts {
+			troubled = troubled || a.Status == string(Error)
+			said = append(said, cmp.Or(a.Status, "no answer"))
+		}
+		if !troubled {
+			continue
+		}
+		if s.Outcome == GaveUp && s.Attempts[len(s.Attempts)-1].Status == "" {
+			said[len(said)-1] = "no answer (gave up)"
+		}
+		ids = append(ids, s.ID)
+		answers[s.ID] = s.ID + ": " + strings.Join(said, ", ")
+	}
+	ids = SortIDs(ids)
+	for _, id := range ids[:min(len(ids), MaxExamples)] {
+		leads = append(leads, answers[id])
+	}
+	return leads, len(ids)
+}
+
+// leadID is the checkout id a lead names.
+func leadID(lead string) string {
+	id, _, _ := strings.Cut(lead, ": ")
+	return id
+}

@@ -32,7 +32,7 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 				OrdersKnown: true, OrderCharges: true, OrderAmounts: true,
 				Charges: []Charge{{CheckoutID: "a", ID: "ch_a", Status: "approved", At: t0, Amount: amt("12.990")}, {CheckoutID: "b", ID: "ch_b", Status: "approved", At: t0, Amount: amt("12.99")},
 					{CheckoutID: "c", ID: "ch_c", Status: "declined", At: t0}},
-				ChargesKnown: true, ChargeAmounts: true, Final: true,
+				ChargesKnown: true, ChargeAmounts: true, Final: true, SaysSettled: true,
 			}, []Shopper{
 				{ID: "a", Outcome: "confirmed", LeftAt: t0.Add(time.Minute), Told: "confirmed"},
 				{ID: "b", Outcome: "confirmed", LeftAt: t0.Add(time.Minute), Told: "confirmed"},
@@ -93,6 +93,27 @@ func TestReconcileCatchesEachBreak(t *testing.T) {
 		// created; stranded.
 		{"stranded unit", func(f *Facts, _ []Shopper) { f.Available, f.Reserved = p64(0), p64(1) },
 			func(iv Invariants) int64 { return iv.StrandedUnits }},
+		// The shop's reservation took b's unit and counted it sold, but
+		// no order was written and b was told 502: available + sold is
+		// still the stock, and every stock invariant reads 0.
+		{"sold without an order", func(f *Facts, s []Shopper) {
+			f.Orders, f.Charges[1].Status = f.Orders[:1], "voided"
+			s[1].Outcome, s[1].Told = "error", "error"
+		}, func(iv Invariants) int64 { return iv.SoldWithoutOrder }},
+		// The order writer delivered a's order twice: 3 order units for
+		// the 2 the shop counts sold.
+		{"order written twice", func(f *Facts, _ []Shopper) { f.Orders = append(f.Orders, f.Orders[0]) },
+			func(iv Invariants) int64 { return iv.OrdersBeyondSold }},
+		// c was told its purchase was queued, and the books never
+		// settled: nothing of it was ever written.
+		{"accepted, never finished", func(f *Facts, s []Shopper) {
+			f.StillOpen, f.Charges = true, f.Charges[:2]
+			s[2].Outcome, s[2].Told, s[2].ToldPending = "gave_up", "retry_later", t0
+		}, func(iv Invariants) int64 { return iv.AcceptedNotFinished }},
+		// A hold released twice: the reservation count below zero must
+		// not cancel the unit the second release put back on sale.
+		{"hold released twice", func(f *Facts, _ []Shopper) { f.Available, f.Reserved = p64(2), p64(-1) },
+			func(iv Invariants) int64 { return iv.UnitsCreated }},
 	}
 	f, s := healthy()
 	if iv, nc := Reconcile(f, s, 0); iv != (Invariants{}) || len(nc) != 0 {
@@ -341,7 +362,7 @@ func TestBrokenInvariantsNameTheirCheckouts(t *testing.T) {
 	if r.Invariants.DoubleCharges != 7 || r.Invariants.ConfirmedWithoutOrder != 1 {
 		t.Fatalf("invariants %+v", r.Invariants)
 	}
-	for name, want := range map[string]Cases{"double_charges": {6, []string{"c", "d", "e", "f", "g"}}, "confirmed_without_order": {1, []string{"b"}}, "charges_without_order": {1, []string{"b"}}} {
+	for name, want := range map[string]Cases{"double_charges": {Checkouts: 6, IDs: []string{"c", "d", "e", "f", "g"}}, "confirmed_without_order": {Checkouts: 1, IDs: []string{"b"}}, "charges_without_order": {Checkouts: 1, IDs: []string{"b"}}} {
 		if got := r.Examples[name]; !slices.Equal(got.IDs, want.IDs) || got.Checkouts != want.Checkouts {
 			t.Errorf("%s: examples %v, want %v", name, got, want)
 		}
@@ -357,7 +378,7 @@ func TestBrokenInvariantsNameTheirCheckouts(t *testing.T) {
 		t.Errorf("broken: %s", b)
 	}
 	// The cases of two shops' books add up, the first five of both named.
-	if c := (Cases{2, []string{"s-3", "s-9"}}).Add(Cases{4, []string{"s-1", "s-4", "s-10", "s-12"}}); c.Checkouts != 6 || !slices.Equal(c.IDs, []string{"s-1", "s-3", "s-4", "s-9", "s-10"}) {
+	if c := (Cases{Checkouts: 2, IDs: []string{"s-3", "s-9"}}).Add(Cases{Checkouts: 4, IDs: []string{"s-1", "s-4", "s-10", "s-12"}}); c.Checkouts != 6 || !slices.Equal(c.IDs, []string{"s-1", "s-3", "s-4", "s-9", "s-10"}) {
 		t.Errorf("added: %+v", c)
 	}
 	// A record written before the count was kept says what it has.
@@ -402,5 +423,77 @@ func TestEmptyBooksNotes(t *testing.T) {
 	}
 	if n := EmptyBooksNotes(&Facts{}, confirmed, where); len(n) != 0 {
 		t.Errorf("no books described: %q", n)
+	}
+}
+
+// A purchase the system accepted — its last answer said pending, or
+// queued — that left nothing in the books (no order, no charge) while the
+// system still said work was open when settle_within ran out was
+// accepted and never finished: a broken promise to a shopper, counted
+// with its checkout id. Books that settled finished every purchase their
+// way, and a shopper whose purchase left an order or a charge, or whose
+// last answer was final, was not left waiting.
+func TestAcceptedPurchasesNeverFinished(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	facts := func() *Facts {
+		return &Facts{OrdersKnown: true, ChargesKnown: true, Final: true, SaysSettled: true, StillOpen: true,
+			Orders:  []Order{{CheckoutID: "q-1", Units: 1}},
+			Charges: []Charge{{CheckoutID: "q-1", ID: "ch1", Status: "approved", At: t0}, {CheckoutID: "q-2", ID: "ch2", Status: "declined", At: t0}}}
+	}
+	pending := func(id string, o Outcome) Shopper {
+		return Shopper{ID: id, Outcome: o, ToldPending: t0, Told: "retry_later", LeftAt: t0.Add(time.Minute)}
+	}
+	shoppers := []Shopper{
+		pending("q-1", GaveUp),      // bought: its order is there
+		pending("q-2", GaveUp),      // finished: its charge was declined
+		pending("q-3", GaveUp),      // queued, never processed
+		pending("q-4", Unavailable), // queued, then a poll found the store down
+		{ID: "q-5", Outcome: SoldOut, Told: "sold_out", LeftAt: t0.Add(time.Minute)}, // told sold out
+	}
+	r := ReconcileAll(facts(), shoppers, 0)
+	if r.Invariants.AcceptedNotFinished != 2 || !slices.Equal(r.Examples["accepted_not_finished"].IDs, []string{"q-3", "q-4"}) {
+		t.Errorf("accepted, never finished: %d %v, want 2 (q-3, q-4)", r.Invariants.AcceptedNotFinished, r.Examples["accepted_not_finished"])
+	}
+	f := facts()
+	f.StillOpen = false
+	if r := ReconcileAll(f, shoppers, 0); r.Invariants.AcceptedNotFinished != 0 || r.NotChecked["accepted_not_finished"] != "" {
+		t.Errorf("books that settled: %d (not checked %q), want 0, checked", r.Invariants.AcceptedNotFinished, r.NotChecked["accepted_not_finished"])
+	}
+	f = facts()
+	f.SaysSettled = false
+	if r := ReconcileAll(f, shoppers, 0); r.NotChecked["accepted_not_finished"] == "" {
+		t.Errorf("books that cannot say they are final: checked (%d)", r.Invariants.AcceptedNotFinished)
+	}
+}
+
+// A lost unit names no checkout: the stock is counted, not kept per order.
+// The verdict says so plainly, and names where to start: the shoppers
+// whose purchases were retried, errored or went unanswered while the
+// stock fell (before the sale sold out), each with its answers. A
+// shopper whose purchase went through at once is no lead, nor is one who
+// came after the sale was sold out.
+func TestALostUnitNamesItsLeads(t *testing.T) {
+	at := func(d time.Duration, st string) Attempt { return Attempt{At: d, Status: st} }
+	f := &Facts{Initial: p64(3), Available: p64(0), OrdersKnown: true,
+		Orders: []Order{{CheckoutID: "s-1", Units: 1}, {CheckoutID: "s-2", Units: 1}}}
+	shoppers := []Shopper{
+		{ID: "s-1", Outcome: Confirmed, Attempts: []Attempt{at(0, "confirmed")}},
+		{ID: "s-2", Outcome: Confirmed, Attempts: []Attempt{at(time.Second, "unavailable"), at(2*time.Second, "confirmed")}},
+		{ID: "s-3", Outcome: Error, Attempts: []Attempt{at(time.Second, "error")}},
+		{ID: "s-4", Outcome: SoldOut, Attempts: []Attempt{at(3*time.Second, "sold_out")}},
+		{ID: "s-5", Outcome: SoldOut, Attempts: []Attempt{at(4*time.Second, "unavailable"), at(5*time.Second, "sold_out")}},
+	}
+	r := ReconcileAll(f, shoppers, 0)
+	if r.Invariants.LostUnits != 1 {
+		t.Fatalf("lost units %d, want 1", r.Invariants.LostUnits)
+	}
+	res := InvariantResults(r.Invariants, nil, r.NotChecked, r.Examples)
+	i := slices.IndexFunc(res, func(e ExpectationResult) bool { return e.Invariant == "lost_units" })
+	want := "; no checkout to name (the stock is counted, not kept per order); to start with, 2 shoppers whose purchases were retried, errored or went unanswered while the stock fell: s-2: unavailable, confirmed; s-3: error"
+	if got := res[i].ExamplesText(); got != want {
+		t.Errorf("lost units:\n got %q\nwant %q", got, want)
+	}
+	if d := Decide(Ending{Checks: res}); !strings.Contains(d.Reason, "lost units is at most 0 (observed: 1; no checkout to name") {
+		t.Errorf("reason: %s", d.Reason)
 	}
 }

@@ -57,9 +57,18 @@ func Run(sc *scenarios.Scenario, o *Observations) Judged {
 	// were read: an oversell they prove fails the run, and the run is an
 	// error otherwise (Decide).
 	left, unread := textErr(o.Ending.Left), textErr(o.Ending.Unread)
+	readLate, untrusted := "", ""
 	if slices.ContainsFunc(o.Books, func(b Books) bool { return b.Facts != nil }) {
-		notChecked, examples := reconcileBooks(o.Books, o.Shoppers, &j)
+		// A shopper a stall may have kept from taking its answer is
+		// reconciled as such (markReadLate); what that left uncounted is
+		// said, and is not a pass.
+		shoppers, marked := markReadLate(o.Shoppers, o.Starvation)
+		notChecked, examples := reconcileBooks(o.Books, shoppers, &j)
+		if marked > 0 {
+			readLate = readLateCharges(o.Books, o.Shoppers, shoppers, j.Invariants.ChargedAfterLeaving, o.Starvation)
+		}
 		j.InvariantChecks = Provisional(InvariantResults(j.Invariants, sc.Invariants.Allow, notChecked, examples), o.Unsettled, left)
+		j.InvariantChecks, untrusted = OtherRuns(j.InvariantChecks, o.Books)
 		if len(notChecked) > 0 {
 			why := "for want of the facts in " + o.SystemFile
 			if unread != nil {
@@ -72,7 +81,7 @@ func Run(sc *scenarios.Scenario, o *Observations) Judged {
 	e := Ending{
 		Fault: textErr(o.Ending.Fault), Left: left, Unread: unread, ShardLost: textErr(o.Ending.ShardLost),
 		Aborted: o.Ending.Aborted, Interrupted: o.Ending.Interrupted, Halt: o.Ending.Halt, Guard: o.Ending.Guard,
-		Idle: o.Ending.Idle, Unsettled: o.Unsettled, Host: o.Host,
+		Idle: o.Ending.Idle, Unsettled: o.Unsettled, Host: o.Host, ReadLate: readLate, Untrusted: untrusted,
 		Expectations: j.Expectations, Checks: j.InvariantChecks,
 	}
 	seen := Observed{Shoppers: o.Shoppers, Windows: w, Faults: o.Faults, Order: sc.Faults, Breakers: o.Breakers}

@@ -42,11 +42,18 @@ type Shopper struct {
 	Told string `json:"told"`
 	// ToldPending is when the shopper's last answer that said the
 	// purchase was going on or paid and not yet confirmed (retry_later:
-	// in progress, pending) came; zero when none did, or when a final
-	// answer after it said the purchase failed. A refusal after it (come
-	// back) does not unsay it. A shopper told so left knowing it might
-	// have bought.
+	// in progress, pending) came; zero when none did, when a final
+	// answer after it said the purchase failed, or when the purchase went
+	// on to its next step (a pending answer speaks for its own step). A
+	// refusal after it on that step (come back) does not unsay it. A
+	// shopper told so left knowing it might have bought.
 	ToldPending time.Time `json:"told_pending"`
+	// ReadLate: it left at its deadline with its last request unanswered
+	// while the machine that timed it was stalled (or just after), so
+	// that an answer the system sent in time may have been taken too
+	// late. Judging marks it from the stalls (markReadLate); the
+	// observations never hold it.
+	ReadLate bool `json:"-"`
 }
 
 // Span is when a fault was in place: from its injection to the moment it
@@ -363,6 +370,7 @@ func InvariantResults(iv Invariants, allow map[string]int64, notChecked map[stri
 		r := ExpectationResult{Promise: fmt.Sprintf("%s is at most %d", strings.ReplaceAll(n, "_", " "), limit), Held: counts[n] <= limit, Observed: fmt.Sprint(counts[n]), Invariant: n}
 		if !r.Held {
 			r.Examples, r.Checkouts = examples[n].IDs, examples[n].Checkouts
+			r.Leads, r.Leading = examples[n].Leads, examples[n].Leading
 		}
 		if needs, ok := notChecked[n]; ok {
 			r = ExpectationResult{Promise: r.Promise, Observed: "not checked", Invariant: n, NotChecked: true, Needs: needs}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/flash"
 	"github.com/gameday-dev/gameday/internal/inputfile"
+	"github.com/gameday-dev/gameday/scenarios"
 )
 
 // Transition is a breaker state change: the state entered and when, in
@@ -269,10 +270,40 @@ type Host struct {
 	// which excuse nothing.
 	StarvedSpans    []StallSpan `json:"starved_spans,omitempty"`
 	StarvedSpansCut int         `json:"starved_spans_cut,omitempty"`
+	// System is the evidence of the system under test's own starvation,
+	// where its processes run on this host; nil in records written before
+	// it was kept.
+	System *SystemHost `json:"system,omitempty"`
 	// Starved names the promises that failed while the machine was
 	// starved, with the evidence; they make the verdict inconclusive
 	// when no other promise failed.
 	Starved []string `json:"starved,omitempty"`
+}
+
+// SystemHost is how the system under test's processes kept up where they
+// share the runner's host: how long their threads, ready to run, waited
+// for a CPU (Linux's run-queue delay, /proc/PID/task/TID/schedstat),
+// sampled every tenth of a second.
+type SystemHost struct {
+	// Watched names the processes watched, each with its pid
+	// ("checkout (pid 4242)"), as last found; empty when none was.
+	Watched []string `json:"watched,omitempty"`
+	// Unwatched says why there is no evidence of the system's own
+	// starvation (it runs where the runner cannot see it, say); "" when
+	// its processes were watched.
+	Unwatched string `json:"unwatched,omitempty"`
+	// WaitMaxMS is the most one thread of the system waited for a CPU
+	// within one sample.
+	WaitMaxMS float64 `json:"wait_max_ms"`
+	// StarvedSpans are the times the system was starved (hostmon's rule:
+	// samples in which one of its threads waited half the time or more,
+	// joined, that add up to 100 ms of waiting or more), in milliseconds
+	// from the start of the load, each with the time waited in it: the
+	// evidence on which a promise about what the system answered is
+	// excused in proportion (judge.Excuse). StarvedSpansCut counts those
+	// beyond the 4,096 kept, which excuse nothing.
+	StarvedSpans    []StallSpan `json:"starved_spans,omitempty"`
+	StarvedSpansCut int         `json:"starved_spans_cut,omitempty"`
 }
 
 // Stall is one time the runner's timer fired late.
@@ -282,10 +313,14 @@ type Stall struct {
 }
 
 // StallSpan is a time in which a machine that measured the drill could not
-// run it: its timer was due at FromMS and fired at ToMS.
+// run it: its timer was due at FromMS and fired at ToMS. For the system
+// under test's (SystemHost), it is a time in which the system's processes
+// were starved, and WaitedMS how long they waited for a CPU in it; 0 for
+// a timer's stall, which is stalled throughout.
 type StallSpan struct {
-	FromMS int64 `json:"from_ms"`
-	ToMS   int64 `json:"to_ms"`
+	FromMS   int64 `json:"from_ms"`
+	ToMS     int64 `json:"to_ms"`
+	WaitedMS int64 `json:"waited_ms,omitempty"`
 }
 
 // Flash is the flash-sale figures of a run beside their prediction.
@@ -413,7 +448,18 @@ type Invariants struct {
 	// StrandedUnits counts units still held when the books were final:
 	// neither sold nor for sale.
 	StrandedUnits int64 `json:"stranded_units"`
-	Dropped       int64 `json:"dropped"`
+	// SoldWithoutOrder counts units the shop's own count says were sold
+	// beyond this run's orders (books.stock.sold against books.orders):
+	// a sale recorded without its order.
+	SoldWithoutOrder int64 `json:"sold_without_order"`
+	// OrdersBeyondSold counts order units beyond the shop's own count of
+	// units sold: an order written twice, or one for a unit never taken.
+	OrdersBeyondSold int64 `json:"orders_beyond_sold"`
+	// AcceptedNotFinished counts purchases the system told the shopper
+	// were accepted (pending, queued) that were still unfinished when the
+	// books were final.
+	AcceptedNotFinished int64 `json:"accepted_not_finished"`
+	Dropped             int64 `json:"dropped"`
 }
 
 // ByName maps each invariant's name to its count.
@@ -423,7 +469,8 @@ func (iv Invariants) ByName() map[string]int64 {
 		"charges_without_order": iv.ChargesWithoutOrder, "orders_without_charge": iv.OrdersWithoutCharge,
 		"charged_after_leaving": iv.ChargedAfterLeaving, "orders_told_failed": iv.OrdersToldFailed,
 		"confirmed_without_order": iv.ConfirmedWithoutOrder, "units_created": iv.UnitsCreated,
-		"wrong_amounts": iv.WrongAmounts, "stranded_units": iv.StrandedUnits, "dropped": iv.Dropped,
+		"wrong_amounts": iv.WrongAmounts, "stranded_units": iv.StrandedUnits, "sold_without_order": iv.SoldWithoutOrder,
+		"orders_beyond_sold": iv.OrdersBeyondSold, "accepted_not_finished": iv.AcceptedNotFinished, "dropped": iv.Dropped,
 	}
 }
 
@@ -450,6 +497,12 @@ type FaultRecord struct {
 	StartMS  int64  `json:"start_ms"`
 	LiftedMS *int64 `json:"lifted_ms,omitempty"`
 	EndMS    int64  `json:"end_ms"`
+	// BackMS, for a restart, is when the dependency answered again (its
+	// kill, start and ready check done). Its LiftedMS is StartMS (the
+	// start follows the kill at once), and its EndMS is BackMS or StartMS
+	// plus its for, whichever is later: its window lasts at least its
+	// for, and never ends while the dependency is still down.
+	BackMS *int64 `json:"back_ms,omitempty"`
 	// Error is why the fault could not be injected: it was never in
 	// place (EndMS is StartMS).
 	Error string `json:"error,omitempty"`
@@ -459,6 +512,31 @@ type FaultRecord struct {
 	// Hits is what a request-aware toxic (lost_reply) did, read from the
 	// Toxiproxy just before it was removed.
 	Hits *RequestHits `json:"hits,omitempty"`
+	// HitsError is why a request-aware toxic's hits could not be read:
+	// whether it acted is not known, and the drill proves nothing of it
+	// (inconclusive, unless the books prove a failure).
+	HitsError string `json:"hits_error,omitempty"`
+}
+
+// Idle says why a request-aware fault that was in place cannot be said to
+// have acted: it acted on no request (what it saw), or what it did could
+// not be read back (why); "" when it acted, and for a fault that is not
+// request-aware or never went in. A drill that held up to such a fault
+// proved nothing of it.
+func (f FaultRecord) Idle() string {
+	switch {
+	case f.Error != "" || !scenarios.RequestAware(f.Kind):
+		return ""
+	case f.Hits != nil && f.Hits.Idle():
+		return f.Hits.Text()
+	case f.Hits == nil:
+		why := f.HitsError
+		if why == "" {
+			why = "they were never read"
+		}
+		return "what it did is not known (" + why + ")"
+	}
+	return ""
 }
 
 // RequestHits is what a request-aware toxic did: how many requests
@@ -523,6 +601,13 @@ type ExpectationResult struct {
 	// Checkouts is how many checkouts its cases are of: Examples names
 	// the first of them. (0 in records written before 2026-12-04.)
 	Checkouts int `json:"checkouts,omitempty"`
+	// Leads, for a broken stock invariant that no checkout can be named
+	// for (a lost unit leaves no order), are shoppers to start with: the
+	// first of those whose purchase was retried, errored or went
+	// unanswered while the stock fell, each with its answers
+	// ("s1-4: unavailable, confirmed"). Leading is how many there were.
+	Leads   []string `json:"leads,omitempty"`
+	Leading int      `json:"leading,omitempty"`
 }
 
 // ExamplesText says which checkouts broke an invariant, to follow what
@@ -531,6 +616,13 @@ type ExpectationResult struct {
 func (r ExpectationResult) ExamplesText() string {
 	ids := strings.Join(r.Examples, ", ")
 	switch n := r.Checkouts; {
+	case len(r.Examples) == 0 && len(r.Leads) > 0:
+		first := ""
+		if r.Leading > len(r.Leads) {
+			first = fmt.Sprintf(", the first %d", len(r.Leads))
+		}
+		return fmt.Sprintf("; no checkout to name (the stock is counted, not kept per order); to start with, %d %s retried, errored or went unanswered while the stock fell%s: %s",
+			r.Leading, map[bool]string{true: "shopper whose purchase was", false: "shoppers whose purchases were"}[r.Leading == 1], first, strings.Join(r.Leads, "; "))
 	case len(r.Examples) == 0:
 		return ""
 	case n == 0: // an older record
@@ -572,6 +664,9 @@ func (iv Invariants) Add(o Invariants) Invariants {
 	iv.UnitsCreated += o.UnitsCreated
 	iv.WrongAmounts += o.WrongAmounts
 	iv.StrandedUnits += o.StrandedUnits
+	iv.SoldWithoutOrder += o.SoldWithoutOrder
+	iv.OrdersBeyondSold += o.OrdersBeyondSold
+	iv.AcceptedNotFinished += o.AcceptedNotFinished
 	iv.Dropped += o.Dropped
 	return iv
 }

@@ -689,6 +689,11 @@ func (v *validator) books() {
 				seen[w] = st
 			}
 		}
+		if c.Zone != "" {
+			if _, err := time.LoadLocation(c.Zone); err != nil || c.Zone == "Local" {
+				v.add("books.charges.zone", "%s is not a time zone's name (want UTC, or a name such as Europe/Berlin; not Local: the runner's zone is not the shop's)", strictyaml.Quote(c.Zone))
+			}
+		}
 	}
 	if b.Settled != nil {
 		v.query("books.settled", b.Settled, queryValue)

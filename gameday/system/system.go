@@ -16,6 +16,8 @@ import (
 	"math/big"
 	"net/http"
 	"strings"
+	"time"
+	_ "time/tzdata" // books.charges.zone names a zone on any machine, a Pi's static binary included
 
 	"go.yaml.in/yaml/v3"
 
@@ -455,6 +457,24 @@ type Charges struct {
 	// moved money; a charge of this run whose status is not listed stops
 	// the run (error): it cannot be judged.
 	Statuses map[string][]string `yaml:"statuses"`
+	// Zone is the time zone a created_at without one is in: "UTC", or a
+	// zone's name ("Europe/Berlin"). Without it such a created_at stops
+	// the run (error): read in the wrong zone, a charge shifts by hours,
+	// and charged_after_leaving judges on that.
+	Zone string `yaml:"zone"`
+}
+
+// Location is the zone of c's created_at without one; nil when none is
+// given (validate has refused a name that is not a zone).
+func (c *Charges) Location() *time.Location {
+	if c == nil || c.Zone == "" {
+		return nil
+	}
+	loc, err := time.LoadLocation(c.Zone)
+	if err != nil {
+		return nil
+	}
+	return loc
 }
 
 // Breakers says where the breakers' states can be read: one of Metric and

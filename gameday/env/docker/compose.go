@@ -195,6 +195,8 @@ type Compose struct {
 	// its routing store. Empty for the one-checkout project.
 	pods           map[string]string
 	routes, routPw string
+	// project is the Compose project's name, whose containers carry it.
+	project string
 }
 
 var _ env.Environment = (*Compose)(nil)
@@ -257,7 +259,7 @@ func OpenCompose(ctx context.Context, o ComposeOptions) (*Compose, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Compose{External: ext, cli: cli, procs: map[string]*containerProc{}}
+	c := &Compose{External: ext, cli: cli, procs: map[string]*containerProc{}, project: o.Project}
 	for dep, svc := range lay.services {
 		f := make(client.Filters).Add("label", "com.docker.compose.project="+o.Project).Add("label", "com.docker.compose.service="+svc)
 		cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
