@@ -86,11 +86,15 @@ func TestExplorePlantedBugs(t *testing.T) {
 		t.Run(bug.name, func(t *testing.T) {
 			base := shortSale(t, bug.system)
 			explore := func(t *testing.T, vars map[string]string) (string, string, int) {
-				out := t.TempDir()
+				out, runs := t.TempDir(), t.TempDir()
+				// A failed search keeps its report and every trial's run
+				// (run.json, observations): what a rare failure is read by.
+				testenv.KeepRun(t, out)
+				testenv.KeepRun(t, runs)
 				// Not -quiet: the progress lines (each trial's verdict, each
 				// finding's replays) are what a failure here is read by.
 				args := []string{"explore", "-budget", bug.budget, "-seed", "1", "-replays", "3", "-needed", "2", "-max-checks", "4", "-confirm", "5",
-					"-out", out, "-runs-dir", filepath.Join(t.TempDir(), "runs"), "-journal", filepath.Join(t.TempDir(), "journal.json")}
+					"-out", out, "-runs-dir", runs, "-journal", filepath.Join(t.TempDir(), "journal.json")}
 				if bug.families != "" {
 					args = append(args, "-families", bug.families)
 				}

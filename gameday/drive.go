@@ -538,7 +538,7 @@ func idleFaults(faults []FaultRecord) []string {
 	var out []string
 	for _, f := range faults {
 		if why := f.Idle(); why != "" {
-			out = append(out, fmt.Sprintf("%s on %s: %s", f.Name, f.Target, why))
+			out = append(out, fmt.Sprintf("%s on %s %s", f.Name, f.Target, why))
 		}
 	}
 	return out

@@ -101,7 +101,7 @@ func readFacts(ctx context.Context, r *books.Reader, sys *system.System, prefix 
 			return nil
 		}()
 		if err != nil {
-			f.Orders, f.OrdersKnown, f.OrderAmounts, f.OrderCharges = nil, false, false, false
+			f.Orders, f.OrdersKnown, f.OrderAmounts, f.OrderCharges, f.OrdersOfOtherRuns = nil, false, false, false, nil
 			errs = append(errs, err)
 		}
 	}

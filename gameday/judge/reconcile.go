@@ -384,7 +384,7 @@ func (f *Facts) repeatedOrders() []string {
 	seen := map[string]bool{}
 	var ids []string
 	for _, o := range f.Orders {
-		k := fmt.Sprintf("%q %q %d %s", o.CheckoutID, o.Charge, o.Units, ratText(o.Amount))
+		k := orderKey(o)
 		if seen[k] && !slices.Contains(ids, o.CheckoutID) {
 			ids = append(ids, o.CheckoutID)
 		}

@@ -534,7 +534,7 @@ func (f FaultRecord) Idle() string {
 		if why == "" {
 			why = "they were never read"
 		}
-		return "what it did is not known (" + why + ")"
+		return "may have acted: what it did could not be read (" + why + ")"
 	}
 	return ""
 }
