@@ -271,4 +271,4 @@ func (c *Client) unanswered(method, path string, budget time.Duration, err error
 // removalHangs says why removing a toxic may get no answer.
 const removalHangs = "a stock Toxiproxy can hang for good removing a toxic whose data nobody reads, " +
 	"and every later call on that proxy with it, until it restarts (Toxiproxy issue #558): the toxic may still be in place " +
-	"(gameday's own Toxiproxy, gameday serve toxiproxy, hangs so in fewer cases: docs/faults.md)"
+	"(gameday's own Toxiproxy, gameday serve toxiproxy, hangs so only on a reset_peer whose toxicity is below 1: docs/faults.md)"

@@ -19,7 +19,8 @@ import (
 	"github.com/rs/zerolog"
 
 	// gameday's versions of Toxiproxy's TCP toxics, registered under
-	// Toxiproxy's names: a removal never waits on them for ever.
+	// Toxiproxy's names: a removal never waits on them for ever. (relays.go
+	// and heads.go import it too.)
 	_ "github.com/gameday-dev/gameday/gameday/toxi/tcp"
 )
 
@@ -101,21 +102,26 @@ func (e *Embedded) Close() error {
 // routes mirrors toxiproxy-server's API so that its CLI and clients work.
 // A proxy may have a relay behind it (relays.go), which the routes that
 // take or show a proxy hide; the routes that change toxics tell the relays.
+// Every proxy has gameday's heads in its chains (heads.go), put in by the
+// routes that create proxies, kept by the reset, hidden by every route;
+// a toxic of gameday's draws its toxicity itself (toxicity.go), and every
+// route shows the toxicity its client set.
 func routes(api *toxiproxy.ApiServer, g listenGuard, rs *relays) http.Handler {
 	r := mux.NewRouter()
-	r.HandleFunc("/reset", rs.toxicsChanged(api.ResetState)).Methods("POST")
+	r.Use(asSet)
+	r.HandleFunc("/reset", rs.toxicsChanged(resetToxics(api))).Methods("POST")
 	r.HandleFunc("/proxies", rs.showing(api.ProxyIndex)).Methods("GET")
-	r.HandleFunc("/proxies", g.check(rs.proxies(api.ProxyCreate, false, false), false)).Methods("POST")
-	r.HandleFunc("/populate", g.check(rs.proxies(api.Populate, true, false), true)).Methods("POST")
+	r.HandleFunc("/proxies", g.check(rs.proxies(createProxy(api), false, false), false)).Methods("POST")
+	r.HandleFunc("/populate", g.check(rs.proxies(populate(api), true, false), true)).Methods("POST")
 	r.HandleFunc("/proxies/{proxy}", rs.showing(api.ProxyShow)).Methods("GET")
 	// Updates take PATCH, as Toxiproxy has since 2.6, and POST, which it
 	// still takes (deprecated), as older servers want it.
 	r.HandleFunc("/proxies/{proxy}", g.check(rs.proxies(api.ProxyUpdate, false, true), false)).Methods("POST", "PATCH")
 	r.HandleFunc("/proxies/{proxy}", rs.deleted(api.ProxyDelete)).Methods("DELETE")
 	r.HandleFunc("/proxies/{proxy}/toxics", api.ToxicIndex).Methods("GET")
-	r.HandleFunc("/proxies/{proxy}/toxics", rs.toxicsChanged(api.ToxicCreate)).Methods("POST")
+	r.HandleFunc("/proxies/{proxy}/toxics", rs.toxicsChanged(toxicityToToxic(api, api.ToxicCreate))).Methods("POST")
 	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", api.ToxicShow).Methods("GET")
-	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", rs.toxicsChanged(api.ToxicUpdate)).Methods("POST", "PATCH")
+	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", rs.toxicsChanged(toxicityToToxic(api, api.ToxicUpdate))).Methods("POST", "PATCH")
 	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", rs.toxicsChanged(api.ToxicDelete)).Methods("DELETE")
 	r.HandleFunc("/version", api.Version).Methods("GET")
 	r.HandleFunc(CapabilitiesPath, rs.capabilities).Methods("GET")

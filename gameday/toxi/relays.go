@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/gameday-dev/gameday/gameday/toxi/relay"
+	"github.com/gameday-dev/gameday/gameday/toxi/tcp"
 )
 
 // RequestAwareToxics are the toxic types gameday's Toxiproxy serves beyond
@@ -329,7 +330,7 @@ func (rs *relays) refreshLocked(proxy string) {
 			}
 			// Toxiproxy changes a toxic's attributes under this lock.
 			p.Toxics.Lock()
-			f, aware, err := relay.NewFault(w.Name, w.Toxicity, w.Toxic)
+			f, aware, err := relay.NewFault(w.Name, tcp.ToxicityOf(w), w.Toxic)
 			p.Toxics.Unlock()
 			if aware && err == nil {
 				fs = append(fs, f)

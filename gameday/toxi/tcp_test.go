@@ -26,10 +26,12 @@ func stockToxics(t *testing.T) {
 	stock := map[string]toxics.Toxic{
 		"bandwidth": new(toxics.BandwidthToxic), "latency": new(toxics.LatencyToxic), "limit_data": new(toxics.LimitDataToxic),
 		"noop": new(toxics.NoopToxic), "slicer": new(toxics.SlicerToxic), "slow_close": new(toxics.SlowCloseToxic),
+		"timeout": new(toxics.TimeoutToxic),
 	}
 	ours := map[string]toxics.Toxic{
 		"bandwidth": new(tcp.Bandwidth), "latency": new(tcp.Latency), "limit_data": new(tcp.LimitData),
 		"noop": new(tcp.Noop), "slicer": new(tcp.Slicer), "slow_close": new(tcp.SlowClose),
+		"timeout": new(tcp.Timeout),
 	}
 	if len(stock) != len(tcp.Types) {
 		t.Fatalf("package tcp serves %v: this helper knows %d of them", tcp.Types, len(stock))
@@ -159,6 +161,18 @@ func TestTCPToxicsDoWhatToxiproxysDo(t *testing.T) {
 		}},
 		{"noop changes nothing", []toxi.Toxic{{Type: "noop"}}, func(t *testing.T, proxy func(upstream string) string) error {
 			return roundTripTakes(t, proxy, 0, time.Second)
+		}},
+		{"timeout drops the answer and closes after its timeout", []toxi.Toxic{{Type: "timeout", Attributes: map[string]any{"timeout": 300}}}, func(t *testing.T, proxy func(upstream string) string) error {
+			conn := dialProxy(t, proxy(echo(t)))
+			start := time.Now()
+			if _, err := conn.Write([]byte("x")); err != nil {
+				return err
+			}
+			got, err := io.ReadAll(conn)
+			if took := time.Since(start); err != nil || len(got) != 0 || took < 250*time.Millisecond || took > 3*time.Second {
+				return fmt.Errorf("read %q, %v; the close came after %s", got, err, took)
+			}
+			return nil
 		}},
 	}
 	for _, whose := range []string{"gameday's", "Toxiproxy's"} {
@@ -327,6 +341,48 @@ func TestTCPToxicsKeepTheirPaceWhenInterrupted(t *testing.T) {
 			}
 			if took := time.Since(start); took < tc.least {
 				t.Errorf("%d bytes came after %s, want %s at least: the toxic let them go when interrupted", tc.read, took, tc.least)
+			}
+		})
+	}
+}
+
+// A timeout toxic removed closes the connections it held, as Toxiproxy's
+// does (their data was dropped), and leaves open, whole, those its
+// toxicity spared.
+func TestTimeoutRemovedClosesOnlyWhatItHeld(t *testing.T) {
+	c := testenv.Toxiproxy(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		toxicity float64
+	}{
+		{"held", 1},
+		{"spared", 1e-6}, // all but one in a million
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "timeout-" + tc.name
+			listen := testenv.Proxy(t, c, name, echo(t))
+			testenv.AddToxic(t, c, name, toxi.Toxic{Name: "held", Type: "timeout", Toxicity: tc.toxicity, Attributes: map[string]any{"timeout": 0}})
+			conn := dialProxy(t, listen)
+			if _, err := conn.Write([]byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "spared" {
+				if _, err := io.ReadFull(conn, make([]byte, 1)); err != nil {
+					t.Fatalf("a spared connection's answer: %v", err)
+				}
+			}
+			time.Sleep(50 * time.Millisecond) // the held answer is dropped
+			if err := c.RemoveToxic(ctx, name, "held"); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = conn.Write([]byte("y"))
+			got, err := io.ReadAll(io.LimitReader(conn, 1))
+			switch {
+			case tc.name == "held" && len(got) != 0:
+				t.Errorf("a held connection after the removal: read %q; want it closed", got)
+			case tc.name == "spared" && string(got) != "y":
+				t.Errorf("a spared connection after the removal: read %q, %v; want it open", got, err)
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"sync"
+
+	"github.com/gameday-dev/gameday/gameday/toxi/tcp"
 )
 
 // Pick is the part every request-aware toxic shares: which of the requests
@@ -16,12 +18,17 @@ import (
 //
 // Hits is filled by the relay and read back through the API. What a client
 // sends for it is ignored.
+//
+// The toxic's toxicity, the share of connections it acts on, is drawn by
+// the relay, once per connection; Toxicity holds it, so that Toxiproxy
+// always runs the toxic's pass-through (package tcp says why).
 type Pick struct {
 	First       int64    `json:"first"`
 	Every       int64    `json:"every"`
 	Probability *float64 `json:"probability,omitempty"`
 	Seed        uint64   `json:"seed"`
 	Hits        Hits     `json:"hits"`
+	tcp.Toxicity
 
 	mu      sync.Mutex
 	rng     *rand.Rand

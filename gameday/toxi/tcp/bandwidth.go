@@ -12,6 +12,7 @@ import (
 // A rate of 0 or less does not limit.
 type Bandwidth struct {
 	Rate int64 `json:"rate"`
+	Toxicity
 }
 
 // Pipe hands each piece on once the link has carried it at the rate: the
@@ -21,6 +22,10 @@ type Bandwidth struct {
 // once (Cleanup).
 func (t *Bandwidth) Pipe(stub *toxics.ToxicStub) {
 	k := keptIn(stub)
+	if k.spares(&t.Toxicity) {
+		PassThrough(stub)
+		return
+	}
 	for {
 		c, _, ok := k.next(stub)
 		if !ok {

@@ -14,6 +14,7 @@ import (
 type Latency struct {
 	Latency int64 `json:"latency"`
 	Jitter  int64 `json:"jitter"`
+	Toxicity
 }
 
 // GetBufferSize is how many chunks may wait in line for their delay, as
@@ -33,6 +34,10 @@ func (t *Latency) delay() time.Duration {
 // again; removed, it hands the chunk on at once (Cleanup).
 func (t *Latency) Pipe(stub *toxics.ToxicStub) {
 	k := keptIn(stub)
+	if k.spares(&t.Toxicity) {
+		PassThrough(stub)
+		return
+	}
 	for {
 		c, due, ok := k.next(stub)
 		if !ok {

@@ -11,12 +11,17 @@ import (
 // Bytes.
 type LimitData struct {
 	Bytes int64 `json:"bytes"`
+	Toxicity
 }
 
 // Pipe hands on what is left of the limit, cutting the chunk that reaches
 // it, and closes the connection once the limit is reached.
 func (t *LimitData) Pipe(stub *toxics.ToxicStub) {
 	k := keptIn(stub)
+	if k.spares(&t.Toxicity) {
+		PassThrough(stub)
+		return
+	}
 	for {
 		c, _, ok := k.next(stub)
 		if !ok {

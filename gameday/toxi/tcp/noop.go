@@ -2,8 +2,11 @@ package tcp
 
 import "github.com/Shopify/toxiproxy/v2/toxics"
 
-// Noop hands every chunk on as it came (Toxiproxy's noop).
-type Noop struct{}
+// Noop hands every chunk on as it came (Toxiproxy's noop), on the
+// connections its toxicity hits as on those it spares.
+type Noop struct {
+	Toxicity
+}
 
 // Pipe hands every chunk on as it came.
 func (t *Noop) Pipe(stub *toxics.ToxicStub) { PassThrough(stub) }

@@ -16,6 +16,7 @@ type Slicer struct {
 	AverageSize   int `json:"average_size"`
 	SizeVariation int `json:"size_variation"`
 	Delay         int `json:"delay"`
+	Toxicity
 }
 
 // size is a slice's size: the whole chunk (0) when it does not slice.
@@ -35,6 +36,10 @@ func (t *Slicer) size() int {
 // it hands the rest on at once (Cleanup).
 func (t *Slicer) Pipe(stub *toxics.ToxicStub) {
 	k := keptIn(stub)
+	if k.spares(&t.Toxicity) {
+		PassThrough(stub)
+		return
+	}
 	for {
 		c, _, ok := k.next(stub)
 		if !ok {

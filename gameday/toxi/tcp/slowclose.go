@@ -10,6 +10,7 @@ import (
 // milliseconds after its input has ended (Toxiproxy's slow_close).
 type SlowClose struct {
 	Delay int64 `json:"delay"`
+	Toxicity
 }
 
 // Pipe hands every chunk on; at the input's end it waits out the delay
@@ -17,6 +18,10 @@ type SlowClose struct {
 // moment when the stub runs again.
 func (t *SlowClose) Pipe(stub *toxics.ToxicStub) {
 	k := keptIn(stub)
+	if k.spares(&t.Toxicity) {
+		PassThrough(stub)
+		return
+	}
 	for k.closeAt.IsZero() {
 		c, _, ok := k.next(stub)
 		if !ok {

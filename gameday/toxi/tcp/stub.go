@@ -1,8 +1,9 @@
 // Package tcp is gameday's own version of Toxiproxy's TCP toxics that hand
 // data on — latency, bandwidth, slicer, slow_close, limit_data and noop —
-// registered in Toxiproxy's toxic registry under Toxiproxy's names, so that
-// gameday's Toxiproxy (embedded, and gameday serve toxiproxy) serves them
-// through the standard API with the same attributes and the same effect.
+// and of its timeout, registered in Toxiproxy's toxic registry under
+// Toxiproxy's names, so that gameday's Toxiproxy (embedded, and gameday
+// serve toxiproxy) serves them through the standard API with the same
+// attributes and the same effect.
 //
 // They differ from Toxiproxy's in one way: a removal never waits on them
 // for ever. In Toxiproxy's chain each toxic hands its data to the next;
@@ -18,9 +19,16 @@
 // by Cleanup when this toxic is removed: at once if the toxic after it
 // takes it within HandOnWithin, else the connection is closed (never a
 // chunk dropped from the middle of a stream).
+//
+// For the same reason each draws its toxicity itself (Toxicity), once per
+// connection and direction: Toxiproxy passes a connection a toxic's
+// toxicity spares through a pass-through of its own whose send nothing
+// interrupts. The timeout toxic hands nothing on; gameday serves it (it
+// embeds Toxiproxy's) only for that.
 package tcp
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"github.com/Shopify/toxiproxy/v2/stream"
@@ -37,6 +45,9 @@ const HandOnWithin = time.Second
 
 // kept is what a toxic keeps in its stub between runs.
 type kept struct {
+	// draw decides whether the toxic acts on this connection direction
+	// (Toxicity): drawn once, uniform in [0, 1).
+	draw float32
 	// pending is a chunk (or the rest of one) taken and not yet handed
 	// on, when an interrupt came first; due, when not zero, is when it
 	// is due (latency's).
@@ -49,13 +60,16 @@ type kept struct {
 	closeAt time.Time
 	// sent counts what limit_data has handed on.
 	sent int64
+	// held: the timeout toxic has held this connection direction (and
+	// dropped its data).
+	held bool
 }
 
 // keptIn returns what stub keeps, making it on the stub's first run.
 func keptIn(stub *toxics.ToxicStub) *kept {
 	k, _ := stub.State.(*kept)
 	if k == nil {
-		k = &kept{}
+		k = &kept{draw: rand.Float32()}
 		stub.State = k
 	}
 	return k
