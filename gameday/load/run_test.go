@@ -387,7 +387,11 @@ func TestDropsWhenThePoolIsFull(t *testing.T) {
 
 // TestAbort: when the run's context ends, scheduling stops, the shopper in
 // flight is cancelled and gives up, arrivals not yet due keep no outcome,
-// and Run returns the partial report with the context's error.
+// and Run returns the partial report with the context's error. An arrival
+// due in the moment between the abort and the scheduler seeing it (the
+// next is due 5 ms after the one that aborts: a busy machine can take
+// longer to run the abort) is handed over and gives up without sending:
+// how many are is the machine's timing, never more than a second's worth.
 func TestAbort(t *testing.T) {
 	plan := onePlan()
 	plan.Stages = []Stage{{Duration: 10 * time.Millisecond, Target: 200}, {Duration: 10 * time.Second, Target: 200}}
@@ -412,8 +416,9 @@ func TestAbort(t *testing.T) {
 	if took := time.Since(began); took > 2*time.Second {
 		t.Errorf("aborted run took %v", took)
 	}
-	if rep.Scheduled != 2001 || rep.Started != 21 || rep.Dropped != 0 {
-		t.Fatalf("scheduled %d, started %d, dropped %d; want 2001, 21, 0", rep.Scheduled, rep.Started, rep.Dropped)
+	started := rep.Started
+	if rep.Scheduled != 2001 || started < 21 || started > 21+200 || rep.Dropped != 0 {
+		t.Fatalf("scheduled %d, started %d, dropped %d; want 2001, from 21 to 221, 0", rep.Scheduled, started, rep.Dropped)
 	}
 	if s := rep.Shoppers[20]; s.Outcome != OutcomeGaveUp || s.Attempts[0].Err != context.Canceled.Error() || !s.Cut {
 		t.Errorf("shopper in flight: %q, cut %v, %+v", s.Outcome, s.Cut, s.Attempts)
@@ -423,15 +428,20 @@ func TestAbort(t *testing.T) {
 			t.Errorf("shopper %d (%s) finished before the abort, but is marked cut", s.Index, s.Outcome)
 		}
 	}
-	for _, s := range rep.Shoppers[21:] {
+	for _, s := range rep.Shoppers[21:started] {
+		if s.Outcome != OutcomeGaveUp || len(s.Attempts) != 0 {
+			t.Errorf("shopper %d, handed over as the run was aborted: outcome %q, %d attempts; want gave_up, none sent", s.Index, s.Outcome, len(s.Attempts))
+		}
+	}
+	for _, s := range rep.Shoppers[started:] {
 		if s.Outcome != "" || s.Started != 0 || s.ID == "" {
 			t.Fatalf("shopper %d not due: outcome %q, started %v, id %q", s.Index, s.Outcome, s.Started, s.ID)
 		}
 	}
-	if n := len(calls()); n != 21 {
-		t.Errorf("OnResult for %d shoppers, want 21", n)
+	if n := len(calls()); n != started {
+		t.Errorf("OnResult for %d shoppers, want %d", n, started)
 	}
-	if o := rep.Outcomes(); o[OutcomeConfirmed] != 20 || o[OutcomeGaveUp] != 1 || len(o) != 2 {
+	if o := rep.Outcomes(); o[OutcomeConfirmed] != 20 || o[OutcomeGaveUp] != started-20 || len(o) != 2 {
 		t.Errorf("outcomes %v", o)
 	}
 }
