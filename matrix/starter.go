@@ -41,7 +41,7 @@ func Starter(scs []*scenarios.Scenario) ([]byte, error) {
 		}
 		expectation := s.Summary()
 		if expectation == "" {
-			expectation = "TODO: what shoppers experience when " + s.Matrix.Dependency + " fails this way"
+			expectation = starterExpectation(s.Matrix.Dependency, s.Matrix.Failure)
 		}
 		ref := s.Name
 		if s.File != "" && !strings.HasPrefix(s.File, "catalogue:") {
@@ -95,4 +95,15 @@ func closesWithin(s *scenarios.Scenario) string {
 		}
 	}
 	return ""
+}
+
+// starterExpectation is a row's expectation to be written by its owner,
+// for a scenario whose description gives none: what shoppers experience
+// when the dependency fails this way, or, for a baseline (dependency
+// none), in a sale with nothing failing.
+func starterExpectation(dependency, failure string) string {
+	if dependency == "none" || dependency == "" {
+		return "TODO: what shoppers experience in a sale with no fault (the baseline)"
+	}
+	return "TODO: what shoppers experience when " + dependency + " fails this way (" + failure + ")"
 }

@@ -58,3 +58,22 @@ func TestStarterScenarioFile(t *testing.T) {
 		t.Errorf("row %+v", r)
 	}
 }
+
+// A scenario without a description leaves its row's expectation to the
+// owner, asked in words that fit the row: a baseline has no failing
+// dependency to speak of ("when none fails this way", it said).
+func TestStarterAsksForTheExpectation(t *testing.T) {
+	for _, c := range []struct{ dep, failure, want string }{
+		{"none", "baseline", "TODO: what shoppers experience in a sale with no fault (the baseline)"},
+		{"payment", "latency", "TODO: what shoppers experience when payment fails this way (latency)"},
+	} {
+		sc := &scenarios.Scenario{Name: "s", File: "drills/s.yaml", Matrix: scenarios.MatrixRow{Dependency: c.dep, Failure: c.failure}}
+		data, err := Starter([]*scenarios.Scenario{sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := mustParse(t, "m.yaml", data).Rows()[0]; r.Expectation != c.want {
+			t.Errorf("%s/%s: expectation %q, want %q", c.dep, c.failure, r.Expectation, c.want)
+		}
+	}
+}

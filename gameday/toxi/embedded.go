@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	zlog "github.com/rs/zerolog/log"
 
 	// gameday's versions of Toxiproxy's TCP toxics, registered under
 	// Toxiproxy's names: a removal never waits on them for ever. (relays.go
@@ -56,6 +57,14 @@ type EmbeddedOptions struct {
 // StartEmbedded starts an embedded Toxiproxy whose HTTP API listens on addr
 // (for example "127.0.0.1:0" for a free loopback port). A proxy created or
 // moved through the API must listen on loopback, unless o allows it.
+func init() {
+	// Toxiproxy's toxics and links log through zerolog's global logger,
+	// which zerolog starts at trace level: lines such as "BandwidthToxic
+	// was interrupted" on every removal, printed amid a drill's or a
+	// search's output. gameday says itself what matters of a fault.
+	zlog.Logger = zerolog.Nop()
+}
+
 func StartEmbedded(addr string, o EmbeddedOptions) (*Embedded, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
