@@ -24,7 +24,8 @@ func TestPredictionHasABudgetAndStopsOnInterrupt(t *testing.T) {
 		}
 	}
 	big := &scenarios.Scenario{Name: "big"}
-	d := &drill{prepared: &prepared{o: Options{Predict: waits, PredictBudget: 50 * time.Millisecond}, base: big}, sc: big, rec: &Record{}}
+	o := Options{Predict: waits, PredictBudget: 50 * time.Millisecond}
+	d := &drill{env: o.environment(big), o: o, sc: big, rec: &Record{}}
 	start := time.Now()
 	pred, err := d.predict(context.Background())
 	if pred != nil || err == nil || !strings.Contains(err.Error(), "did not finish within its budget of 50ms") {

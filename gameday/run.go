@@ -2,6 +2,14 @@
 // an open-model flash-sale load at the checkout, injects a scenario's faults
 // on their timeline, watches the breakers, reconciles the books and decides
 // a verdict, which it writes with everything it saw to run.json.
+//
+// This package is the runner's API (Run, Options, Prepare and Drive) and
+// the wiring of its stages, each a package of its own that takes the value
+// the one before it gave and returns its own, nothing reaching back:
+// internal/prepare (the environment, and each drive armed), internal/drive
+// (the load, the faults and the observers; the books read through
+// internal/ledger), package judge (the verdict, from the observations
+// only) and internal/record (the run's record and directory).
 package gameday
 
 import (
@@ -15,6 +23,10 @@ import (
 
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
+	"github.com/gameday-dev/gameday/gameday/internal/drive"
+	"github.com/gameday-dev/gameday/gameday/internal/ledger"
+	"github.com/gameday-dev/gameday/gameday/internal/prepare"
+	"github.com/gameday-dev/gameday/gameday/internal/record"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/scenarios"
@@ -92,77 +104,22 @@ type Options struct {
 	Shards *ShardOptions
 }
 
-// ShardOptions say how a drill's load is sent from several workers: this
-// process coordinates them (the faults, the breakers and the books stay
-// here) and judges the whole sale.
-type ShardOptions struct {
-	// N is the number of shards, at least 1.
-	N int
-	// Remote: the workers are started elsewhere ("gameday worker" in a
-	// Swarm job or a Kubernetes Indexed Job) and call in at Listen with
-	// Token; else this process starts N local worker processes of
-	// Options.Binary.
-	Remote bool
-	// Listen is the coordinator's address; "" means 127.0.0.1:0 (local
-	// workers), which remote ones cannot reach.
-	Listen string
-	// Token is the secret workers must carry (fleet.TokenEnv); "" makes a
-	// random one, which only local workers can be given.
-	Token string
-	// JoinWithin bounds the wait for every worker to be ready; 0 means
-	// fleet.DefaultJoinWithin.
-	JoinWithin time.Duration
-	// Announce, when set, is told where the workers must call in, once
-	// the coordinator listens.
-	Announce func(url string)
-}
-
-// scaledSystemNote warns that a time-scaled drill of a described system
-// shortens what gameday runs, not the system: its leases, timeouts, retry
-// waits and settle times are its own. "" at full scale.
-func scaledSystemNote(name string, scale float64) string {
-	if scale == 1 || scale == 0 {
-		return ""
-	}
-	return fmt.Sprintf("time-scaled by %g: the load, the faults' times, the shoppers' patience and the stock were scaled, but %s's own leases, timeouts, retry waits and settle times were not (gameday cannot shorten what it does not run): a drill that passes at full scale can fail scaled, and the other way round; judge %s at -time-scale 1", scale, name, name)
-}
-
-// starter is the environment the reference checkout is drilled in: the
-// options', else the scenario's external one, else the local one.
-func (p *prepared) starter() env.Starter {
-	if p.o.Environment != nil {
-		return p.o.Environment
-	}
-	if e := p.base.Environment; e.Kind == "external" {
-		return env.ExternalOptions{Toxiproxy: e.Toxiproxy, Proxies: e.Proxies, CheckoutURL: e.CheckoutURL, PaymentURL: e.PaymentURL}
-	}
-	return env.LocalOptions{Binary: p.o.Binary, EmbeddedRedis: p.o.EmbeddedRedis}
-}
-
-// fresh reports whether the drill starts the reference checkout itself,
-// with the scenario's settings and empty books, rather than drilling a
-// system that runs anyway (described, external, Compose).
-func (p *prepared) fresh() bool {
-	return p.o.System == nil && p.base.System == "" && p.starter().Fresh()
-}
-
 // Run carries out one drill. It returns the record and the directory it
 // was written to; the error is set only when no record could be written.
 // A run interrupted through ctx removes its faults and is inconclusive.
 //
 // A drill runs in stages, each taking what the one before it gave and
-// nothing reaching back: prepare (the environment, the system described
-// and checked: prepare.go), arm (this drive's checks, ids and books before
-// the load), drive (the load and the fault timeline, observed: drive.go),
-// read the books (shops.go, facts.go), judge (package judge, from the
-// observations only) and record (record.go). Prepare and Drive give a
-// caller the environment prepared once and driven many times.
+// nothing reaching back (docs/runner.md, "A drill's stages"): prepare and
+// arm (package internal/prepare), drive (internal/drive, which has the
+// books read by internal/ledger), judge (package judge) and record
+// (internal/record). Prepare and Drive give a caller the environment
+// prepared once and driven many times.
 func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Record, string, error) {
 	o = o.withDefaults()
 	src := sc.Source()
 	sc = o.scaled(sc)
-	p := &prepared{o: o, base: sc}
-	d, err := p.newDrill(sc, src)
+	p := o.environment(sc)
+	d, err := newDrill(p, o, sc, src)
 	if err != nil {
 		return nil, "", err
 	}
@@ -173,17 +130,17 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o Options) (*Record, strin
 		d.fail(VerdictInconclusive, "interrupted before setup")
 		return d.finish()
 	}
-	err = p.prepare(ctx, d.dir, d.progress)
-	d.rec.Notes = append(d.rec.Notes, p.notes...)
+	err = p.Up(ctx, d.dir, d.progress)
+	d.rec.Notes = append(d.rec.Notes, p.Notes...)
 	if err != nil {
-		if p.env != nil {
-			d.rec.Environment = p.env.Info()
+		if p.Environment != nil {
+			d.rec.Environment = p.Environment.Info()
 		}
 		d.setupFailed(ctx, err)
 	} else {
 		d.run(ctx)
 	}
-	if err := p.close(); err != nil {
+	if err := p.Close(); err != nil {
 		d.rec.Notes = append(d.rec.Notes, err.Error())
 	}
 	return d.finish()
@@ -213,6 +170,21 @@ func (o Options) scaled(sc *scenarios.Scenario) *scenarios.Scenario {
 	return sc
 }
 
+// environment is the prepare stage's input: sc's environment, as the
+// options shape it, not yet brought up.
+func (o Options) environment(sc *scenarios.Scenario) *prepare.Env {
+	return &prepare.Env{Base: sc, Config: prepare.Config{
+		System: o.System, Proxies: o.Proxies, Environment: o.Environment, Engine: o.Engine, Journal: o.Journal,
+		Binary: o.Binary, EmbeddedRedis: o.EmbeddedRedis, Seed: o.Seed, TimeScale: o.TimeScale,
+	}}
+}
+
+// driveConfig is what the drive stage reads of the options.
+func (o Options) driveConfig() drive.Config {
+	return drive.Config{Progress: o.Progress, ProgressLive: o.ProgressLive, BreakerMetric: o.BreakerMetric,
+		ProbeInterval: o.ProbeInterval, Shards: o.Shards, Binary: o.Binary}
+}
+
 // Prepared is a drill's environment brought up once — the processes or
 // containers started, the system described and checked, the proxies
 // created, the fault journal cleaned — to be driven several times, each
@@ -220,7 +192,8 @@ func (o Options) scaled(sc *scenarios.Scenario) *scenarios.Scenario {
 // verdict. What a drive costs is then the load, the faults and the books,
 // not the environment.
 type Prepared struct {
-	p *prepared
+	p *prepare.Env
+	o Options
 	// dir holds the environment's own files (the processes' logs).
 	dir string
 }
@@ -234,17 +207,17 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Prepared,
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the environment's directory: %w", err)
 	}
-	p := &prepared{o: o, base: sc}
+	p := o.environment(sc)
 	progress := func(format string, args ...any) {
 		if o.Progress != nil {
 			fmt.Fprintf(o.Progress, format+"\n", args...)
 		}
 	}
-	if err := p.prepare(ctx, dir, progress); err != nil {
-		_ = p.close() // the error that matters is prepare's
+	if err := p.Up(ctx, dir, progress); err != nil {
+		_ = p.Close() // the error that matters is Up's
 		return nil, err
 	}
-	return &Prepared{p: p, dir: dir}, nil
+	return &Prepared{p: p, o: o, dir: dir}, nil
 }
 
 // Drive carries out one drill of sc in the prepared environment, as Run
@@ -254,17 +227,16 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, o Options) (*Prepared,
 // payment, stock and shops): that is an error, and nothing is sent.
 // Drives of one Prepared run one after another, never at once.
 func (pr *Prepared) Drive(ctx context.Context, sc *scenarios.Scenario) (*Record, string, error) {
-	p := pr.p
 	src := sc.Source()
-	sc = p.o.scaled(sc)
-	if err := sameEnvironment(p.base, sc); err != nil {
+	sc = pr.o.scaled(sc)
+	if err := prepare.SameEnvironment(pr.p.Base, sc); err != nil {
 		return nil, "", err
 	}
-	d, err := p.newDrill(sc, src)
+	d, err := newDrill(pr.p, pr.o, sc, src)
 	if err != nil {
 		return nil, "", err
 	}
-	d.rec.Notes = append(d.rec.Notes, p.notes...)
+	d.rec.Notes = append(d.rec.Notes, pr.p.Notes...)
 	if d.pred, err = d.predict(ctx); err != nil {
 		d.rec.Notes = append(d.rec.Notes, "no prediction: "+err.Error())
 	}
@@ -277,22 +249,22 @@ func (pr *Prepared) Drive(ctx context.Context, sc *scenarios.Scenario) (*Record,
 }
 
 // Close stops the prepared environment.
-func (pr *Prepared) Close() error { return pr.p.close() }
+func (pr *Prepared) Close() error { return pr.p.Close() }
 
 // newDrill begins one drive: its run directory and record. src is the
 // scenario's YAML, before the options scaled it (nil when it has none).
-func (p *prepared) newDrill(sc *scenarios.Scenario, src []byte) (*drill, error) {
+func newDrill(p *prepare.Env, o Options, sc *scenarios.Scenario, src []byte) (*drill, error) {
 	seed := sc.Seed
-	if p.o.Seed != 0 {
-		seed = p.o.Seed
+	if o.Seed != 0 {
+		seed = o.Seed
 	}
 	started := time.Now().UTC()
-	dir := filepath.Join(p.o.RunsDir, started.Format("20060102T150405.000Z")+"-"+sc.Name)
+	dir := filepath.Join(o.RunsDir, started.Format("20060102T150405.000Z")+"-"+sc.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create run directory: %w", err)
 	}
 	rec := &Record{
-		Scenario: sc.Name, File: sc.File, Seed: seed, RateScale: p.o.RateScale, TimeScale: p.o.TimeScale,
+		Scenario: sc.Name, File: sc.File, Seed: seed, RateScale: o.RateScale, TimeScale: o.TimeScale,
 		StartedAt: started, Matrix: MatrixRef{Dependency: sc.Matrix.Dependency, Failure: sc.Matrix.Failure},
 		Outcomes: map[string]int{}, Breakers: map[string]BreakerRecord{}, Faults: []FaultRecord{}, Expectations: []ExpectationResult{},
 	}
@@ -302,7 +274,7 @@ func (p *prepared) newDrill(sc *scenarios.Scenario, src []byte) (*drill, error) 
 			rec.Notes = append(rec.Notes, err.Error())
 		}
 	}
-	return &drill{prepared: p, sc: sc, seed: seed, dir: dir, rec: rec}, nil
+	return &drill{env: p, o: o, sc: sc, seed: seed, dir: dir, rec: rec}, nil
 }
 
 // finish writes the drive's record.
@@ -314,27 +286,17 @@ func (d *drill) finish() (*Record, string, error) {
 	return d.rec, d.dir, nil
 }
 
-// drill is one drive of a prepared environment: the scenario driven, its
-// seed, run directory and record, and what the drive learns as it goes.
+// drill is one drive of a prepared environment being wired through its
+// stages: the scenario driven, its seed, run directory and record, which
+// the wiring fills from what each stage returns.
 type drill struct {
-	*prepared
+	env  *prepare.Env
+	o    Options
 	sc   *scenarios.Scenario
 	seed int64
 	dir  string
 	rec  *Record
 	pred *runrecord.Prediction // nil: none
-	// ledgers are where the system's books are read: one, or in a sale
-	// across shops one per shop, each reader opened (and set up) by arm
-	// before any load is sent.
-	ledgers []*ledger
-	// unsettled: the books were read before they settled (the run was
-	// interrupted, or books.settled never answered), so only what no
-	// settling can undo is judged.
-	unsettled bool
-	// prefix starts every checkout id of this run (set once by arm): the
-	// provider's books may hold other runs' charges, which are not ours to
-	// reconcile.
-	prefix string
 }
 
 func (d *drill) fail(verdict Verdict, format string, args ...any) {
@@ -360,19 +322,22 @@ func (d *drill) setupFailed(ctx context.Context, err error) {
 // run arms the drive, drives it, and records what it did and saw with
 // the judgement of it; the books it opened are closed on the way out.
 func (d *drill) run(ctx context.Context) {
-	defer d.closeBooks()
-	if d.env != nil {
-		d.rec.Environment = d.env.Info()
-		d.rec.System = d.sys.Name
+	p := d.env
+	if p.Environment != nil {
+		d.rec.Environment = p.Environment.Info()
+		d.rec.System = p.Sys.Name
 	}
-	notes, err := d.arm(ctx)
-	d.rec.Notes = append(d.rec.Notes, notes...)
-	d.rec.CheckoutPrefix = d.prefix
+	armed, err := p.Arm(ctx, d.sc, d.seed)
+	defer ledger.Close(armed.Ledgers)
+	d.rec.Notes = append(d.rec.Notes, armed.Notes...)
+	d.rec.CheckoutPrefix = armed.Prefix
 	if err != nil {
 		d.setupFailed(ctx, err)
 		return
 	}
-	d.record(d.drive(ctx))
+	driven := drive.Run(ctx, drive.Input{Config: d.o.driveConfig(), Scenario: d.sc, Seed: d.seed, Dir: d.dir,
+		Environment: p.Environment, Inj: p.Inj, Sys: p.Sys, Prefix: armed.Prefix, Ledgers: armed.Ledgers})
+	record.Drive(d.rec, record.Input{Dir: d.dir, Scenario: d.sc, Sys: p.Sys, Prediction: d.pred, Drive: driven})
 }
 
 // DefaultPredictBudget bounds a drill's prediction when Options does not:
@@ -388,7 +353,7 @@ const DefaultPredictBudget = 30 * time.Second
 // its budget, goes on without a prediction: the error says why there is
 // none.
 func (d *drill) predict(ctx context.Context) (*runrecord.Prediction, error) {
-	if d.o.Predict == nil || d.o.PredictRuns < 0 || !d.fresh() {
+	if d.o.Predict == nil || d.o.PredictRuns < 0 || !d.env.Fresh() {
 		return nil, nil
 	}
 	budget := d.o.PredictBudget

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/gameday-dev/gameday/internal/inputfile"
 	"github.com/gameday-dev/gameday/internal/strictyaml"
 )
@@ -57,9 +55,3 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	s.parsed = s.bare().Clone()
 	return s, nil
 }
-
-func joinPath(path, key string) string { return strictyaml.JoinPath(path, key) }
-
-func kindName(n *yaml.Node) string { return strictyaml.KindName(n) }
-
-var unmarshalerType = strictyaml.UnmarshalerType

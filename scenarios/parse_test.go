@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"github.com/gameday-dev/gameday/internal/strictyaml"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -568,7 +570,7 @@ func TestDecoderCoversEveryField(t *testing.T) {
 			return
 		}
 		seen[ty] = true
-		if reflect.PointerTo(ty).Implements(unmarshalerType) {
+		if reflect.PointerTo(ty).Implements(strictyaml.UnmarshalerType) {
 			return
 		}
 		switch ty.Kind() {
@@ -590,7 +592,7 @@ func TestDecoderCoversEveryField(t *testing.T) {
 					t.Errorf("%s.%s has no yaml tag", path, f.Name)
 				}
 				if tag != "-" {
-					walk(f.Type, joinPath(path, tag))
+					walk(f.Type, strictyaml.JoinPath(path, tag))
 				}
 			}
 		case reflect.Interface:

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"github.com/gameday-dev/gameday/internal/strictyaml"
+
 	"fmt"
 	"maps"
 	"math"
@@ -31,7 +33,7 @@ func flatten(v reflect.Value, path string, out map[string]any) {
 				continue
 			}
 			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			flatten(v.Field(i), joinPath(path, name), out)
+			flatten(v.Field(i), strictyaml.JoinPath(path, name), out)
 		}
 	case reflect.Slice:
 		out[path+".len"] = v.Len()
@@ -41,7 +43,7 @@ func flatten(v reflect.Value, path string, out map[string]any) {
 	case reflect.Map:
 		out[path+".len"] = v.Len()
 		for _, k := range v.MapKeys() {
-			flatten(v.MapIndex(k), joinPath(path, k.String()), out)
+			flatten(v.MapIndex(k), strictyaml.JoinPath(path, k.String()), out)
 		}
 	default:
 		out[path] = v.Interface()

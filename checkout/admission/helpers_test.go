@@ -92,3 +92,15 @@ func stampOf(tb testing.TB, r *Room, token, id string) int64 {
 	}
 	return s
 }
+
+// sign makes the token of (stamp, checkoutID) with key. A room signs
+// with its pooled signer.
+func sign(key Key, stamp int64, checkoutID string) string {
+	return newSigner(key).sign(stamp, checkoutID)
+}
+
+// verify checks token against checkoutID with keys and returns its stamp
+// (Unix nanoseconds). It does not look at the time.
+func verify(keys []Key, token, checkoutID string) (int64, error) {
+	return verifyWith(signers(keys), token, checkoutID)
+}

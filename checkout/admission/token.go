@@ -119,18 +119,6 @@ func signers(keys []Key) []*signer {
 	return out
 }
 
-// sign makes the token of (stamp, checkoutID) with key. For tests and
-// one-off use; a room signs with its pooled signer.
-func sign(key Key, stamp int64, checkoutID string) string {
-	return newSigner(key).sign(stamp, checkoutID)
-}
-
-// verify checks token against checkoutID with keys and returns its stamp
-// (Unix nanoseconds). It does not look at the time.
-func verify(keys []Key, token, checkoutID string) (int64, error) {
-	return verifyWith(signers(keys), token, checkoutID)
-}
-
 // verifyWith is verify with the room's signers.
 func verifyWith(ss []*signer, token, checkoutID string) (int64, error) {
 	if len(token) > MaxTokenLen {

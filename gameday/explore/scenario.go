@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gameday-dev/gameday/internal/pathutil"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -20,7 +21,7 @@ import (
 // books' invariants, which is what explore judges. description says
 // where it came from.
 func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description string) ([]byte, *scenarios.Scenario, error) {
-	sys, err := filepath.Rel(filepath.Dir(absPath(path)), absPath(base.SystemPath()))
+	sys, err := filepath.Rel(filepath.Dir(pathutil.Abs(path)), pathutil.Abs(base.SystemPath()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("the system file %s from %s: %w", base.SystemPath(), path, err)
 	}
@@ -28,15 +29,16 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 		Name: name, Description: description, System: filepath.ToSlash(sys),
 		Seed: base.Seed, Stock: base.Stock,
 		Matrix: outMatrix{Dependency: "none", Failure: "none"},
-		Load: outLoad{Patience: dur(base.Load.Patience.D()), MaxRetries: base.Load.MaxRetries,
-			RetryJitter: base.Load.RetryJitter, MaxShoppers: base.Load.MaxShoppers, SessionShare: base.Load.SessionShare},
+		// The base's load, every field of it, its stages scaled below.
+		Load: base.Load,
 	}
+	out.Load.Stages = nil
 	var total time.Duration
 	for _, st := range base.Load.Stages {
 		d := time.Duration(float64(st.Duration.D()) * s.Length).Round(time.Millisecond)
 		d = max(d, time.Millisecond)
 		total += d
-		out.Load.Stages = append(out.Load.Stages, outStage{Duration: dur(d), Target: round3(st.Target * s.Rate)})
+		out.Load.Stages = append(out.Load.Stages, scenarios.Stage{Duration: scenarios.Duration(d), Target: round3(st.Target * s.Rate)})
 	}
 	var kinds []string
 	for i, f := range s.Faults {
@@ -91,13 +93,6 @@ func (s Schedule) faultName(i int) string {
 	return fmt.Sprintf("f%d-%s-%s", s.number(i), f.Target, strings.ReplaceAll(f.Family, "_", "-"))
 }
 
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
-}
-
 // dur writes d as a scenario does ("1.5s", "250ms").
 func dur(d time.Duration) string { return d.String() }
 
@@ -110,7 +105,7 @@ type outScenario struct {
 	Matrix      outMatrix      `yaml:"matrix"`
 	Seed        int64          `yaml:"seed"`
 	Stock       int64          `yaml:"stock"`
-	Load        outLoad        `yaml:"load"`
+	Load        scenarios.Load `yaml:"load"`
 	Faults      []outFault     `yaml:"faults,omitempty"`
 	Invariants  *outInvariants `yaml:"invariants,omitempty"`
 }
@@ -118,22 +113,6 @@ type outScenario struct {
 type outMatrix struct {
 	Dependency string `yaml:"dependency"`
 	Failure    string `yaml:"failure"`
-}
-
-// outLoad is the base's load, every field of it (a test holds it to
-// scenarios.Load), its stages scaled as shrinking left them.
-type outLoad struct {
-	Stages       []outStage `yaml:"stages"`
-	Patience     string     `yaml:"patience"`
-	MaxRetries   int        `yaml:"max_retries"`
-	RetryJitter  *float64   `yaml:"retry_jitter,omitempty"`
-	MaxShoppers  int        `yaml:"max_shoppers,omitempty"`
-	SessionShare *float64   `yaml:"session_share,omitempty"`
-}
-
-type outStage struct {
-	Duration string  `yaml:"duration"`
-	Target   float64 `yaml:"target"`
 }
 
 type outFault struct {

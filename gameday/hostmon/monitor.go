@@ -28,17 +28,16 @@ import (
 // runner that was ready and could not get a CPU. Where Linux reports it, it
 // also reads the CPU pressure (/proc/pressure/cpu, "some": time in which a
 // runnable task of the machine waited for a CPU) once a hostBucket, with
-// one positioned read of a file it keeps open. Both are kept per
-// hostBucket, so a promise's window can be asked whether the machine was
-// starved during it.
+// one positioned read of a file it keeps open. The stalls of StarvedStall
+// or more are kept as spans (the judge asks a promise's window whether the
+// machine was starved during it); the pressure is kept for the whole run.
 type Monitor struct {
 	start time.Time
 	now   func() time.Time
 
-	mu      sync.Mutex
-	buckets []hostBucketStats // index: offset from start / hostBucket
-	stalls  []time.Duration   // lateness of every tick
-	worst   []runrecord.Stall // the worst stalls, with when
+	mu     sync.Mutex
+	stalls []time.Duration   // lateness of every tick
+	worst  []runrecord.Stall // the worst stalls, with when
 	// spans are the stalls of StarvedStall or more, in order, from the
 	// start; at most maxSpans (spansCut counts those left out).
 	spans    []runrecord.StallSpan
@@ -55,11 +54,6 @@ type Monitor struct {
 	// sys watches the system under test's own processes (WatchSystem);
 	// nil when the monitor was told nothing of them.
 	sys *systemWatch
-}
-
-type hostBucketStats struct {
-	maxStall time.Duration
-	stallUS  int64 // CPU pressure "some" in the bucket, µs
 }
 
 const (
@@ -135,11 +129,9 @@ func (m *Monitor) tick(now time.Time, late time.Duration) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b := m.bucket(now)
-	if b == nil {
+	if i := now.Sub(m.start) / hostBucket; i < 0 || i > 1<<20 { // before the start, or a run of more than a day
 		return
 	}
-	b.maxStall = max(b.maxStall, late)
 	m.stalls = append(m.stalls, late)
 	if late >= StarvedStall {
 		m.addSpan(now.Add(-late), now)
@@ -151,18 +143,6 @@ func (m *Monitor) tick(now time.Time, late time.Duration) {
 		}
 	}
 	if psiOK {
-		// The pressure since the last reading, spread over the buckets
-		// it covers: the ones from the last reading's up to this one.
-		d, from := psi-m.psiLast, max(m.psiB, 0)
-		if n := cur - from; n > 0 {
-			for i := from; i < cur; i++ {
-				if p := m.bucket(m.start.Add(time.Duration(i) * hostBucket)); p != nil {
-					p.stallUS += d / int64(n)
-				}
-			}
-		} else {
-			b.stallUS += d
-		}
 		m.psiLast, m.psiAt, m.psiB = psi, now, cur
 	}
 }
@@ -191,17 +171,6 @@ func (m *Monitor) Spans() ([]runrecord.StallSpan, int) {
 	return slices.Clone(m.spans), m.spansCut
 }
 
-func (m *Monitor) bucket(at time.Time) *hostBucketStats {
-	i := int(at.Sub(m.start) / hostBucket)
-	if i < 0 || i > 1<<20 { // before the start, or a run of more than a day
-		return nil
-	}
-	for len(m.buckets) <= i {
-		m.buckets = append(m.buckets, hostBucketStats{})
-	}
-	return &m.buckets[i]
-}
-
 func (m *Monitor) trimWorst(n int) {
 	slices.SortFunc(m.worst, func(a, b runrecord.Stall) int {
 		if a.MS != b.MS {
@@ -210,26 +179,6 @@ func (m *Monitor) trimWorst(n int) {
 		return int(a.AtMS - b.AtMS)
 	})
 	m.worst = m.worst[:min(n, len(m.worst))]
-}
-
-// pressure is the CPU pressure over [from, to) as a share of wall time;
-// false where it is not reported.
-func (m *Monitor) pressure(from, to time.Duration) (float64, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.psi {
-		return 0, false
-	}
-	var us int64
-	n := 0
-	for i := max(0, int(from/hostBucket)); i < len(m.buckets) && time.Duration(i)*hostBucket < to; i++ {
-		us += m.buckets[i].stallUS
-		n++
-	}
-	if n == 0 {
-		return 0, false
-	}
-	return float64(us) / float64(time.Duration(n)*hostBucket/time.Microsecond), true
 }
 
 // Record summarises the run for run.json.

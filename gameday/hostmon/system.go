@@ -232,9 +232,6 @@ func (w *systemWatch) scan(ctx context.Context, now time.Time) {
 	}
 }
 
-// tids are the threads watched, in order.
-func (w *systemWatch) tids() []int { return slices.Sorted(maps.Keys(w.tasks)) }
-
 func (w *systemWatch) close() {
 	for tid, t := range w.tasks {
 		t.f.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -200,3 +201,6 @@ func TestEvidenceNamesTheSystem(t *testing.T) {
 }
 
 const ms = time.Millisecond
+
+// tids are the threads watched, in order.
+func (w *systemWatch) tids() []int { return slices.Sorted(maps.Keys(w.tasks)) }

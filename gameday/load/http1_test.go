@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/load"
+
+	"github.com/gameday-dev/gameday/internal/loopback"
 )
 
 // countingServer counts the connections its clients opened.
@@ -288,43 +290,28 @@ func TestClientClosingATrickleDoesNotWait(t *testing.T) {
 // body of Content-Length bytes.
 func rawServer(t *testing.T, script func(i int, c net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for i := 0; ; i++ {
-			c, err := ln.Accept()
-			if err != nil {
+	return "http://" + loopback.Serve(t, func(i int, c net.Conn) {
+		r := bufio.NewReader(c)
+		for {
+			n := 0
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+					fmt.Sscan(v, &n)
+				}
+				if line == "\r\n" {
+					break
+				}
+			}
+			if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					n := 0
-					for {
-						line, err := r.ReadString('\n')
-						if err != nil {
-							return
-						}
-						if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-							fmt.Sscan(v, &n)
-						}
-						if line == "\r\n" {
-							break
-						}
-					}
-					if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
-						return
-					}
-					script(i, c)
-				}
-			}()
+			script(i, c)
 		}
-	}()
-	return "http://" + ln.Addr().String()
+	})
 }
 
 // TestClientReadsWhatTheAnswerSays: an answer that comes in pieces is read

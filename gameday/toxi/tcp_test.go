@@ -15,6 +15,8 @@ import (
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/gameday/toxi/tcp"
 	"github.com/gameday-dev/gameday/internal/testenv"
+
+	"github.com/gameday-dev/gameday/internal/loopback"
 )
 
 // stockToxics puts Toxiproxy's own toxics back in its registry for the
@@ -56,26 +58,10 @@ func bye(t *testing.T) string {
 	return serveEach(t, func(c net.Conn) { _, _ = io.WriteString(c, "bye") })
 }
 
+// serveEach serves every connection to a loopback address with serve.
 func serveEach(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				serve(c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
+	return loopback.Serve(t, func(_ int, c net.Conn) { serve(c) })
 }
 
 // dialProxy connects to a proxy, with a deadline for the whole exchange.

@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gameday-dev/gameday/internal/loopback"
 )
 
 // provider is an HTTP upstream that records every request it served, and
@@ -411,32 +413,17 @@ func closeWithin(t *testing.T, r *Relay, d time.Duration) {
 // answer.
 func rawUpstream(t *testing.T, answer string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	return loopback.Serve(t, func(_ int, c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := readHead(br); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					if _, err := readHead(br); err != nil {
-						return
-					}
-					if _, err := io.WriteString(c, answer); err != nil {
-						return
-					}
-				}
-			}()
+			if _, err := io.WriteString(c, answer); err != nil {
+				return
+			}
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // The first request of a connection answered by the relay itself: the

@@ -1,0 +1,305 @@
+// Package drive is a drill's drive stage: it sends the scenario's load at
+// the system, runs the fault timeline and the shops' moves, samples the
+// breakers, the metrics and the host while the load runs, stops on the
+// abort guard or the halt condition, removes every fault, and has the
+// books settled and read (package ledger).
+//
+// In: Input, the prepared environment's parts and the armed drive's
+// checkout ids and ledgers. Out: Result, what was done and observed
+// (judge.Observations among it), errors included. It writes nothing into
+// the run's record or directory: the record stage does.
+package drive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/env"
+	"github.com/gameday-dev/gameday/gameday/fleet"
+	"github.com/gameday-dev/gameday/gameday/hostmon"
+	"github.com/gameday-dev/gameday/gameday/internal/ledger"
+	"github.com/gameday-dev/gameday/gameday/judge"
+	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/internal/stats"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// Run drives in: it runs the load with the fault timeline, lifts the
+// faults, lets the books settle and reads them (package ledger), and
+// returns what it did and saw.
+func Run(ctx context.Context, in Input) *Result {
+	d := &drill{o: in.Config, sc: in.Scenario, seed: in.Seed, dir: in.Dir, env: in.Environment, inj: in.Inj,
+		sys: in.Sys, prefix: in.Prefix, ledgers: in.Ledgers}
+	return d.drive(ctx)
+}
+
+// drive runs the load with the fault timeline, lifts the faults, lets the
+// books settle and reads them: what it did and saw is its value.
+func (d *drill) drive(ctx context.Context) (dv *Result) {
+	dv = &Result{}
+	// Faults come off on every way out of here, a panic included: on a
+	// Toxiproxy or a container that outlives the runner nobody else would
+	// remove them. After the normal removal below this finds none.
+	var leftErr error // the removal at the end of the load, when it failed
+	defer func() {
+		err := d.inj.RemoveAll()
+		switch {
+		case err != nil && leftErr == nil:
+			dv.note("removing faults: " + err.Error())
+		case err == nil && leftErr != nil:
+			dv.note("the faults that could not be removed when the load ended were removed once the books were read")
+		}
+		// A request-aware toxic removed only now was read as it went.
+		for i, f := range dv.Faults {
+			if f.Hits == nil {
+				dv.Faults[i].Hits = d.inj.Hits(f.Name)
+				if err := d.inj.HitsError(f.Name); err != nil && dv.Faults[i].Hits == nil {
+					dv.Faults[i].HitsError = err.Error()
+				}
+			}
+		}
+	}()
+	var shards *fleet.Coordinator
+	if d.o.Shards != nil {
+		c, stop, joined, err := d.joinShards(ctx)
+		if err != nil {
+			dv.Load.Shards = joined
+			if ctx.Err() != nil {
+				dv.fail(runrecord.VerdictInconclusive, "interrupted while the load's workers joined")
+			} else {
+				dv.fail(runrecord.VerdictInconclusive, "the load's workers could not all take part, so nothing was sent: %v", err)
+			}
+			return dv
+		}
+		defer stop()
+		shards = c
+	}
+	loadCtx, stopLoad := context.WithCancelCause(ctx)
+	defer stopLoad(nil)
+	start := time.Now()
+	probe := d.newProbe(start)
+	if err := probe.baseline(); err != nil {
+		dv.fail(runrecord.VerdictError, "read the breakers of %s: %v", d.sys.Name, err)
+		return dv
+	}
+	host := hostmon.New(start)
+	// Where the system runs on this host, its own starvation is evidence
+	// too (judge.Starvation.System); where not, the record says why.
+	host.WatchSystem(env.SystemProcesses(d.env))
+	hostCtx, stopHost := context.WithCancel(context.Background())
+	var hostDone sync.WaitGroup
+	hostDone.Add(1)
+	go func() { defer hostDone.Done(); host.Run(hostCtx) }()
+	probeCtx, stopProbe := context.WithCancel(context.Background())
+	var probeDone sync.WaitGroup
+	probeDone.Add(1)
+	go func() { defer probeDone.Done(); probe.run(probeCtx) }()
+
+	tl := newTimeline(d.inj, d.sc.Faults, start, d.seed)
+	// A fault that cannot be injected or lifted at its time stops the
+	// load: the system is no longer tested as the scenario says. A lift
+	// begun once the load had ended changed nothing the load saw: when it
+	// fails, the removal at the end tries again (timeline.ended).
+	var loadOver atomic.Bool
+	tl.ended = loadOver.Load
+	tl.onError = func(name string, err error) { stopLoad(fmt.Errorf("%w: %s: %v", errFault, name, err)) }
+	tlCtx, stopTimeline := context.WithCancel(loadCtx)
+	tl.start(tlCtx)
+	moving := d.startMoves(loadCtx, start)
+
+	var guard *abortGuard
+	if a := d.sc.Abort; a != nil && a.ErrorRatio > 0 {
+		guard = newAbortGuard(a.ErrorRatio, a.For.D(), func() {
+			stopLoad(errAborted)
+		})
+		go guard.watch(loadCtx)
+	}
+	var haltReason string
+	var haltOnce sync.Once
+	metrics, metricsDone := d.startMetrics(loadCtx, start, func(why string) {
+		haltOnce.Do(func() { haltReason = why })
+		stopLoad(errAborted)
+	})
+	plan := d.plan()
+	live := liveCounts{start: start}
+	if d.o.Progress != nil {
+		live.schedule = plan.Offsets()
+	}
+	stopProgress := d.liveProgress(&live, probe, start)
+	onResult := func(s *load.Shopper) {
+		live.add(s.Outcome)
+		if guard != nil {
+			guard.observe(s.Outcome)
+		}
+	}
+	var report *load.Report
+	var loadErr error
+	if shards != nil {
+		report, loadErr = shards.Send(loadCtx, time.Now().Add(shards.Lead()), onResult)
+		dv.Unmatched, dv.EmptyKept = shards.Unmatched(), shards.EmptyKept()
+	} else {
+		flow := d.sys.Flow(nil, d.prefix)
+		report, loadErr = load.Run(loadCtx, plan, flow, load.Options{
+			Clock: func() time.Time { return time.Now() }, OnResult: onResult,
+		})
+		flow.CloseIdleConnections()
+		dv.Unmatched, dv.EmptyKept = flow.Unmatched(), flow.EmptyKept()
+	}
+	loadOver.Store(true)
+	stopProgress()
+	stopTimeline()
+	tl.wait()
+	metricsDone()
+	end := time.Since(start)
+	// A move under way when the load ends finishes (each of its steps is
+	// bounded) before the faults come off and the books are read; one not
+	// begun never begins.
+	dv.Loaded = true
+	dv.Moves = moving.wait()
+	BeforeRemovingFaults()
+	// A fault that cannot be removed makes the run an error, decided with
+	// the books: money or stock proven wrong in the same run still fails
+	// it (judge.Decide).
+	leftErr = d.inj.RemoveAll()
+	if leftErr != nil {
+		dv.note("removing faults: " + leftErr.Error())
+	}
+	dv.Faults = tl.records(end)
+	// Let the breakers recover and the books settle: holds expire, voids
+	// land. Sampling goes on meanwhile.
+	d.progress("gameday: %s: settling the books", d.sc.Name)
+	books, settleErr := ledger.Settle(d.ledgers, ctx.Err() != nil, d.prefix)
+	facts := books.Facts
+	dv.Notes = append(dv.Notes, books.Notes...)
+	stopProbe()
+	probeDone.Wait()
+	stopHost()
+	hostDone.Wait()
+	dv.Host = host.Record()
+
+	if report == nil {
+		dv.fail(runrecord.VerdictError, "run the load: %v", loadErr)
+		return dv
+	}
+	dv.Answered = true
+	loadShift := report.Start.Sub(start)
+	rebase(report, start)
+	dv.TransportErrors = transportErrors(report)
+	dv.Load = runrecord.LoadSummary{
+		Scheduled: report.Scheduled, Started: report.Started, Dropped: report.Dropped,
+		LateP50MS: stats.MS(report.LateP50), LateP99MS: stats.MS(report.LateP99), LateMaxMS: stats.MS(report.LateMax),
+		DurationMS: end.Milliseconds(),
+	}
+	if shards != nil {
+		dv.Load.Shards = shards.Shards()
+		// The workers' stalls count from the load's start, as their
+		// records did before rebase.
+		shift := loadShift.Milliseconds()
+		for k := range dv.Load.Shards {
+			for i := range dv.Load.Shards[k].StarvedSpans {
+				dv.Load.Shards[k].StarvedSpans[i].FromMS += shift
+				dv.Load.Shards[k].StarvedSpans[i].ToMS += shift
+			}
+		}
+	}
+	dv.Outcomes = report.Outcomes()
+	shoppers := shoppers(report)
+	if shards != nil {
+		// Shard k of n sent the plan's arrivals k, k+n, ... (load.Shard).
+		for i, s := range report.Shoppers {
+			shoppers[i].Shard = s.Index % d.o.Shards.N
+		}
+	}
+	dv.Load.CheckoutP95MS = stats.MS(stats.PercentileOf(judge.Latencies(shoppers, judge.Windows{End: end}, "all"), 95))
+	dv.Series = buildSeries(report, shoppers, end)
+	dv.Pods = d.podSeries(report, shoppers, end, dv.Moves)
+
+	ft := tl.spans(end)
+	w := judge.NewWindows(d.sc.Faults, ft, end)
+	if len(w.Faults) > 0 {
+		if during := judge.Latencies(shoppers, w, "during"); len(during) > 0 {
+			p := stats.MS(stats.PercentileOf(during, 95))
+			dv.Load.CheckoutP95DuringMS = &p
+		}
+	}
+
+	// What the run saw is all the judge reads: kept in the run directory,
+	// so that the run can be judged again (gameday judge).
+	obs := &judge.Observations{
+		Version: judge.ObservationsVersion, System: d.sys.Name, SystemFile: d.sys.File,
+		End: end, Faults: ft, Shoppers: shoppers, Breakers: probe.transitions(), Metrics: metrics.taken(),
+		Moves: dv.Moves, Unsettled: books.Unsettled, Starvation: d.starvation(dv.Host, dv.Load.Shards), Host: hostmon.Evidence(dv.Host),
+	}
+	for i, lg := range d.ledgers {
+		obs.Books = append(obs.Books, judge.Books{Shop: lg.Shop, Pod: lg.Pod, Away: lg.Away, Name: lg.Name(), File: lg.Sys.File, Facts: facts[i]})
+	}
+	obs.Ending = ended(context.Cause(loadCtx), loadErr, guard)
+	obs.Ending.Left, obs.Ending.Unread = judge.ErrText(leftErr), judge.ErrText(settleErr)
+	obs.Ending.Interrupted, obs.Ending.Halt = ctx.Err() != nil, haltReason
+	obs.Ending.Idle = idleFaults(dv.Faults)
+	dv.Obs, dv.Report = obs, report
+	// The prediction's figures are read from whole books only.
+	if len(facts) == 1 && facts[0] != nil && d.ledgers[0].Shop == "" && settleErr == nil {
+		dv.Facts = facts[0]
+	}
+	return dv
+}
+
+// ended says why the load stopped, as the judge reads it: a fault that
+// could not be injected or lifted (errFault), the abort guard or the halt
+// condition (errAborted; the guard's reason, when it has one, whatever
+// stopped the load, since the halt's takes precedence in judge.Decide), a
+// lost load worker (fleet.ErrShard).
+func ended(cause, loadErr error, guard *abortGuard) judge.Ended {
+	var e judge.Ended
+	switch {
+	case errors.Is(cause, errFault):
+		e.Fault = cause.Error()
+	case errors.Is(cause, errAborted):
+		e.Aborted = true
+	}
+	if guard != nil {
+		e.Guard = guard.reason()
+	}
+	if errors.Is(loadErr, fleet.ErrShard) {
+		e.ShardLost = loadErr.Error()
+	}
+	return e
+}
+
+// startMetrics samples the scenario's PromQL expressions every second
+// until ctx ends or done is called (which waits for the sampler). Without
+// any, it returns nil.
+func (d *drill) startMetrics(ctx context.Context, start time.Time, onHalt func(string)) (*metricSampler, func()) {
+	var queries []string
+	for _, e := range d.sc.Expect {
+		if e.Metric != nil {
+			queries = append(queries, e.Metric.Query)
+		}
+	}
+	var halt *scenarios.MetricBound
+	var haltFor time.Duration
+	if a := d.sc.Abort; a != nil && a.Metric != nil {
+		halt, haltFor = a.Metric, a.For.D()
+		queries = append(queries, a.Metric.Query)
+	}
+	if len(queries) == 0 {
+		return nil, func() {}
+	}
+	m := newMetricSampler(d.sys.Prometheus, start)
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); m.run(ctx, queries, halt, haltFor, onHalt) }()
+	return m, func() { cancel(); wg.Wait() }
+}
+
+var (
+	errAborted = errors.New("aborted by the abort guard")
+	errFault   = errors.New("a fault could not be injected or lifted")
+)

@@ -1,0 +1,212 @@
+package prepare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/internal/ledger"
+	"github.com/gameday-dev/gameday/gameday/system"
+	"github.com/gameday-dev/gameday/internal/noredirect"
+	"github.com/gameday-dev/gameday/internal/pathutil"
+	"github.com/gameday-dev/gameday/internal/redact"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// SameEnvironment refuses a scenario to drive in an environment prepared
+// for base when it asks for another one: another system, environment,
+// checkout, payment stand-in, stock or shops. Moves are refused too: the
+// routes a move leaves would be the next drive's.
+func SameEnvironment(base, sc *scenarios.Scenario) error {
+	for _, c := range []struct {
+		field string
+		a, b  any
+	}{
+		{"system", pathutil.Abs(base.SystemPath()), pathutil.Abs(sc.SystemPath())},
+		{"environment", base.Environment, sc.Environment},
+		{"checkout", base.Checkout, sc.Checkout},
+		{"payment", base.Payment, sc.Payment},
+		{"stock", base.Stock, sc.Stock},
+		{"shops", base.Shops, sc.Shops},
+	} {
+		if !reflect.DeepEqual(c.a, c.b) {
+			return &scenarios.Error{File: sc.File, Line: sc.Line(c.field), Field: c.field,
+				Msg: fmt.Sprintf("differs from %s's, for which the environment was prepared: prepare one for this scenario", base.Name)}
+		}
+	}
+	if len(sc.Moves) > 0 {
+		return &scenarios.Error{File: sc.File, Line: sc.Line("moves"), Field: "moves",
+			Msg: "a drive of a prepared environment moves no shop (the routes a move leaves would be the next drive's): run it as a drill of its own"}
+	}
+	return nil
+}
+
+// CheckScenario checks a scenario against the described system it drills,
+// with nothing contacted (gameday validate does it too): every fault's
+// target is one of the system's dependencies, a process fault's declares a
+// process handle that can carry it out, an HTTP toxic's speaks HTTP (or
+// does not say), and PromQL promises and halts have a Prometheus server.
+// The errors name the scenario's file, line and field.
+func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
+	var errs []error
+	errs = append(errs, ledger.CheckShops(sc, sys)...)
+	deps := strings.Join(slices.Sorted(maps.Keys(sys.Dependencies)), ", ")
+	for i, f := range sc.Faults {
+		field := fmt.Sprintf("faults[%d].target", i)
+		dep, ok := sys.Dependencies[f.Target]
+		switch {
+		case !ok:
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("%q is not a dependency of %s (%s: %s)", f.Target, sys.Name, sys.File, deps)})
+		case f.Process != "" && dep.Process == nil:
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("a process fault on %s needs a process to act on: %s declares none (dependencies.%s.process)", f.Target, sys.File, f.Target)})
+		case f.Toxic != nil && scenarios.ReadsHTTP(f.Toxic.Type) && !dep.SpeaksHTTP():
+			tf := fmt.Sprintf("faults[%d].toxic.type", i)
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(tf), Field: tf,
+				Msg: fmt.Sprintf("%s reads HTTP requests, and %s speaks %s (dependencies.%s.protocol in %s): it would act on none; a TCP toxic or lost_reply acts on any protocol", f.Toxic.Type, f.Target, dep.Protocol, f.Target, sys.File)})
+		case f.Process != "" && !dep.Process.Can(f.Process):
+			pf := fmt.Sprintf("faults[%d].process", i)
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(pf), Field: pf,
+				Msg: fmt.Sprintf("%s's process handle in %s gives no way to %s it (a command handle needs %s)", f.Target, sys.File, f.Process, processNeeds(f.Process))})
+		}
+	}
+	return errors.Join(append(errs, needsPrometheus(sc, sys)...)...)
+}
+
+// processNeeds names the programs a command process handle needs for a
+// process fault's action.
+func processNeeds(action string) string {
+	if action == "pause" {
+		return "pause and resume"
+	}
+	return "kill and start"
+}
+
+// needsPrometheus refuses PromQL promises and halts on a system that names
+// no Prometheus server.
+func needsPrometheus(sc *scenarios.Scenario, sys *system.System) []error {
+	if sys.Prometheus != "" {
+		return nil
+	}
+	var errs []error
+	for i, e := range sc.Expect {
+		if e.Metric != nil {
+			field := fmt.Sprintf("expect[%d].metric", i)
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("a PromQL promise needs a Prometheus server: %s names none (prometheus:)", sys.File)})
+		}
+	}
+	if a := sc.Abort; a != nil && a.Metric != nil {
+		errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line("abort.metric"), Field: "abort.metric",
+			Msg: fmt.Sprintf("a PromQL halt condition needs a Prometheus server: %s names none (prometheus:)", sys.File)})
+	}
+	return errs
+}
+
+// proxies are the names of the proxies the drill uses: every dependency's
+// and every fault target's that has one.
+func (d armer) proxies() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(dep string) {
+		if p, ok := d.Environment.ProxyName(dep); ok && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, dep := range slices.Sorted(maps.Keys(d.Sys.Dependencies)) {
+		add(dep)
+	}
+	for _, f := range d.sc.Faults {
+		add(f.Target)
+	}
+	return out
+}
+
+// checkTargets refuses a fault on a dependency the system does not have,
+// or that it cannot act on as the fault asks.
+func (d armer) checkTargets() error {
+	for i, f := range d.sc.Faults {
+		field := fmt.Sprintf("faults[%d].target", i)
+		if f.Process != "" {
+			if _, ok := d.Environment.Process(f.Target); ok {
+				continue
+			}
+			if _, ok := d.Sys.Dependencies[f.Target]; ok {
+				return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field,
+					Msg: fmt.Sprintf("a process fault on %s needs a process to act on: %s declares none (dependencies.%s.process)", f.Target, d.Sys.File, f.Target)}
+			}
+		} else if _, ok := d.Environment.ProxyName(f.Target); ok {
+			continue
+		} else if _, ok := d.Sys.Dependencies[f.Target]; ok {
+			return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("no Toxiproxy proxy is known in front of %s (name it: environment.proxies, -proxy %s=NAME)", f.Target, f.Target)}
+		}
+		return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field,
+			Msg: fmt.Sprintf("%q is not a dependency of %s (%s: %s)", f.Target, d.Sys.Name, d.Sys.File, strings.Join(slices.Sorted(maps.Keys(d.Sys.Dependencies)), ", "))}
+	}
+	return nil
+}
+
+// checkRequestAware refuses, before anything is sent, a drill whose
+// request-aware toxic (lost_reply) the Toxiproxy in front of its target
+// cannot serve: a stock Toxiproxy, whose toxics are TCP-level only, or a
+// proxy of gameday's without a relay behind it (one created before the
+// drill, by someone who did not ask for one).
+func (d armer) checkRequestAware(ctx context.Context) error {
+	if len(d.sc.RequestAwareTargets()) == 0 {
+		return nil
+	}
+	c := d.Environment.Toxiproxy()
+	caps, stock, err := c.Served(ctx)
+	if err != nil {
+		return fmt.Errorf("toxiproxy at %s: %w", redact.URL(c.Addr()), err)
+	}
+	for i, f := range d.sc.Faults {
+		if f.Toxic == nil || !scenarios.RequestAware(f.Toxic.Type) {
+			continue
+		}
+		field := fmt.Sprintf("faults[%d].toxic.type", i)
+		fail := func(msg string) error {
+			return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field, Msg: msg}
+		}
+		if stock {
+			return fail(fmt.Sprintf("%s is served by gameday's Toxiproxy only, and the one at %s is not gameday's (a stock Toxiproxy's toxics are TCP-level): run gameday serve toxiproxy -request-aware in its place, or name no toxiproxy in the system file for gameday to start its own (docs/faults.md)", f.Toxic.Type, redact.URL(c.Addr())))
+		}
+		if !slices.Contains(caps.Toxics, f.Toxic.Type) {
+			return fail(fmt.Sprintf("the Toxiproxy at %s is gameday's but does not serve %s (it serves %s): run this version of gameday serve toxiproxy there", redact.URL(c.Addr()), f.Toxic.Type, strings.Join(caps.RequestAware, ", ")))
+		}
+		proxy, _ := d.Environment.ProxyName(f.Target)
+		if !slices.Contains(caps.Relayed, proxy) {
+			return fail(fmt.Sprintf("%s needs a relay behind proxy %s (in front of %s), and it has none: it was created without \"request_aware\": true; run gameday serve toxiproxy -request-aware, or delete the proxy for the drill to create it (docs/faults.md)", f.Toxic.Type, proxy, f.Target))
+		}
+	}
+	return nil
+}
+
+// reachCheckout asks the checkout's base_url once (any HTTP answer will
+// do) before anything is set up or sent: a checkout that is not there
+// would otherwise take the whole load as errors and fail the drill, as if
+// it had broken a promise, when the drill could not be carried out.
+func reachCheckout(ctx context.Context, sys *system.System) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, sys.BaseURL, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", sys.Where("base_url"), err)
+	}
+	// Any answer will do, a redirect included (not followed).
+	resp, err := noredirect.Client(0).Do(req)
+	if err != nil {
+		return fmt.Errorf("the checkout does not answer at %s (%s): %w; nothing was set up or sent", redact.URL(sys.BaseURL), sys.Where("base_url"), redact.Error(err))
+	}
+	resp.Body.Close()
+	return nil
+}
