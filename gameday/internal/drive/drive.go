@@ -186,7 +186,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 		dv.fail(runrecord.VerdictError, "run the load: %v", loadErr)
 		return dv
 	}
-	dv.Answered = true
+	dv.Answered, dv.Report = true, report
 	loadShift := report.Start.Sub(start)
 	rebase(report, start)
 	dv.TransportErrors = transportErrors(report)
@@ -228,8 +228,9 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 		}
 	}
 
-	// What the run saw is all the judge reads: kept in the run directory,
-	// so that the run can be judged again (gameday judge).
+	// What the run saw is all the judge reads: the record stage keeps it
+	// in the run directory, so that the run can be judged again (gameday
+	// judge).
 	obs := &judge.Observations{
 		Version: judge.ObservationsVersion, System: d.sys.Name, SystemFile: d.sys.File,
 		End: end, Faults: ft, Shoppers: shoppers, Breakers: probe.transitions(), Metrics: metrics.taken(),
@@ -242,7 +243,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	obs.Ending.Left, obs.Ending.Unread = judge.ErrText(leftErr), judge.ErrText(settleErr)
 	obs.Ending.Interrupted, obs.Ending.Halt = ctx.Err() != nil, haltReason
 	obs.Ending.Idle = idleFaults(dv.Faults)
-	dv.Obs, dv.Report = obs, report
+	dv.Obs = obs
 	// The prediction's figures are read from whole books only.
 	if len(facts) == 1 && facts[0] != nil && d.ledgers[0].Shop == "" && settleErr == nil {
 		dv.Facts = facts[0]

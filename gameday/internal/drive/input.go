@@ -38,8 +38,8 @@ type ShardOptions struct {
 	N int
 	// Remote: the workers are started elsewhere ("gameday worker" in a
 	// Swarm job or a Kubernetes Indexed Job) and call in at Listen with
-	// Token; else this process starts N local worker processes of
-	// Config.Binary.
+	// Token; else this process starts N local worker processes of the
+	// gameday executable (gameday.Options.Binary).
 	Remote bool
 	// Listen is the coordinator's address; "" means 127.0.0.1:0 (local
 	// workers), which remote ones cannot reach.

@@ -55,6 +55,8 @@ func Drive(rec *runrecord.Record, in Input) {
 	}
 	if dv.Answered {
 		rec.TransportErrors, rec.Outcomes, rec.Series, rec.Pods = dv.TransportErrors, dv.Outcomes, dv.Series, dv.Pods
+	}
+	if dv.Report != nil {
 		if err := writeAttempts(in.Dir, dv.Report, in.Sys.StepNames()); err != nil {
 			rec.Notes = append(rec.Notes, err.Error())
 		}
