@@ -268,6 +268,9 @@ func newDrill(p *prepare.Env, o Options, sc *scenarios.Scenario, src []byte) (*d
 		StartedAt: started, Matrix: MatrixRef{Dependency: sc.Matrix.Dependency, Failure: sc.Matrix.Failure},
 		Outcomes: map[string]int{}, Breakers: map[string]BreakerRecord{}, Faults: []FaultRecord{}, Expectations: []ExpectationResult{},
 	}
+	if r := sc.Load.Replay; r != nil && r.Read.Path != "" {
+		rec.Notes = append(rec.Notes, r.Note())
+	}
 	if src != nil {
 		// Kept as written, so that the run can be judged again.
 		if err := runrecord.WriteFileAtomic(filepath.Join(dir, ScenarioFile), src); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/faults"
 	"github.com/gameday-dev/gameday/gameday/judge"
+	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/internal/testenv"
 	"github.com/gameday-dev/gameday/scenarios"
@@ -151,6 +152,29 @@ func TestCatalogueDrillsPass(t *testing.T) {
 				t.Errorf("load %+v, time scale %v", rec.Load, rec.TimeScale)
 			}
 		})
+	}
+}
+
+// Last year's evening replayed at 150 %: the reference checkout keeps the
+// catalogue's promises, and the drill scheduled the recording's arrivals
+// times 1.5 (the time scale shortening the replay as it does stages).
+func TestReplayLastYearAt150Percent(t *testing.T) {
+	sc := lookup(t, "replay-last-year")
+	o := options(t)
+	o.RateScale = 1.5
+	rec := run(t, context.Background(), sc, o)
+	if rec.Verdict != gameday.VerdictPass {
+		t.Fatalf("verdict %s: %s\nexpectations %+v\ninvariants %+v", rec.Verdict, rec.Reason, rec.Expectations, rec.Invariants)
+	}
+	var stages []load.Stage
+	for _, st := range sc.Scaled(1.5, timeScale).Load.Stages {
+		stages = append(stages, load.Stage{Duration: st.Duration.D(), Target: st.Target, Hold: st.Hold})
+	}
+	if want := len(load.Schedule(stages)); rec.Load.Scheduled != want || want < 500 {
+		t.Errorf("scheduled %d arrivals, want %d (the recording's part × 1.5 × %g)", rec.Load.Scheduled, want, timeScale)
+	}
+	if !slices.ContainsFunc(rec.Notes, func(n string) bool { return strings.HasPrefix(n, "the load replays recordings/last-year.csv (csv") }) {
+		t.Errorf("notes %q: none says what was replayed", rec.Notes)
 	}
 }
 

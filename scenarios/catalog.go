@@ -14,7 +14,7 @@ import (
 // catalog holds the built-in scenarios, one file each, named after the
 // scenario.
 //
-//go:embed catalog/*.yaml
+//go:embed catalog/*.yaml catalog/recordings
 var catalog embed.FS
 
 // ErrNotInCatalogue is wrapped by Lookup's error for a name that is
@@ -59,7 +59,7 @@ func parseBuiltin(file string) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read catalogue: %w", err)
 	}
-	s, err := Parse(file, data)
+	s, err := parse(file, data, fsOpener(catalog, path.Dir(file)))
 	if err != nil {
 		return nil, fmt.Errorf("parse catalogue: %w", err)
 	}

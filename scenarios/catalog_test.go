@@ -21,7 +21,7 @@ func TestCatalogue(t *testing.T) {
 		"payment-429", "payment-down", "payment-killed", "payment-latency", "payment-lost-response", "payment-timeouts",
 		"peak-deadline", "peak-fair", "peak-fair-deadline", "peak-lottery", "peak-paced", "peak-queue",
 		"pod-hot-shop", "pod-inventory-down", "pod-move", "pod-shared-payment",
-		"redis-killed", "redis-reset-peer", "sessions-down"}
+		"redis-killed", "redis-reset-peer", "replay-last-year", "sessions-down"}
 	var names []string
 	seen := map[string]bool{}
 	rows := map[MatrixRow]string{}
@@ -57,6 +57,19 @@ func TestCatalogue(t *testing.T) {
 		if flashSale := strings.HasPrefix(s.Name, "drop-") || strings.HasPrefix(s.Name, "peak-"); flashSale {
 			if len(s.Faults) != 0 || s.Matrix.Dependency == "none" {
 				t.Errorf("%s: a flash-sale drill has no fault and names the dependency it overloads, got %d faults, %q", s.Name, len(s.Faults), s.Matrix.Dependency)
+			}
+		} else if strings.HasPrefix(s.Name, "replay-") {
+			// A replay is the recording's part at its speedup: longer
+			// than a fault drill, its peak the recording's, bounded so
+			// that it stays a drill of minutes on a small machine.
+			if total := s.TotalDuration(); total < 30*time.Second || total > 3*time.Minute {
+				t.Errorf("%s: load lasts %v, want 30s-3m", s.Name, total)
+			}
+			if peak := s.Load.PeakRate(); peak > 150 {
+				t.Errorf("%s: peak %g arrivals/s, want at most 150", s.Name, peak)
+			}
+			if s.Load.Replay == nil || s.Abort == nil {
+				t.Errorf("%s: a replay-* drill replays a recording, guarded", s.Name)
 			}
 		} else {
 			if total := s.TotalDuration(); total < 20*time.Second || total > 40*time.Second {

@@ -55,6 +55,9 @@ func (s *Scenario) SetDefaults() {
 	if l.SessionShare == nil || *l.SessionShare == 0 {
 		l.SessionShare = ptr(1.0)
 	}
+	if r := l.Replay; r != nil && r.Speedup == 0 {
+		r.Speedup = 1
+	}
 
 	for _, e := range s.Expect {
 		if f := e.FastRefusals; f != nil {

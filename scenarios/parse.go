@@ -34,6 +34,20 @@ func LoadFile(path string) (*Scenario, error) {
 // naming the file, line and field, or several of them joined with
 // errors.Join.
 func Parse(file string, data []byte) (*Scenario, error) {
+	return parse(file, data, fileOpener(file))
+}
+
+// ParseForJudging reads a scenario as Parse does, but not its replay's
+// recording: what judging a finished run needs of it (its promises,
+// faults and invariants; the judge reads no load), from a run directory
+// that does not keep the recording. A replay's load has no stages.
+func ParseForJudging(file string, data []byte) (*Scenario, error) {
+	return parse(file, data, nil)
+}
+
+// parse is Parse, reading a replay's recording through open (nil: not at
+// all).
+func parse(file string, data []byte, open opener) (*Scenario, error) {
 	root, err := strictyaml.ParseMapping(file, data, "one scenario", "scenario fields (name: ..., load: ...)")
 	if err != nil {
 		return nil, err
@@ -49,6 +63,21 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	s.lines = d.Lines
 	s.source = bytes.Clone(data)
 	s.SetDefaults()
+	if r := s.Load.Replay; r != nil {
+		v := &validator{s: s}
+		if len(s.Load.Stages) > 0 {
+			v.add("load.replay", "the load takes its arrivals from stages or from a replay, not both")
+		}
+		v.replay()
+		if len(v.errs) > 0 {
+			return nil, joinSorted(v.errs)
+		}
+		if open != nil {
+			if err := s.expandReplay(open); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

@@ -186,6 +186,11 @@ func (s *Scenario) Clone() *Scenario {
 		c.Environment.BreakerMetric = &cm
 	}
 	c.Load.Stages = slices.Clone(s.Load.Stages)
+	if r := s.Load.Replay; r != nil {
+		cr := *r
+		cr.Journeys, cr.Read.Arrivals = maps.Clone(r.Journeys), maps.Clone(r.Read.Arrivals)
+		c.Load.Replay = &cr
+	}
 	c.Moves = slices.Clone(s.Moves)
 	c.Shops = slices.Clone(s.Shops)
 	for i := range c.Shops {

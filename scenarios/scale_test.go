@@ -241,6 +241,9 @@ func TestCloneSharesNothing(t *testing.T) {
 		if strings.HasPrefix(p, "environment.breaker_metric") {
 			continue // external environments only: TestCloneExternal
 		}
+		if strings.HasPrefix(p, "load.replay") {
+			continue // instead of stages: TestCloneReplay
+		}
 		if !slices.ContainsFunc(set, func(q string) bool { return strings.HasPrefix(q, p+".") || q == p }) {
 			t.Errorf("full.yaml never sets %s: set it so Clone is tested on it", p)
 		}
@@ -272,6 +275,18 @@ func TestCloneExternal(t *testing.T) {
 	c := s.Clone()
 	checkNoAliasing(t, reflect.ValueOf(s), reflect.ValueOf(c), "")
 	if !reflect.DeepEqual(s.Environment, c.Environment) {
+		t.Error("Clone differs from the original")
+	}
+}
+
+// A replay's clone shares nothing with it: its journeys and what reading
+// it found are the clone's own.
+func TestCloneReplay(t *testing.T) {
+	s := &Scenario{Load: Load{Replay: &Replay{File: "r.csv", Format: "access_log", Journeys: map[string]string{"purchase": "POST /checkout"},
+		Read: ReplayRead{Arrivals: map[string]float64{"purchase": 3}}}}}
+	c := s.Clone()
+	checkNoAliasing(t, reflect.ValueOf(s), reflect.ValueOf(c), "")
+	if !reflect.DeepEqual(s.Load.Replay, c.Load.Replay) {
 		t.Error("Clone differs from the original")
 	}
 }

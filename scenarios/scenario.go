@@ -238,6 +238,9 @@ type Payment struct {
 // Load is an open-model flash sale: arrivals follow the stages whatever the
 // checkout does.
 type Load struct {
+	// Replay, instead of Stages, takes the arrivals from a recording of a
+	// real day: Parse reads it and sets Stages from it (docs/replay.md).
+	Replay *Replay `yaml:"replay"`
 	// Stages ramp the arrival rate linearly from the previous stage's
 	// target (0 before the first) to Target over Duration, like k6's
 	// ramping-arrival-rate. At least one; at least one target above 0;
@@ -266,6 +269,25 @@ type Load struct {
 type Stage struct {
 	Duration Duration `yaml:"duration"` // > 0
 	Target   float64  `yaml:"target"`   // arrivals per second at the stage's end; >= 0
+	// Hold: the rate is Target for the whole stage, from its start (k6's
+	// constant-arrival-rate), instead of ramping to it from the previous
+	// stage's target. A replayed recording is a run of held stages.
+	Hold bool `yaml:"hold"`
+}
+
+// StartRate is the arrival rate at st's start, after a stage that ended at
+// prev: prev, from which it ramps to Target, or Target for a held stage.
+func (st Stage) StartRate(prev float64) float64 {
+	if st.Hold {
+		return st.Target
+	}
+	return prev
+}
+
+// Arrivals is the arrivals st plans after a stage that ended at prev: the
+// area under its rate.
+func (st Stage) Arrivals(prev float64) float64 {
+	return (st.StartRate(prev) + st.Target) / 2 * st.Duration.D().Seconds()
 }
 
 // Fault is one entry of the fault timeline, starting At after the load starts

@@ -50,11 +50,11 @@ const (
 )
 
 // plannedArrivals is the number of arrivals the stages plan: the area under
-// the rate, which ramps linearly within each stage.
+// the rate, which ramps linearly within each stage or holds.
 func (l Load) plannedArrivals() float64 {
 	n, prev := 0.0, 0.0
 	for _, st := range l.Stages {
-		n += st.Duration.D().Seconds() * (prev + st.Target) / 2
+		n += st.Arrivals(prev)
 		prev = st.Target
 	}
 	return n
@@ -304,8 +304,9 @@ func (v *validator) payment() {
 
 func (v *validator) load() {
 	l := v.s.Load
-	if len(l.Stages) == 0 {
-		v.add("load.stages", "required: at least one stage of {duration, target}")
+	v.replay()
+	if len(l.Stages) == 0 && l.Replay == nil {
+		v.add("load.stages", "required: at least one stage of {duration, target}, or a replay")
 	}
 	arrivals := false
 	for i, st := range l.Stages {

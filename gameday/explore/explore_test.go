@@ -632,6 +632,26 @@ func mustScenario(t *testing.T, b *scenarios.Scenario, s Schedule) *scenarios.Sc
 	return sc
 }
 
+// A base whose load replays a recording: a trial replays it too, written
+// as the held stages the recording became (a trial's scenario lives
+// elsewhere than the base's, where the recording's path would not
+// resolve), its length and rate scaled as any stage's.
+func TestTrialsOfAReplay(t *testing.T) {
+	b := base(t).Clone()
+	b.Load.Replay = &scenarios.Replay{File: "recordings/gone.csv", Format: "csv", Speedup: 1}
+	b.Load.Stages = []scenarios.Stage{{Duration: scenarios.Duration(2 * time.Second), Target: 5, Hold: true}, {Duration: scenarios.Duration(3 * time.Second), Target: 9, Hold: true}}
+	s := space(b).Draw(1, 0)
+	sc := mustScenario(t, b, s)
+	if sc.Load.Replay != nil || len(sc.Load.Stages) != 2 {
+		t.Fatalf("the trial's load %+v, want the held stages and no replay", sc.Load)
+	}
+	for i, st := range sc.Load.Stages {
+		if !st.Hold || st.Target != round3(b.Load.Stages[i].Target*s.Rate) {
+			t.Errorf("stage %d: %+v, want held at %g", i, st, round3(b.Load.Stages[i].Target*s.Rate))
+		}
+	}
+}
+
 // A trial and a finding run the base's load, all of it: a bug that only
 // shoppers without a session meet is found only if the trials keep the
 // base's session_share. Before, session_share, max_shoppers and

@@ -32,13 +32,14 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 		// The base's load, every field of it, its stages scaled below.
 		Load: base.Load,
 	}
-	out.Load.Stages = nil
+	// A replay's recording is written as the held stages it gave.
+	out.Load.Stages, out.Load.Replay = nil, nil
 	var total time.Duration
 	for _, st := range base.Load.Stages {
 		d := time.Duration(float64(st.Duration.D()) * s.Length).Round(time.Millisecond)
 		d = max(d, time.Millisecond)
 		total += d
-		out.Load.Stages = append(out.Load.Stages, scenarios.Stage{Duration: scenarios.Duration(d), Target: round3(st.Target * s.Rate)})
+		out.Load.Stages = append(out.Load.Stages, scenarios.Stage{Duration: scenarios.Duration(d), Target: round3(st.Target * s.Rate), Hold: st.Hold})
 	}
 	var kinds []string
 	for i, f := range s.Faults {

@@ -179,8 +179,9 @@ func sellout(base *scenarios.Scenario) (time.Duration, bool) {
 	prev := 0.0
 	for _, st := range base.Load.Stages {
 		d := st.Duration.D().Seconds()
-		// Arrivals over a linear ramp from prev to target.
-		got := (prev + st.Target) / 2 * d
+		// Arrivals over a linear ramp from prev to target (or held at it).
+		prev = st.StartRate(prev)
+		got := st.Arrivals(prev)
 		if got >= need && d > 0 {
 			// Solve prev*t + (target-prev)*t²/(2d) = need for t.
 			a, b, c := (st.Target-prev)/(2*d), prev, -need

@@ -35,6 +35,9 @@ type Stage struct {
 	// Target is the arrival rate, in shoppers per second, at the end of the
 	// stage; must be finite and not negative.
 	Target float64
+	// Hold: the rate is Target for the whole stage, from its start,
+	// instead of ramping to it (k6's constant-arrival-rate).
+	Hold bool
 }
 
 // Plan is a flash sale's load: when shoppers arrive and how they behave.

@@ -8,8 +8,8 @@ import (
 // Schedule returns every arrival's offset from the start of the sale,
 // computed from the stages alone: arrival i (from 0) is due when the
 // integral of the arrival rate reaches i+1. Within a stage the rate is
-// linear, so the integral is a quadratic and each offset is its root, in
-// closed form; fractions of an arrival carry over from one stage to the
+// linear (a held stage's is flat), so the integral is a quadratic and each
+// offset is its root, in closed form; fractions of an arrival carry over from one stage to the
 // next. The result is non-decreasing, has floor(total area) entries, and is
 // the same for the same stages.
 //
@@ -32,6 +32,9 @@ func Schedule(stages []Stage) []time.Duration {
 			continue
 		}
 		r0, r1 := prev, rate(st.Target)
+		if st.Hold {
+			r0 = r1
+		}
 		d := st.Duration.Seconds()
 		end := done + (r0+r1)/2*d
 		slope := (r1 - r0) / d
@@ -61,6 +64,9 @@ func arrivals(stages []Stage) float64 {
 			continue
 		}
 		r := rate(st.Target)
+		if st.Hold {
+			prev = r
+		}
 		area += (prev + r) / 2 * st.Duration.Seconds()
 		prev = r
 	}

@@ -158,3 +158,34 @@ func TestScheduleIsTheIntegral(t *testing.T) {
 		}
 	}
 }
+
+// A held stage's rate is its target from its start: after a ramp to 10/s,
+// a stage held at 40/s for 1 s is 40 arrivals 25 ms apart, not a ramp from
+// 10 (25 arrivals); a held stage at 0 is a pause, whatever came before.
+func TestScheduleHeldStages(t *testing.T) {
+	const ms = time.Millisecond
+	got := Schedule([]Stage{{Duration: time.Second, Target: 10}, {Duration: time.Second, Target: 40, Hold: true}, {Duration: time.Second, Target: 0, Hold: true}, {Duration: time.Second, Target: 4, Hold: true}})
+	var held, paused, last []time.Duration
+	for _, at := range got {
+		switch {
+		case at <= time.Second:
+		case at <= 2*time.Second:
+			held = append(held, at)
+		case at <= 3*time.Second:
+			paused = append(paused, at)
+		default:
+			last = append(last, at)
+		}
+	}
+	if len(held) != 40 || len(paused) != 0 || len(last) != 4 {
+		t.Fatalf("%d, %d, %d arrivals in the held, paused and last seconds; want 40, 0, 4", len(held), len(paused), len(last))
+	}
+	for i := 1; i < len(held); i++ {
+		if d := held[i] - held[i-1]; d < 25*ms-time.Microsecond || d > 25*ms+time.Microsecond {
+			t.Fatalf("held arrivals %d and %d are %s apart, want 25ms", i-1, i, d)
+		}
+	}
+	if n := arrivals([]Stage{{Duration: time.Second, Target: 10}, {Duration: time.Second, Target: 40, Hold: true}}); n != 45 {
+		t.Errorf("arrivals %v, want 45 (5 over the ramp, 40 held)", n)
+	}
+}

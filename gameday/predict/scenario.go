@@ -84,7 +84,7 @@ func FromScenario(sc *scenarios.Scenario) (Model, error) {
 		m.RetryJitter = *l.RetryJitter
 	}
 	for _, st := range l.Stages {
-		m.Stages = append(m.Stages, load.Stage{Duration: st.Duration.D(), Target: st.Target})
+		m.Stages = append(m.Stages, load.Stage{Duration: st.Duration.D(), Target: st.Target, Hold: st.Hold})
 	}
 	// The payment guard, as the checkout configures it from the scenario:
 	// the checkout's bulkhead unless the scenario says otherwise (negative:

@@ -34,7 +34,7 @@ func (d *drill) plan() load.Plan {
 func loadStages(sts []scenarios.Stage) []load.Stage {
 	var out []load.Stage
 	for _, st := range sts {
-		out = append(out, load.Stage{Duration: st.Duration.D(), Target: st.Target})
+		out = append(out, load.Stage{Duration: st.Duration.D(), Target: st.Target, Hold: st.Hold})
 	}
 	return out
 }

@@ -85,7 +85,9 @@ func Rejudge(dir, scenarioFile string) (*Rejudged, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the scenario: %w", err)
 	}
-	sc, err := scenarios.Parse(name, data)
+	// The judge reads no load: a replay's recording, which the run
+	// directory does not keep, is not read.
+	sc, err := scenarios.ParseForJudging(name, data)
 	if err != nil {
 		return nil, err
 	}

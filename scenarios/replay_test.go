@@ -1,0 +1,241 @@
+package scenarios_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gameday-dev/gameday/gameday/load"
+	"github.com/gameday-dev/gameday/scenarios"
+)
+
+// The catalogue's replay at 150 %: every second of the drill's arrivals
+// (the load generator's schedule of the stages the recording became) is
+// the recording's arrivals in that second, read here from the CSV on its
+// own, times 1.5, within 2 % or one arrival (a fraction of an arrival
+// carries to the next second).
+func TestReplayFollowsTheRecording(t *testing.T) {
+	sc, err := scenarios.Lookup("replay-last-year")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const scale = 1.5
+	r := sc.Load.Replay
+	scaled := sc.Scaled(scale, 1)
+	var stages []load.Stage
+	for _, st := range scaled.Load.Stages {
+		stages = append(stages, load.Stage{Duration: st.Duration.D(), Target: st.Target, Hold: st.Hold})
+	}
+	got := map[int]float64{}
+	for _, at := range load.Schedule(stages) {
+		got[int(at/time.Second)]++
+	}
+
+	// The recording, per minute, from r.From for r.For, each minute
+	// lasting a minute/speedup of the drill.
+	f, err := os.Open(filepath.Join("catalog", r.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	perMinute := map[int]float64{}
+	sc2 := bufio.NewScanner(f)
+	for sc2.Scan() {
+		cols := strings.Split(sc2.Text(), ",")
+		if len(cols) != 2 || strings.HasPrefix(cols[0], "#") || cols[0] == "minute" {
+			continue
+		}
+		m, _ := strconv.Atoi(cols[0])
+		n, _ := strconv.ParseFloat(cols[1], 64)
+		perMinute[m] = n
+	}
+	step := time.Minute.Seconds() / r.Speedup
+	from, to := int(r.From.D()/time.Minute), int((r.From.D()+r.For.D())/time.Minute)
+	want := map[int]float64{}
+	total := 0.0
+	for m := from; m < to; m++ {
+		start := float64(m-from) * step
+		for t0 := start; t0 < start+step-1e-9; {
+			sec := math.Floor(t0 + 1e-9)
+			t1 := math.Min(sec+1, start+step)
+			want[int(sec)] += perMinute[m] * scale * (t1 - t0) / step
+			t0 = t1
+		}
+		total += perMinute[m] * scale
+	}
+	if len(want) < 100 {
+		t.Fatalf("the replay spans %d seconds; the catalogue's is two minutes", len(want))
+	}
+	for sec, w := range want {
+		if g := got[sec]; math.Abs(g-w) > math.Max(1, 0.02*w) {
+			t.Errorf("second %d: %.0f arrivals, want %.1f (the recording × %g)", sec, g, w, scale)
+		}
+	}
+	for sec := range got {
+		if _, ok := want[sec]; !ok {
+			t.Errorf("second %d: %.0f arrivals past the recording's part", sec, got[sec])
+		}
+	}
+	if n := float64(len(load.Schedule(stages))); math.Abs(n-total) > 1 {
+		t.Errorf("%.0f arrivals in all, want %.1f", n, total)
+	}
+	if note := r.Note(); !strings.Contains(note, "recordings/last-year.csv") || !strings.Contains(note, "150 times as fast") {
+		t.Errorf("note %q", note)
+	}
+}
+
+// writeReplay writes a scenario whose load replays recording (named name)
+// with the replay fields given, in a directory of its own, and parses it.
+func writeReplay(t *testing.T, name, recording, fields string) (*scenarios.Scenario, error) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(recording), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := "name: r\nmatrix: {dependency: none, failure: replay}\nstock: 100\nload:\n  replay:\n    file: " + name + "\n" + fields + "  patience: 5s\n"
+	path := filepath.Join(dir, "r.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return scenarios.LoadFile(path)
+}
+
+func arrivalsOf(sc *scenarios.Scenario) float64 {
+	n, prev := 0.0, 0.0
+	for _, st := range sc.Load.Stages {
+		n += st.Arrivals(prev)
+		prev = st.Target
+	}
+	return n
+}
+
+// An access log's purchases, by the rule's method and path prefix, in
+// buckets of its seconds from its first request; other requests and
+// unreadable lines counted, not replayed.
+func TestReplayAccessLog(t *testing.T) {
+	log := strings.Join([]string{
+		`203.0.113.9 - - [28/Nov/2025:20:00:01 +0000] "POST /checkout HTTP/1.1" 201 512 "-" "Mozilla/5.0"`,
+		`203.0.113.7 - - [28/Nov/2025:20:00:00 +0000] "GET /products/gala HTTP/1.1" 200 9000 "-" "Mozilla/5.0"`,
+		`203.0.113.8 - - [28/Nov/2025:20:00:01 +0000] "POST /checkout?ref=mail HTTP/1.1" 201 512`,
+		`203.0.113.8 - - [28/Nov/2025:20:00:03 +0000] "POST /checkout/confirm HTTP/1.1" 201 512`,
+		`not a log line`,
+		`203.0.113.8 - - [28/Nov/2025:20:00:02 +0000] "GET /checkout HTTP/1.1" 200 512`,
+	}, "\n") + "\n"
+	sc, err := writeReplay(t, "access.log", log, "    format: access_log\n    journeys: {purchase: \"POST /checkout\"}\n    max_unreadable: 0.2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sc.Load.Replay.Read
+	if r.Lines != 6 || r.Unreadable != 1 || r.FirstUnreadable != 5 || r.Other != 2 || r.Arrivals["purchase"] != 3 {
+		t.Errorf("read %+v, want 6 lines, 1 unreadable at line 5, 2 other, 3 purchases", r)
+	}
+	// Seconds 0 (none: the first request was a page), 1 (two), 2 (none), 3 (one).
+	var perSecond []float64
+	for _, st := range sc.Load.Stages {
+		for range int(st.Duration.D() / time.Second) {
+			perSecond = append(perSecond, st.Target)
+		}
+	}
+	if want := []float64{0, 2, 0, 1}; !slices.Equal(perSecond, want) {
+		t.Errorf("arrivals a second %v, want %v", perSecond, want)
+	}
+
+	// Read through gzip, the same.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(log))
+	zw.Close()
+	sc, err = writeReplay(t, "access.log.gz", gz.String(), "    format: access_log\n    journeys: {purchase: \"POST /checkout\"}\n    max_unreadable: 0.2\n")
+	if err != nil || sc.Load.Replay.Read.Arrivals["purchase"] != 3 {
+		t.Fatalf("gzip: %v", err)
+	}
+}
+
+// A CSV per second, its part chosen and compressed: from 2 s for 3 s of
+// the recording, twice as fast, is the recording's arrivals of seconds 2-4
+// over 1.5 s.
+func TestReplayCSVPart(t *testing.T) {
+	sc, err := writeReplay(t, "r.csv", "second,purchase\n0,10\n1,10\n2,4\n3,6\n# a gap: second 4 had none\n5,9\n", "    format: csv\n    from: 2s\n    for: 3s\n    speedup: 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := arrivalsOf(sc); n != 10 {
+		t.Errorf("%v arrivals, want 10 (4 + 6 + 0)", n)
+	}
+	if d := sc.TotalDuration(); d != 1500*time.Millisecond {
+		t.Errorf("lasts %s, want 1.5s", d)
+	}
+	for _, st := range sc.Load.Stages {
+		if !st.Hold {
+			t.Errorf("stage %+v is not held", st)
+		}
+	}
+}
+
+// Bad input is refused with the file, the line and the field, whether it
+// is the scenario's or the recording's.
+func TestReplayRefusesBadInput(t *testing.T) {
+	for _, c := range []struct {
+		name, file, recording, fields, want string
+	}{
+		{"no format", "r.csv", "second,purchase\n0,1\n", "", "r.yaml:5: load.replay.format: required: csv or access_log"},
+		{"journeys for a csv", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    journeys: {purchase: \"POST /x\"}\n", "load.replay.journeys: a CSV names its journeys in its header"},
+		{"no rule", "a.log", "", "    format: access_log\n", "load.replay.journeys: required for an access log"},
+		{"unknown journey", "a.log", "", "    format: access_log\n    journeys: {browse: \"GET /\"}\n", "load.replay.journeys.browse: unknown journey (known: purchase)"},
+		{"bad rule", "a.log", "", "    format: access_log\n    journeys: {purchase: \"/checkout\"}\n", `want "METHOD /path"`},
+		{"bad speedup", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    speedup: -2\n", "load.replay.speedup: -2: want a finite number above 0"},
+		{"bad header", "r.csv", "hour,purchase\n0,1\n", "    format: csv\n", "r.csv:1: the header's first column is \"hour\": want second or minute"},
+		{"unknown journey in the header", "r.csv", "second,purchase,browse\n0,1,2\n", "    format: csv\n", `r.csv:1: unknown journey "browse" in the header`},
+		{"falling buckets", "r.csv", "second,purchase\n0,1\n3,1\n2,1\n", "    format: csv\n", "r.csv:4: second 2 comes after 3"},
+		{"unreadable rows", "r.csv", "second,purchase\n0,1\n1,x\n2,1\n", "    format: csv\n", "r.csv:3: 1 of 3 lines could not be read (33.33%; load.replay.max_unreadable allows 0.00%): the first is line 3"},
+		{"no file", "r.csv", "second,purchase\n0,1\n", "    format: csv\n", "load.replay.file: open"},
+		{"past the end", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    from: 10s\n", "load.replay.from: 10s is past the recording's end (1s of it)"},
+		{"too long", "r.csv", "minute,purchase\n0,1\n2000,1\n", "    format: csv\n", "load.replay.speedup: the replay lasts 33h21m0s, more than 24h0m0s"},
+		{"nothing in the part", "r.csv", "second,purchase\n0,0\n", "    format: csv\n", "load.replay.file: the part replayed holds no arrival of purchase"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := c.file
+			if c.name == "no file" {
+				file = "elsewhere.csv"
+			}
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, c.file), []byte(c.recording), 0o644)
+			src := "name: r\nmatrix: {dependency: none, failure: replay}\nstock: 100\nload:\n  replay:\n    file: " + file + "\n" + c.fields
+			path := filepath.Join(dir, "r.yaml")
+			os.WriteFile(path, []byte(src), 0o644)
+			_, err := scenarios.LoadFile(path)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+	// Stages and a replay: one or the other.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "r.csv"), []byte("second,purchase\n0,1\n"), 0o644)
+	src := "name: r\nmatrix: {dependency: none, failure: replay}\nstock: 100\nload:\n  stages: [{duration: 1s, target: 1}]\n  replay: {file: r.csv, format: csv}\n"
+	os.WriteFile(filepath.Join(dir, "r.yaml"), []byte(src), 0o644)
+	if _, err := scenarios.LoadFile(filepath.Join(dir, "r.yaml")); err == nil || !strings.Contains(err.Error(), "r.yaml:6: load.replay: the load takes its arrivals from stages or from a replay, not both") {
+		t.Errorf("both: %v", err)
+	}
+}
+
+// Judging a run again reads the promises, not the load: a run directory
+// keeps no recording, and its scenario is read all the same.
+func TestReplayJudgedWithoutItsRecording(t *testing.T) {
+	src := "name: r\nmatrix: {dependency: none, failure: replay}\nstock: 100\nload:\n  replay: {file: gone.csv, format: csv}\nexpect:\n  - ratio: {window: all, outcomes: [confirmed], at_least: 0.9}\n"
+	if _, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(src)); err == nil {
+		t.Fatal("Parse read a scenario whose recording is gone")
+	}
+	sc, err := scenarios.ParseForJudging(filepath.Join(t.TempDir(), "s.yaml"), []byte(src))
+	if err != nil || len(sc.Expect) != 1 || len(sc.Load.Stages) != 0 {
+		t.Fatalf("judging: %v, %+v", err, sc)
+	}
+}
