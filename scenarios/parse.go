@@ -2,8 +2,12 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"reflect"
+	"time"
 
 	"github.com/gameday-dev/gameday/internal/inputfile"
 	"github.com/gameday-dev/gameday/internal/strictyaml"
@@ -37,17 +41,31 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	return parse(file, data, fileOpener(file))
 }
 
-// ParseForJudging reads a scenario as Parse does, but not its replay's
-// recording: what judging a finished run needs of it (its promises,
-// faults and invariants; the judge reads no load), from a run directory
-// that does not keep the recording. A replay's load has no stages.
-func ParseForJudging(file string, data []byte) (*Scenario, error) {
-	return parse(file, data, nil)
+// ParseForJudging reads a scenario as Parse does, for judging a finished
+// run again: its promises, faults and invariants (the judge reads no
+// load). A run directory does not keep a replay's recording: where the
+// recording cannot be found, the replay stands as one held stage of
+// arrivals over lasted, the run's own load as the scenario planned it
+// (before -rate-scale and -time-scale), so that what depends on the
+// load's length is checked as it was.
+func ParseForJudging(file string, data []byte, lasted time.Duration, arrivals float64) (*Scenario, error) {
+	files := fileOpener(file)
+	return parse(file, data, func(name string) (io.ReadCloser, string, error) {
+		f, p, err := files(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, p, errStandIn
+		}
+		return f, p, err
+	}, Stage{Duration: Duration(max(lasted, time.Millisecond)), Target: max(arrivals, 1) / max(lasted, time.Millisecond).Seconds(), Hold: true})
 }
 
-// parse is Parse, reading a replay's recording through open (nil: not at
-// all).
-func parse(file string, data []byte, open opener) (*Scenario, error) {
+// errStandIn says that a replay's recording is not there to be read, and
+// the stand-in stage is to be used.
+var errStandIn = errors.New("the recording is not there")
+
+// parse is Parse, reading a replay's recording through open; where open
+// answers errStandIn, the load is the stand-in stage instead.
+func parse(file string, data []byte, open opener, standIn ...Stage) (*Scenario, error) {
 	root, err := strictyaml.ParseMapping(file, data, "one scenario", "scenario fields (name: ..., load: ...)")
 	if err != nil {
 		return nil, err
@@ -62,6 +80,9 @@ func parse(file string, data []byte, open opener) (*Scenario, error) {
 	s.File = file
 	s.lines = d.Lines
 	s.source = bytes.Clone(data)
+	if r := s.Load.Replay; r != nil && r.Speedup == 0 && s.lines["load.replay.speedup"] > 0 {
+		return nil, &Error{File: file, Line: s.lines["load.replay.speedup"], Field: "load.replay.speedup", Msg: "0: want a number above 0 (1, or left out: as recorded)"}
+	}
 	s.SetDefaults()
 	if r := s.Load.Replay; r != nil {
 		v := &validator{s: s}
@@ -72,10 +93,12 @@ func parse(file string, data []byte, open opener) (*Scenario, error) {
 		if len(v.errs) > 0 {
 			return nil, joinSorted(v.errs)
 		}
-		if open != nil {
-			if err := s.expandReplay(open); err != nil {
-				return nil, err
-			}
+		err := s.expandReplay(open)
+		if errors.Is(err, errStandIn) && len(standIn) > 0 {
+			s.Load.Stages, err = standIn, nil
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if err := s.Validate(); err != nil {

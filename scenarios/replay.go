@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bufio"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -95,25 +96,35 @@ var replayJourneys = []string{"purchase"}
 // access log at a few hundred requests a second.
 const maxRecordingLines = 50_000_000
 
-// opener opens a recording named relative to the scenario file.
-type opener func(name string) (io.ReadCloser, error)
+// opener opens a recording named relative to the scenario file, and says
+// the path it opened.
+type opener func(name string) (io.ReadCloser, string, error)
 
 // fileOpener opens recordings relative to the directory of the scenario
 // file.
 func fileOpener(scenarioFile string) opener {
-	return func(name string) (io.ReadCloser, error) {
+	return func(name string) (io.ReadCloser, string, error) {
 		p := name
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(scenarioFile), name)
 		}
-		return os.Open(p)
+		f, err := os.Open(p)
+		return f, p, err
 	}
 }
 
 // fsOpener opens recordings relative to dir in fsys (the catalogue's).
 func fsOpener(fsys fs.FS, dir string) opener {
-	return func(name string) (io.ReadCloser, error) { return fsys.Open(path.Join(dir, name)) }
+	return func(name string) (io.ReadCloser, string, error) {
+		p := path.Join(dir, name)
+		f, err := fsys.Open(p)
+		return f, p, err
+	}
 }
+
+// minStep is the shortest a bucket of the recording may last in the
+// drill, after speedup: stages are kept to the millisecond.
+const minStep = 10 * time.Millisecond
 
 // replayField names a field of the load's replay.
 func replayField(f string) string { return "load.replay." + f }
@@ -200,9 +211,12 @@ func (c *counts) add(journey string, i int, n float64) {
 func (s *Scenario) expandReplay(open opener) error {
 	r := s.Load.Replay
 	fail := func(field, format string, args ...any) error {
-		return &Error{File: s.File, Line: s.Line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
+		return &Error{File: s.File, Line: s.line(field), Field: field, Msg: fmt.Sprintf(format, args...)}
 	}
-	f, err := open(r.File)
+	f, opened, err := open(r.File)
+	if errors.Is(err, errStandIn) {
+		return errStandIn
+	}
 	if err != nil {
 		return fail(replayField("file"), "%v", err)
 	}
@@ -211,7 +225,7 @@ func (s *Scenario) expandReplay(open opener) error {
 	if strings.HasSuffix(r.File, ".gz") {
 		zr, err := gzip.NewReader(f)
 		if err != nil {
-			return fail(replayField("file"), "%s: %v", r.File, err)
+			return fail(replayField("file"), "%s: %v", opened, err)
 		}
 		defer zr.Close()
 		in = zr
@@ -221,25 +235,31 @@ func (s *Scenario) expandReplay(open opener) error {
 	var rerr error
 	switch r.Format {
 	case "csv":
-		c, rerr = readCSV(in, r)
+		c, rerr = readCSV(in, r, opened)
 	default:
-		c, rerr = readAccessLog(in, r)
+		c, rerr = readAccessLog(in, r, opened)
 	}
 	if rerr != nil {
 		return rerr
 	}
 	if r.Read.Lines == 0 {
-		return fail(replayField("file"), "%s holds no arrivals", r.File)
+		return fail(replayField("file"), "%s holds no arrivals", opened)
 	}
 	if share := float64(r.Read.Unreadable) / float64(r.Read.Lines); share > r.MaxUnreadable {
-		return &Error{File: r.File, Line: r.Read.FirstUnreadable, Field: "",
+		return &Error{File: opened, Line: r.Read.FirstUnreadable, Field: "",
 			Msg: fmt.Sprintf("%d of %d lines could not be read (%.2f%%; load.replay.max_unreadable allows %.2f%%): the first is line %d", r.Read.Unreadable, r.Read.Lines, share*100, r.MaxUnreadable*100, r.Read.FirstUnreadable)}
 	}
-	// The part replayed, in buckets of the recording.
-	total := 0
-	for _, n := range c.by {
-		total = max(total, len(n))
+	journey := replayJourneys[0]
+	series := c.by[journey]
+	if len(series) == 0 {
+		if r.Format == "csv" {
+			return fail(replayField("file"), "%s has no readable row (%d unreadable)", opened, r.Read.Unreadable)
+		}
+		return fail(replayField("journeys"), "no request of %s matched the journeys' rules (%d lines, %d other requests)", opened, r.Read.Lines, r.Read.Other)
 	}
+	// The part replayed, in buckets of the recording: from the bucket
+	// from falls in, for as many buckets as for covers.
+	total := len(series)
 	from := int(r.From.D() / c.bucket)
 	to := total
 	if r.For > 0 {
@@ -248,31 +268,29 @@ func (s *Scenario) expandReplay(open opener) error {
 	if from >= total {
 		return fail(replayField("from"), "%s is past the recording's end (%s of it)", r.From, time.Duration(total)*c.bucket)
 	}
-	if len(c.by) > 1 {
-		// Only the purchase is replayed today; a CSV's other journeys are
-		// refused as it is read.
-		return fail(replayField("file"), "more than one journey")
+	step := float64(c.bucket) / r.Speedup // the drill's time a bucket, ns
+	if time.Duration(step) < minStep {
+		return fail(replayField("speedup"), "%g compresses a bucket of %s to less than %s", r.Speedup, c.bucket, minStep)
 	}
-	journey := replayJourneys[0]
-	series := c.by[journey]
-	step := time.Duration(float64(c.bucket) / r.Speedup)
-	if step < time.Millisecond {
-		return fail(replayField("speedup"), "%g compresses a bucket of %s to less than a millisecond", r.Speedup, c.bucket)
-	}
+	// Bucket k of the part starts at round(k·step) to the millisecond, so
+	// no drift builds up; its rate is its arrivals over its own length.
+	at := func(k int) time.Duration { return time.Duration(math.Round(float64(k)*step/1e6)) * time.Millisecond }
+	// A run of buckets with the same arrivals is one stage.
 	var stages []Stage
-	arrivals := 0.0
+	arrivals, lastN, runArrivals := 0.0, -1.0, 0.0
 	for i := from; i < to; i++ {
-		n := 0.0
-		if i < len(series) {
-			n = series[i]
-		}
+		n := series[i]
 		arrivals += n
-		rate := n / step.Seconds()
-		if k := len(stages) - 1; k >= 0 && stages[k].Target == rate {
-			stages[k].Duration += Duration(step)
+		d := at(i-from+1) - at(i-from)
+		if k := len(stages) - 1; k >= 0 && n == lastN {
+			st := &stages[k]
+			st.Duration += Duration(d)
+			runArrivals += n
+			st.Target = runArrivals / st.Duration.D().Seconds()
 			continue
 		}
-		stages = append(stages, Stage{Duration: Duration(step), Target: rate, Hold: true})
+		lastN, runArrivals = n, n
+		stages = append(stages, Stage{Duration: Duration(d), Target: n / d.Seconds(), Hold: true})
 	}
 	r.Read.Arrivals = map[string]float64{journey: arrivals}
 	last := time.Duration(0)
@@ -296,11 +314,11 @@ func (s *Scenario) expandReplay(open opener) error {
 // "minute,<journey>...", then one row per bucket, its number from 0
 // rising, each journey's arrivals in it. Blank lines and lines starting
 // with # are skipped; a bucket left out had no arrival.
-func readCSV(in io.Reader, r *Replay) (*counts, error) {
+func readCSV(in io.Reader, r *Replay, opened string) (*counts, error) {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	bad := func(line int, format string, args ...any) error {
-		return &Error{File: r.File, Line: line, Msg: fmt.Sprintf(format, args...)}
+		return &Error{File: opened, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
 	var header []string
 	c := &counts{by: map[string][]float64{}}
@@ -333,9 +351,12 @@ func readCSV(in io.Reader, r *Replay) (*counts, error) {
 			if len(cols) < 2 {
 				return nil, bad(line, "the header names no journey (second,purchase)")
 			}
-			for _, j := range cols[1:] {
+			for k, j := range cols[1:] {
 				if !slices.Contains(replayJourneys, j) {
 					return nil, bad(line, "unknown journey %s in the header (known: %s)", clip(j), strings.Join(replayJourneys, ", "))
+				}
+				if slices.Contains(cols[1:k+1], j) {
+					return nil, bad(line, "journey %s is named twice in the header", clip(j))
 				}
 			}
 			header = cols
@@ -356,7 +377,7 @@ func readCSV(in io.Reader, r *Replay) (*counts, error) {
 		if i <= last {
 			return nil, bad(line, "%s %d comes after %d: the rows' %ss must rise", header[0], i, last, header[0])
 		}
-		if time.Duration(i)*c.bucket > 31*24*time.Hour {
+		if i > int(31*24*time.Hour/c.bucket) {
 			return nil, bad(line, "%s %d is more than a month into the recording", header[0], i)
 		}
 		vals := make([]float64, len(header)-1)
@@ -382,7 +403,7 @@ func readCSV(in io.Reader, r *Replay) (*counts, error) {
 		return nil, bad(line+1, "%v", err)
 	}
 	if header == nil {
-		return nil, &Error{File: r.File, Msg: "no header (second,purchase)"}
+		return nil, bad(1, "no header (second,purchase)")
 	}
 	return c, nil
 }
@@ -392,8 +413,11 @@ func readCSV(in io.Reader, r *Replay) (*counts, error) {
 var accessLine = regexp.MustCompile(`^\S+ \S+ \S+ \[([^\]]+)\] "([^"]*)" `)
 
 // readAccessLog counts an access log's requests per bucket, per journey,
-// from its first request's second.
-func readAccessLog(in io.Reader, r *Replay) (*counts, error) {
+// from the second of its first request (matched or not: from and for are
+// in the log's time). Lines may be a little out of order, as
+// a busy server writes them: requests are counted per second as they are
+// read, and bucketed once the first second is known.
+func readAccessLog(in io.Reader, r *Replay, opened string) (*counts, error) {
 	type rule struct{ journey, method, prefix string }
 	var rules []rule
 	for _, j := range slices.Sorted(maps.Keys(r.Journeys)) {
@@ -404,15 +428,13 @@ func readAccessLog(in io.Reader, r *Replay) (*counts, error) {
 	if bucket == 0 {
 		bucket = time.Second
 	}
-	c := &counts{bucket: bucket, by: map[string][]float64{}}
+	bad := func(line int, format string, args ...any) error {
+		return &Error{File: opened, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	perSecond := map[string]map[int64]float64{} // journey -> Unix second -> requests
+	first, last := int64(math.MaxInt64), int64(math.MinInt64)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	type hit struct {
-		at      time.Time
-		journey string
-	}
-	var hits []hit
-	var first time.Time
 	line := 0
 	for sc.Scan() {
 		line++
@@ -421,7 +443,7 @@ func readAccessLog(in io.Reader, r *Replay) (*counts, error) {
 			continue
 		}
 		if r.Read.Lines++; r.Read.Lines > maxRecordingLines {
-			return nil, &Error{File: r.File, Line: line, Msg: fmt.Sprintf("more than %d lines", maxRecordingLines)}
+			return nil, bad(line, "more than %d lines", maxRecordingLines)
 		}
 		m := accessLine.FindStringSubmatch(text)
 		var at time.Time
@@ -436,8 +458,10 @@ func readAccessLog(in io.Reader, r *Replay) (*counts, error) {
 			}
 			continue
 		}
-		if first.IsZero() || at.Before(first) {
-			first = at
+		sec := at.Unix()
+		first, last = min(first, sec), max(last, sec)
+		if last-first > int64(31*24*time.Hour/time.Second) {
+			return nil, bad(line, "the log's requests span more than a month (from %s): choose the day to replay", time.Unix(first, 0).UTC().Format(time.RFC3339))
 		}
 		method, target, _ := strings.Cut(m[2], " ")
 		target, _, _ = strings.Cut(target, " ")
@@ -453,17 +477,22 @@ func readAccessLog(in io.Reader, r *Replay) (*counts, error) {
 			r.Read.Other++
 			continue
 		}
-		hits = append(hits, hit{at, journey})
+		js := perSecond[journey]
+		if js == nil {
+			js = map[int64]float64{}
+			perSecond[journey] = js
+		}
+		js[sec]++
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &Error{File: r.File, Line: line + 1, Msg: err.Error()}
+		return nil, bad(line+1, "%v", err)
 	}
-	for _, h := range hits {
-		i := int(h.at.Sub(first) / bucket)
-		if h.at.Sub(first) > 31*24*time.Hour {
-			return nil, &Error{File: r.File, Msg: fmt.Sprintf("the log spans more than a month (from %s)", first.Format(time.RFC3339))}
+	c := &counts{bucket: bucket, by: map[string][]float64{}}
+	per := int64(bucket / time.Second)
+	for j, js := range perSecond {
+		for sec, n := range js {
+			c.add(j, int((sec-first)/per), n)
 		}
-		c.add(h.journey, i, 1)
 	}
 	return c, nil
 }

@@ -198,7 +198,13 @@ func TestReplayRefusesBadInput(t *testing.T) {
 		{"unreadable rows", "r.csv", "second,purchase\n0,1\n1,x\n2,1\n", "    format: csv\n", "r.csv:3: 1 of 3 lines could not be read (33.33%; load.replay.max_unreadable allows 0.00%): the first is line 3"},
 		{"no file", "r.csv", "second,purchase\n0,1\n", "    format: csv\n", "load.replay.file: open"},
 		{"past the end", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    from: 10s\n", "load.replay.from: 10s is past the recording's end (1s of it)"},
-		{"too long", "r.csv", "minute,purchase\n0,1\n2000,1\n", "    format: csv\n", "load.replay.speedup: the replay lasts 33h21m0s, more than 24h0m0s"},
+		{"too long", "r.csv", "minute,purchase\n0,1\n2000,1\n", "    format: csv\n", "r.yaml:5: load.replay.speedup: the replay lasts 33h21m0s, more than 24h0m0s"},
+		{"speedup 0", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    speedup: 0\n", "r.yaml:8: load.replay.speedup: 0: want a number above 0"},
+		{"buckets too short", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    speedup: 200\n", "load.replay.speedup: 200 compresses a bucket of 1s to less than 10ms"},
+		{"a second far past a month", "r.csv", "second,purchase\n0,1\n1732820400000,1\n", "    format: csv\n", "r.csv:3: second 1732820400000 is more than a month into the recording"},
+		{"a journey twice", "r.csv", "second,purchase,purchase\n0,1,1\n", "    format: csv\n", "r.csv:1: journey \"purchase\" is named twice in the header"},
+		{"no request matched", "a.log", `203.0.113.9 - - [28/Nov/2025:20:00:01 +0000] "GET / HTTP/1.1" 200 5` + "\n", "    format: access_log\n    journeys: {purchase: \"POST /checkout\"}\n", "load.replay.journeys: no request of"},
+		{"a log over months", "a.log", `203.0.113.9 - - [28/Nov/2025:20:00:01 +0000] "POST /checkout HTTP/1.1" 201 5` + "\n" + `203.0.113.9 - - [28/Feb/2026:20:00:01 +0000] "POST /checkout HTTP/1.1" 201 5` + "\n", "    format: access_log\n    journeys: {purchase: \"POST /checkout\"}\n", "a.log:2: the log's requests span more than a month"},
 		{"nothing in the part", "r.csv", "second,purchase\n0,0\n", "    format: csv\n", "load.replay.file: the part replayed holds no arrival of purchase"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -228,14 +234,46 @@ func TestReplayRefusesBadInput(t *testing.T) {
 }
 
 // Judging a run again reads the promises, not the load: a run directory
-// keeps no recording, and its scenario is read all the same.
+// keeps no recording, and its scenario is read all the same, the replay
+// standing as the run's own load, so that what depends on the load's
+// length (a fault's after window) is checked as it was. Where the
+// recording is there, it is read.
 func TestReplayJudgedWithoutItsRecording(t *testing.T) {
-	src := "name: r\nmatrix: {dependency: none, failure: replay}\nstock: 100\nload:\n  replay: {file: gone.csv, format: csv}\nexpect:\n  - ratio: {window: all, outcomes: [confirmed], at_least: 0.9}\n"
-	if _, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(src)); err == nil {
+	src := "name: r\nmatrix: {dependency: payment, failure: down}\nstock: 100\nload:\n  replay: {file: r.csv, format: csv}\n" +
+		"faults:\n  - {name: out, target: payment, at: 2s, for: 3s, down: true}\nexpect:\n  - ratio: {window: after, outcomes: [confirmed], at_least: 0.9}\n"
+	dir := t.TempDir()
+	if _, err := scenarios.Parse(filepath.Join(dir, "s.yaml"), []byte(src)); err == nil {
 		t.Fatal("Parse read a scenario whose recording is gone")
 	}
-	sc, err := scenarios.ParseForJudging(filepath.Join(t.TempDir(), "s.yaml"), []byte(src))
-	if err != nil || len(sc.Expect) != 1 || len(sc.Load.Stages) != 0 {
+	sc, err := scenarios.ParseForJudging(filepath.Join(dir, "s.yaml"), []byte(src), 10*time.Second, 200)
+	if err != nil || len(sc.Expect) != 1 || len(sc.Load.Stages) != 1 || sc.TotalDuration() != 10*time.Second || arrivalsOf(sc) != 200 {
 		t.Fatalf("judging: %v, %+v", err, sc)
+	}
+	os.WriteFile(filepath.Join(dir, "r.csv"), []byte("second,purchase\n0,3\n11,4\n"), 0o644)
+	sc, err = scenarios.ParseForJudging(filepath.Join(dir, "s.yaml"), []byte(src), 10*time.Second, 200)
+	if err != nil || sc.TotalDuration() != 12*time.Second || arrivalsOf(sc) != 7 {
+		t.Fatalf("judging with the recording there: %v, %+v", err, sc)
+	}
+}
+
+// A speedup that does not divide a bucket into whole milliseconds does not
+// drift: bucket k starts at k × bucket/speedup rounded to the millisecond,
+// so a thousand seconds three times as fast last 333.333 s, every arrival
+// kept.
+func TestReplayDoesNotDrift(t *testing.T) {
+	var rec strings.Builder
+	rec.WriteString("second,purchase\n")
+	for i := range 1000 {
+		rec.WriteString(strconv.Itoa(i) + "," + strconv.Itoa(3+i%2) + "\n")
+	}
+	sc, err := writeReplay(t, "r.csv", rec.String(), "    format: csv\n    speedup: 3\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := sc.TotalDuration(); d != 333333*time.Millisecond {
+		t.Errorf("lasts %s, want 5m33.333s", d)
+	}
+	if n := arrivalsOf(sc); math.Abs(n-3500) > 1e-6 {
+		t.Errorf("%v arrivals, want 3500", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
@@ -86,8 +87,16 @@ func Rejudge(dir, scenarioFile string) (*Rejudged, error) {
 		return nil, fmt.Errorf("read the scenario: %w", err)
 	}
 	// The judge reads no load: a replay's recording, which the run
-	// directory does not keep, is not read.
-	sc, err := scenarios.ParseForJudging(name, data)
+	// directory does not keep, stands as the run's own load, as planned.
+	scale := func(v float64) float64 {
+		if v > 0 {
+			return v
+		}
+		return 1
+	}
+	lasted := time.Duration(float64(rec.Load.DurationMS)/scale(rec.TimeScale)) * time.Millisecond
+	arrivals := float64(rec.Load.Scheduled) / scale(rec.RateScale) / scale(rec.TimeScale)
+	sc, err := scenarios.ParseForJudging(name, data, lasted, arrivals)
 	if err != nil {
 		return nil, err
 	}
