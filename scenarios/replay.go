@@ -109,7 +109,18 @@ func fileOpener(scenarioFile string) opener {
 			p = filepath.Join(filepath.Dir(scenarioFile), name)
 		}
 		f, err := os.Open(p)
-		return f, p, err
+		if err != nil {
+			return nil, p, err
+		}
+		// A FIFO, a device or a directory would block or never end.
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			f.Close()
+			if err == nil {
+				err = fmt.Errorf("%s is not a regular file", p)
+			}
+			return nil, p, err
+		}
+		return f, p, nil
 	}
 }
 

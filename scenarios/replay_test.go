@@ -197,6 +197,7 @@ func TestReplayRefusesBadInput(t *testing.T) {
 		{"falling buckets", "r.csv", "second,purchase\n0,1\n3,1\n2,1\n", "    format: csv\n", "r.csv:4: second 2 comes after 3"},
 		{"unreadable rows", "r.csv", "second,purchase\n0,1\n1,x\n2,1\n", "    format: csv\n", "r.csv:3: 1 of 3 lines could not be read (33.33%; load.replay.max_unreadable allows 0.00%): the first is line 3"},
 		{"no file", "r.csv", "second,purchase\n0,1\n", "    format: csv\n", "load.replay.file: open"},
+		{"not a regular file", "r.csv", "", "    format: csv\n", "load.replay.file: /dev/null is not a regular file"},
 		{"past the end", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    from: 10s\n", "load.replay.from: 10s is past the recording's end (1s of it)"},
 		{"too long", "r.csv", "minute,purchase\n0,1\n2000,1\n", "    format: csv\n", "r.yaml:5: load.replay.speedup: the replay lasts 33h21m0s, more than 24h0m0s"},
 		{"speedup 0", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    speedup: 0\n", "r.yaml:8: load.replay.speedup: 0: want a number above 0"},
@@ -209,8 +210,11 @@ func TestReplayRefusesBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			file := c.file
-			if c.name == "no file" {
+			switch c.name {
+			case "no file":
 				file = "elsewhere.csv"
+			case "not a regular file":
+				file = os.DevNull // a device, as a FIFO that would block the parse for ever is
 			}
 			dir := t.TempDir()
 			os.WriteFile(filepath.Join(dir, c.file), []byte(c.recording), 0o644)
