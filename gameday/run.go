@@ -268,7 +268,7 @@ func newDrill(p *prepare.Env, o Options, sc *scenarios.Scenario, src []byte) (*d
 		StartedAt: started, Matrix: MatrixRef{Dependency: sc.Matrix.Dependency, Failure: sc.Matrix.Failure},
 		Outcomes: map[string]int{}, Breakers: map[string]BreakerRecord{}, Faults: []FaultRecord{}, Expectations: []ExpectationResult{},
 	}
-	if r := sc.Load.Replay; r != nil && r.Read.Path != "" {
+	if r := sc.Load.Replay; r != nil && r.Read.Lines > 0 { // read, not standing in for a recording
 		rec.Notes = append(rec.Notes, r.Note())
 	}
 	if src != nil {

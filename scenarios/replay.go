@@ -58,8 +58,6 @@ type Replay struct {
 
 // ReplayRead is what reading a recording found.
 type ReplayRead struct {
-	// Path is the recording as it was opened.
-	Path string
 	// Lines counts the recording's lines of data (not its header, blank
 	// lines or comments); Unreadable those that could not be read, the
 	// first of them at FirstUnreadable (0: none); Other the access log's
@@ -75,7 +73,7 @@ func (r *Replay) Note() string {
 	for _, j := range slices.Sorted(maps.Keys(r.Read.Arrivals)) {
 		parts = append(parts, fmt.Sprintf("%.0f %s", r.Read.Arrivals[j], j))
 	}
-	n := fmt.Sprintf("the load replays %s (%s, %d lines): %s arrivals", r.Read.Path, r.Format, r.Read.Lines, strings.Join(parts, ", "))
+	n := fmt.Sprintf("the load replays %s (%s, %d lines): %s arrivals", r.File, r.Format, r.Read.Lines, strings.Join(parts, ", "))
 	if r.Speedup != 1 {
 		n += fmt.Sprintf(", %g times as fast as recorded", r.Speedup)
 	}
@@ -241,7 +239,7 @@ func (s *Scenario) expandReplay(open opener) error {
 		defer zr.Close()
 		in = zr
 	}
-	r.Read = ReplayRead{Path: r.File}
+	r.Read = ReplayRead{}
 	var c *counts
 	var rerr error
 	switch r.Format {

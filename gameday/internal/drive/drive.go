@@ -33,8 +33,7 @@ import (
 // faults, lets the books settle and reads them (package ledger), and
 // returns what it did and saw.
 func Run(ctx context.Context, in Input) *Result {
-	d := &drill{o: in.Config, sc: in.Scenario, seed: in.Seed, dir: in.Dir, env: in.Environment, inj: in.Inj,
-		sys: in.Sys, prefix: in.Prefix, ledgers: in.Ledgers}
+	d := &drill{in}
 	return d.drive(ctx)
 }
 
@@ -47,7 +46,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	// remove them. After the normal removal below this finds none.
 	var leftErr error // the removal at the end of the load, when it failed
 	defer func() {
-		err := d.inj.RemoveAll()
+		err := d.Inj.RemoveAll()
 		switch {
 		case err != nil && leftErr == nil:
 			dv.note("removing faults: " + err.Error())
@@ -57,15 +56,15 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 		// A request-aware toxic removed only now was read as it went.
 		for i, f := range dv.Faults {
 			if f.Hits == nil {
-				dv.Faults[i].Hits = d.inj.Hits(f.Name)
-				if err := d.inj.HitsError(f.Name); err != nil && dv.Faults[i].Hits == nil {
+				dv.Faults[i].Hits = d.Inj.Hits(f.Name)
+				if err := d.Inj.HitsError(f.Name); err != nil && dv.Faults[i].Hits == nil {
 					dv.Faults[i].HitsError = err.Error()
 				}
 			}
 		}
 	}()
 	var shards *fleet.Coordinator
-	if d.o.Shards != nil {
+	if d.Config.Shards != nil {
 		c, stop, joined, err := d.joinShards(ctx)
 		if err != nil {
 			dv.Load.Shards = joined
@@ -84,13 +83,13 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	start := time.Now()
 	probe := d.newProbe(start)
 	if err := probe.baseline(); err != nil {
-		dv.fail(runrecord.VerdictError, "read the breakers of %s: %v", d.sys.Name, err)
+		dv.fail(runrecord.VerdictError, "read the breakers of %s: %v", d.Sys.Name, err)
 		return dv
 	}
 	host := hostmon.New(start)
 	// Where the system runs on this host, its own starvation is evidence
 	// too (judge.Starvation.System); where not, the record says why.
-	host.WatchSystem(env.SystemProcesses(d.env))
+	host.WatchSystem(env.SystemProcesses(d.Environment))
 	hostCtx, stopHost := context.WithCancel(context.Background())
 	var hostDone sync.WaitGroup
 	hostDone.Add(1)
@@ -100,7 +99,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	probeDone.Add(1)
 	go func() { defer probeDone.Done(); probe.run(probeCtx) }()
 
-	tl := newTimeline(d.inj, d.sc.Faults, start, d.seed)
+	tl := newTimeline(d.Inj, d.Scenario.Faults, start, d.Seed)
 	// A fault that cannot be injected or lifted at its time stops the
 	// load: the system is no longer tested as the scenario says. A lift
 	// begun once the load had ended changed nothing the load saw: when it
@@ -113,7 +112,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	moving := d.startMoves(loadCtx, start)
 
 	var guard *abortGuard
-	if a := d.sc.Abort; a != nil && a.ErrorRatio > 0 {
+	if a := d.Scenario.Abort; a != nil && a.ErrorRatio > 0 {
 		guard = newAbortGuard(a.ErrorRatio, a.For.D(), func() {
 			stopLoad(errAborted)
 		})
@@ -127,7 +126,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	})
 	plan := d.plan()
 	live := liveCounts{start: start}
-	if d.o.Progress != nil {
+	if d.Config.Progress != nil {
 		live.schedule = plan.Offsets()
 	}
 	stopProgress := d.liveProgress(&live, probe, start)
@@ -143,7 +142,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 		report, loadErr = shards.Send(loadCtx, time.Now().Add(shards.Lead()), onResult)
 		dv.Unmatched, dv.EmptyKept = shards.Unmatched(), shards.EmptyKept()
 	} else {
-		flow := d.sys.Flow(nil, d.prefix)
+		flow := d.Sys.Flow(nil, d.Prefix)
 		report, loadErr = load.Run(loadCtx, plan, flow, load.Options{
 			Clock: func() time.Time { return time.Now() }, OnResult: onResult,
 		})
@@ -165,15 +164,15 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	// A fault that cannot be removed makes the run an error, decided with
 	// the books: money or stock proven wrong in the same run still fails
 	// it (judge.Decide).
-	leftErr = d.inj.RemoveAll()
+	leftErr = d.Inj.RemoveAll()
 	if leftErr != nil {
 		dv.note("removing faults: " + leftErr.Error())
 	}
 	dv.Faults = tl.records(end)
 	// Let the breakers recover and the books settle: holds expire, voids
 	// land. Sampling goes on meanwhile.
-	d.progress("gameday: %s: settling the books", d.sc.Name)
-	books, settleErr := ledger.Settle(d.ledgers, ctx.Err() != nil, d.prefix)
+	d.progress("gameday: %s: settling the books", d.Scenario.Name)
+	books, settleErr := ledger.Settle(d.Ledgers, ctx.Err() != nil, d.Prefix)
 	facts := books.Facts
 	dv.Notes = append(dv.Notes, books.Notes...)
 	stopProbe()
@@ -212,7 +211,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	if shards != nil {
 		// Shard k of n sent the plan's arrivals k, k+n, ... (load.Shard).
 		for i, s := range report.Shoppers {
-			shoppers[i].Shard = s.Index % d.o.Shards.N
+			shoppers[i].Shard = s.Index % d.Config.Shards.N
 		}
 	}
 	dv.Load.CheckoutP95MS = stats.MS(stats.PercentileOf(judge.Latencies(shoppers, judge.Windows{End: end}, "all"), 95))
@@ -220,7 +219,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	dv.Pods = d.podSeries(report, shoppers, end, dv.Moves)
 
 	ft := tl.spans(end)
-	w := judge.NewWindows(d.sc.Faults, ft, end)
+	w := judge.NewWindows(d.Scenario.Faults, ft, end)
 	if len(w.Faults) > 0 {
 		if during := judge.Latencies(shoppers, w, "during"); len(during) > 0 {
 			p := stats.MS(stats.PercentileOf(during, 95))
@@ -232,11 +231,11 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	// in the run directory, so that the run can be judged again (gameday
 	// judge).
 	obs := &judge.Observations{
-		Version: judge.ObservationsVersion, System: d.sys.Name, SystemFile: d.sys.File,
+		Version: judge.ObservationsVersion, System: d.Sys.Name, SystemFile: d.Sys.File,
 		End: end, Faults: ft, Shoppers: shoppers, Breakers: probe.transitions(), Metrics: metrics.taken(),
 		Moves: dv.Moves, Unsettled: books.Unsettled, Starvation: d.starvation(dv.Host, dv.Load.Shards), Host: hostmon.Evidence(dv.Host),
 	}
-	for i, lg := range d.ledgers {
+	for i, lg := range d.Ledgers {
 		obs.Books = append(obs.Books, judge.Books{Shop: lg.Shop, Pod: lg.Pod, Away: lg.Away, Name: lg.Name(), File: lg.Sys.File, Facts: facts[i]})
 	}
 	obs.Ending = ended(context.Cause(loadCtx), loadErr, guard)
@@ -245,7 +244,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	obs.Ending.Idle = idleFaults(dv.Faults)
 	dv.Obs = obs
 	// The prediction's figures are read from whole books only.
-	if len(facts) == 1 && facts[0] != nil && d.ledgers[0].Shop == "" && settleErr == nil {
+	if len(facts) == 1 && facts[0] != nil && d.Ledgers[0].Shop == "" && settleErr == nil {
 		dv.Facts = facts[0]
 	}
 	return dv
@@ -278,21 +277,21 @@ func ended(cause, loadErr error, guard *abortGuard) judge.Ended {
 // any, it returns nil.
 func (d *drill) startMetrics(ctx context.Context, start time.Time, onHalt func(string)) (*metricSampler, func()) {
 	var queries []string
-	for _, e := range d.sc.Expect {
+	for _, e := range d.Scenario.Expect {
 		if e.Metric != nil {
 			queries = append(queries, e.Metric.Query)
 		}
 	}
 	var halt *scenarios.MetricBound
 	var haltFor time.Duration
-	if a := d.sc.Abort; a != nil && a.Metric != nil {
+	if a := d.Scenario.Abort; a != nil && a.Metric != nil {
 		halt, haltFor = a.Metric, a.For.D()
 		queries = append(queries, a.Metric.Query)
 	}
 	if len(queries) == 0 {
 		return nil, func() {}
 	}
-	m := newMetricSampler(d.sys.Prometheus, start)
+	m := newMetricSampler(d.Sys.Prometheus, start)
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -71,22 +71,12 @@ type Input struct {
 	Ledgers     []*ledger.Ledger
 }
 
-// drill is the drive under way: its input, under short names.
-type drill struct {
-	o       Config
-	sc      *scenarios.Scenario
-	seed    int64
-	dir     string
-	env     env.Environment
-	inj     *faults.Injector
-	sys     *system.System
-	prefix  string
-	ledgers []*ledger.Ledger
-}
+// drill is the drive under way.
+type drill struct{ Input }
 
 func (d *drill) progress(format string, args ...any) {
-	if d.o.Progress != nil {
-		fmt.Fprintf(d.o.Progress, format+"\n", args...)
+	if d.Config.Progress != nil {
+		fmt.Fprintf(d.Config.Progress, format+"\n", args...)
 	}
 }
 

@@ -39,11 +39,11 @@ type moves struct {
 func (d *drill) startMoves(ctx context.Context, start time.Time) *moves {
 	waitCtx, noMore := context.WithCancel(ctx)
 	ms := &moves{noMore: noMore}
-	plan := d.sc.MovesByTime()
+	plan := d.Scenario.MovesByTime()
 	if len(plan) == 0 {
 		return ms
 	}
-	p, ok := d.env.(env.Podded)
+	p, ok := d.Environment.(env.Podded)
 	if !ok {
 		return ms // refused at setup: moves need pods
 	}
@@ -51,11 +51,11 @@ func (d *drill) startMoves(ctx context.Context, start time.Time) *moves {
 	addr, password := p.RoutingStore()
 	ms.rdb = redis.NewClient(&redis.Options{Addr: addr, Password: password, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second})
 	h := http.Header{}
-	if tok := d.env.AdminToken(); tok != "" {
+	if tok := d.Environment.AdminToken(); tok != "" {
 		h.Set("Authorization", "Bearer "+tok)
 	}
 	where := map[string]string{}
-	for _, sh := range d.sc.Shops {
+	for _, sh := range d.Scenario.Shops {
 		where[sh.Name] = sh.Pod
 	}
 	ms.wg.Add(1)
@@ -76,9 +76,9 @@ func (d *drill) startMoves(ctx context.Context, start time.Time) *moves {
 				continue
 			}
 			mv := &podmove.Move{
-				ID: d.prefix + "-" + m.Name, Shop: m.Shop, SKU: system.ShopSKU(m.Shop, d.sys.SKU),
+				ID: d.Prefix + "-" + m.Name, Shop: m.Shop, SKU: system.ShopSKU(m.Shop, d.Sys.SKU),
 				From: podmove.Pod{Name: from, URL: pods[from], Header: h}, To: podmove.Pod{Name: m.To, URL: pods[m.To], Header: h},
-				Router: d.env.CheckoutURL(), Store: ms.rdb,
+				Router: d.Environment.CheckoutURL(), Store: ms.rdb,
 			}
 			r := MoveShop(ctx, mv)
 			rec.AtMS = stats.MS(r.Began.Sub(start))

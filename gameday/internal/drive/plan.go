@@ -13,13 +13,13 @@ import (
 )
 
 func (d *drill) plan() load.Plan {
-	l := d.sc.Load
+	l := d.Scenario.Load
 	p := load.Plan{
-		Patience: l.Patience.D(), MaxRetries: l.MaxRetries, MaxShoppers: d.sc.ShopperPool(),
-		Seed: d.seed, IDPrefix: d.prefix,
+		Patience: l.Patience.D(), MaxRetries: l.MaxRetries, MaxShoppers: d.Scenario.ShopperPool(),
+		Seed: d.Seed, IDPrefix: d.Prefix,
 	}
 	p.Stages = loadStages(l.Stages)
-	for _, sh := range d.sc.Shops {
+	for _, sh := range d.Scenario.Shops {
 		p.Shops = append(p.Shops, load.ShopLoad{Name: sh.Name, Stages: loadStages(sh.Stages)})
 	}
 	if l.RetryJitter != nil {

@@ -54,16 +54,16 @@ type breakerProbe struct {
 // the old external flags), then the system file's breakers, then its admin
 // protocol; else none.
 func (d *drill) newProbe(start time.Time) *breakerProbe {
-	p := newBreakerProbe(adminapi.New(d.sys), d.o.ProbeInterval, start)
+	p := newBreakerProbe(adminapi.New(d.Sys), d.Config.ProbeInterval, start)
 	switch {
-	case d.o.BreakerMetric != nil:
-		p.metric = d.o.BreakerMetric
-	case d.sc.Environment.BreakerMetric != nil:
-		p.metric = d.sc.Environment.BreakerMetric
-	case d.sys.Breakers != nil && d.sys.Breakers.Metric != nil:
-		p.metric = d.sys.Breakers.Metric
-	case d.sys.Breakers != nil && d.sys.Breakers.PromQL != nil:
-		p.promql = &promqlSource{server: d.sys.Prometheus, q: d.sys.Breakers.PromQL}
+	case d.Config.BreakerMetric != nil:
+		p.metric = d.Config.BreakerMetric
+	case d.Scenario.Environment.BreakerMetric != nil:
+		p.metric = d.Scenario.Environment.BreakerMetric
+	case d.Sys.Breakers != nil && d.Sys.Breakers.Metric != nil:
+		p.metric = d.Sys.Breakers.Metric
+	case d.Sys.Breakers != nil && d.Sys.Breakers.PromQL != nil:
+		p.promql = &promqlSource{server: d.Sys.Prometheus, q: d.Sys.Breakers.PromQL}
 		p.interval = max(p.interval, 250*time.Millisecond)
 	case len(d.podAdmins()) > 0:
 		p.pods = d.podAdmins()
@@ -88,7 +88,7 @@ type podAdmin struct {
 func (d *drill) podAdmins() []podAdmin {
 	var out []podAdmin
 	seen := map[string]bool{}
-	for _, lg := range d.ledgers {
+	for _, lg := range d.Ledgers {
 		if lg.Pod == "" || seen[lg.Pod] {
 			continue
 		}

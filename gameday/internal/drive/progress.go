@@ -51,7 +51,7 @@ func (l *liveCounts) String() string {
 
 // liveProgress prints a line a second while the load runs.
 func (d *drill) liveProgress(live *liveCounts, probe *breakerProbe, start time.Time) (stop func()) {
-	if d.o.Progress == nil {
+	if d.Config.Progress == nil {
 		return func() {}
 	}
 	done := make(chan struct{})
@@ -74,13 +74,13 @@ func (d *drill) liveProgress(live *liveCounts, probe *breakerProbe, start time.T
 						bs = append(bs, dep+":"+s)
 					}
 				}
-				line := fmt.Sprintf("gameday: %s load %5.1fs faults=[%s] breakers=[%s] %s", d.sc.Name, time.Since(start).Seconds(),
-					strings.Join(d.inj.Active(), ","), strings.Join(bs, " "), live)
-				if d.o.ProgressLive {
-					fmt.Fprintf(d.o.Progress, "\r\033[K%s", line)
+				line := fmt.Sprintf("gameday: %s load %5.1fs faults=[%s] breakers=[%s] %s", d.Scenario.Name, time.Since(start).Seconds(),
+					strings.Join(d.Inj.Active(), ","), strings.Join(bs, " "), live)
+				if d.Config.ProgressLive {
+					fmt.Fprintf(d.Config.Progress, "\r\033[K%s", line)
 					wrote = true
 				} else {
-					fmt.Fprintln(d.o.Progress, line)
+					fmt.Fprintln(d.Config.Progress, line)
 				}
 			}
 		}
@@ -89,7 +89,7 @@ func (d *drill) liveProgress(live *liveCounts, probe *breakerProbe, start time.T
 		close(done)
 		wg.Wait()
 		if wrote {
-			fmt.Fprintln(d.o.Progress) // leave the last state on screen
+			fmt.Fprintln(d.Config.Progress) // leave the last state on screen
 		}
 	}
 }

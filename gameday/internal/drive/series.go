@@ -45,11 +45,11 @@ func buildSeries(r *load.Report, runs []judge.Shopper, end time.Duration) runrec
 // of the shops on the pod when they arrived (a completed move takes its
 // shop to its new pod from the moment the move ended).
 func (d *drill) podSeries(r *load.Report, runs []judge.Shopper, end time.Duration, moves []runrecord.Move) []runrecord.Pod {
-	if d.sc.Environment.Pods == 0 {
+	if d.Scenario.Environment.Pods == 0 {
 		return nil
 	}
 	home := map[string]string{}
-	for _, sh := range d.sc.Shops {
+	for _, sh := range d.Scenario.Shops {
 		home[sh.Name] = sh.Pod
 	}
 	type hop struct {
@@ -72,10 +72,10 @@ func (d *drill) podSeries(r *load.Report, runs []judge.Shopper, end time.Duratio
 		return p
 	}
 	var out []runrecord.Pod
-	for i := 1; i <= d.sc.Environment.Pods; i++ {
+	for i := 1; i <= d.Scenario.Environment.Pods; i++ {
 		name := scenarios.PodName(i)
 		pod := runrecord.Pod{Name: name, Shops: []string{}}
-		for _, sh := range d.sc.Shops {
+		for _, sh := range d.Scenario.Shops {
 			if sh.Pod == name {
 				pod.Shops = append(pod.Shops, sh.Name)
 			}

@@ -23,8 +23,8 @@ func (d *drill) starvation(host *runrecord.Host, shards []runrecord.Shard) judge
 			st.System = stalls(host.System.StarvedSpans)
 		}
 	}
-	if d.o.Shards != nil {
-		st.Shards = make([][]judge.Stall, d.o.Shards.N)
+	if d.Config.Shards != nil {
+		st.Shards = make([][]judge.Stall, d.Config.Shards.N)
 		for _, sh := range shards {
 			if sh.Index >= 0 && sh.Index < len(st.Shards) {
 				st.Shards[sh.Index] = stalls(sh.StarvedSpans)
@@ -48,7 +48,7 @@ func stalls(spans []runrecord.StallSpan) []judge.Stall {
 // ends the workers and the coordinator. When they do not all join, the
 // workers are stopped and what each reported is returned with the error.
 func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), []runrecord.Shard, error) {
-	so := d.o.Shards
+	so := d.Config.Shards
 	listen := so.Listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
@@ -58,7 +58,7 @@ func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), []r
 	}
 	// The workers are sent the purchase flow and its values only: not the
 	// books' DSNs, the admin token or anything else of the system file.
-	flow, err := d.sys.FlowSource()
+	flow, err := d.Sys.FlowSource()
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -78,15 +78,15 @@ func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), []r
 		so.Announce(c.URL())
 	}
 	if so.Remote {
-		d.progress("gameday: %s: waiting for %d workers to call in at %s", d.sc.Name, so.N, c.URL())
+		d.progress("gameday: %s: waiting for %d workers to call in at %s", d.Scenario.Name, so.N, c.URL())
 	} else {
-		bin, err := env.ResolveBinary(d.o.Binary)
+		bin, err := env.ResolveBinary(d.Config.Binary)
 		if err != nil {
 			stop()
 			return nil, nil, nil, err
 		}
-		d.progress("gameday: %s: starting %d local load workers", d.sc.Name, so.N)
-		if local, err = fleet.StartLocal(c, bin, d.dir); err != nil {
+		d.progress("gameday: %s: starting %d local load workers", d.Scenario.Name, so.N)
+		if local, err = fleet.StartLocal(c, bin, d.Dir); err != nil {
 			stop()
 			return nil, nil, nil, err
 		}
