@@ -21,6 +21,9 @@ import (
 func (s *Server) routes() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /checkout", s.handleCheckout)
+	mux.HandleFunc("GET /products/{sku}", s.handleProduct)
+	mux.HandleFunc("POST /cart", s.handleCartAdd)
+	mux.HandleFunc("GET /cart", s.handleCartView)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

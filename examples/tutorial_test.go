@@ -1,6 +1,8 @@
 package examples_test
 
 import (
+	"go.yaml.in/yaml/v3"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -27,8 +29,9 @@ func TestTutorial(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The walk below follows the tutorial's shape: the system, a drill
-	// without a fault, the books, a dependency, a drill with a fault.
-	want := []string{"system", "scenario", "system part", "system part", "scenario"}
+	// without a fault, browsing (a journey, a stream of it in that drill),
+	// the books, a dependency, a drill with a fault.
+	want := []string{"system", "scenario", "system part", "scenario part", "system part", "system part", "scenario"}
 	if len(files) != len(want) {
 		t.Fatalf("the tutorial has %d YAML blocks, the walk expects %d (%v): change this test with it", len(files), len(want), want)
 	}
@@ -138,11 +141,20 @@ func TestTutorial(t *testing.T) {
 		t.Errorf("step 3: answers no rule of the tutorial matched: %+v", rec.Unmatched)
 	}
 
+	// 3, browsing: the event page as a journey, a stream of lookers in the
+	// first drill, and a promise on the page.
+	write(shop, "\n"+files[2].Text, true)
+	write(first, overlay(t, files[1].Text, files[3].Text), false)
+	rec = mustPass("3 (browsing)", rel)
+	if len(rec.Expectations) != 2 || !rec.Expectations[1].Held || !strings.Contains(rec.Expectations[1].Observed, "requests") {
+		t.Errorf("step 3 (browsing): expectations %+v, want the page's latency judged, and held", rec.Expectations)
+	}
+
 	// 4. The books: every invariant is judged, and holds, but those that
 	// need facts the shop does not keep: a count of units sold beside its
 	// orders, and a settled query.
 	unkept := map[string]bool{"sold_without_order": true, "orders_beyond_sold": true, "accepted_not_finished": true}
-	write(shop, "\n"+files[2].Text, true)
+	write(shop, "\n"+files[4].Text, true)
 	if out, code := gamedayCmd("validate", "--system", "shop.yaml"); code != 0 || !strings.Contains(out, "judges: ") || !strings.Contains(out, "double_charges") {
 		t.Fatalf("step 4: gameday validate: exit %d, want the invariants it judges listed:\n%s", code, out)
 	}
@@ -158,11 +170,11 @@ func TestTutorial(t *testing.T) {
 
 	// 5. A dependency, the shop started again through its proxy, and a
 	// fault on it.
-	write(shop, "\n"+files[3].Text, true)
+	write(shop, "\n"+files[5].Text, true)
 	stop()
 	serve(t, "http://"+shopAddr, shopBin, "-listen", shopAddr, "-redis", rs.Addr(), "-gateway", "http://"+proxyAddr)
-	slow := drillFile(files[4])
-	write(slow, files[4].Text, false)
+	slow := drillFile(files[6])
+	write(slow, files[6].Text, false)
 	rel, _ = filepath.Rel(dir, slow)
 	rec = mustPass("5", rel)
 	if len(rec.Faults) != 1 || rec.Faults[0].Error != "" {
@@ -177,4 +189,34 @@ func TestTutorial(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "first-sale") || !strings.Contains(out, "gateway-slow") {
 		t.Errorf("step 6: gameday matrix due: exit %d, want both drills due:\n%s", code, out)
 	}
+}
+
+// overlay lays a scenario part's top-level keys over a whole scenario, as
+// the tutorial asks the reader to.
+func overlay(t *testing.T, whole, part string) string {
+	t.Helper()
+	var base, over yaml.Node
+	if err := yaml.Unmarshal([]byte(whole), &base); err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal([]byte(part), &over); err != nil {
+		t.Fatal(err)
+	}
+	m, o := base.Content[0], over.Content[0]
+	for i := 0; i+1 < len(o.Content); i += 2 {
+		replaced := false
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value == o.Content[i].Value {
+				m.Content[j+1], replaced = o.Content[i+1], true
+			}
+		}
+		if !replaced {
+			m.Content = append(m.Content, o.Content[i], o.Content[i+1])
+		}
+	}
+	out, err := yaml.Marshal(&base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }

@@ -569,3 +569,53 @@ func exitCode(err error) int {
 	}
 	return -1
 }
+
+// The store's day: the steady store's browsing, carts and purchases with a
+// flash sale's burst on top, against the reference checkout's product
+// page, cart and checkout. It passes; every journey's visits reached the
+// checkout and are judged, and the funnel's buyers are purchases like any.
+// The same day with the product page's stock read slowed by 100 ms during
+// the burst fails: the page's blast radius notices.
+func TestStoreDay(t *testing.T) {
+	sc := lookup(t, "store-day")
+	o := options(t)
+	rec, dir, err := gameday.Run(context.Background(), sc, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.KeepRun(t, dir)
+	if rec.Verdict != gameday.VerdictPass {
+		t.Fatalf("verdict %s: %s\nexpectations %+v\nload %+v", rec.Verdict, rec.Reason, rec.Expectations, rec.Load)
+	}
+	obs, err := judge.ReadObservations(filepath.Join(dir, judge.ObservationsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	visits := map[string]int{}
+	for _, v := range obs.Visits {
+		if v.Outcome != judge.OK {
+			t.Errorf("visit %s of %s: %s", v.ID, v.Journey, v.Outcome)
+		}
+		visits[v.Journey]++
+	}
+	if visits["browse"] < 5*visits["cart"]/2 || visits["cart"] < 50 || len(obs.Visits)+len(obs.Shoppers) != rec.Load.Scheduled {
+		t.Errorf("visits %v and %d purchases of %d arrivals", visits, len(obs.Shoppers), rec.Load.Scheduled)
+	}
+	if rec.Outcomes["confirmed"] == 0 || rec.Outcomes["ok"] != 0 {
+		t.Errorf("the purchases' outcomes %v: visits among them, or nobody bought", rec.Outcomes)
+	}
+	sameOnRejudge(t, dir)
+
+	slowed := sc.Clone()
+	slowed.Name = "store-day-slow-page"
+	slowed.Faults = []scenarios.Fault{{Name: "slow-stock", Target: "inventory", At: scenarios.Duration(12 * time.Second), For: scenarios.Duration(15 * time.Second),
+		Toxic: &scenarios.Toxic{Type: "latency", Attributes: map[string]any{"latency": "100ms"}}}}
+	slowed.Expect = slowed.Expect[:1] // the page's blast radius
+	if err := slowed.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := run(t, context.Background(), slowed, options(t))
+	if bad.Verdict != gameday.VerdictFail || len(bad.Expectations) != 1 || bad.Expectations[0].Held {
+		t.Fatalf("the product page slowed in the burst: verdict %s (%s), %+v", bad.Verdict, bad.Reason, bad.Expectations)
+	}
+}

@@ -21,7 +21,7 @@ func TestCatalogue(t *testing.T) {
 		"payment-429", "payment-down", "payment-killed", "payment-latency", "payment-lost-response", "payment-timeouts",
 		"peak-deadline", "peak-fair", "peak-fair-deadline", "peak-lottery", "peak-paced", "peak-queue",
 		"pod-hot-shop", "pod-inventory-down", "pod-move", "pod-shared-payment",
-		"redis-killed", "redis-reset-peer", "replay-last-year", "sessions-down"}
+		"redis-killed", "redis-reset-peer", "replay-last-year", "sessions-down", "store-day"}
 	var names []string
 	seen := map[string]bool{}
 	rows := map[MatrixRow]string{}
@@ -70,6 +70,18 @@ func TestCatalogue(t *testing.T) {
 			}
 			if s.Load.Replay == nil || s.Abort == nil {
 				t.Errorf("%s: a replay-* drill replays a recording, guarded", s.Name)
+			}
+		} else if strings.HasPrefix(s.Name, "store-") {
+			// A store's day: the steady store's streams with a flash
+			// sale on top, a drill of under a minute.
+			if total := s.TotalDuration(); total < 20*time.Second || total > time.Minute {
+				t.Errorf("%s: load lasts %v, want 20s-1m", s.Name, total)
+			}
+			if peak := s.PeakRate(); peak > 200 {
+				t.Errorf("%s: peak %g arrivals/s (streams twice, for their funnels), want at most 200", s.Name, peak)
+			}
+			if len(s.Load.Streams) == 0 || s.Abort == nil {
+				t.Errorf("%s: a store-* drill has streams, guarded", s.Name)
 			}
 		} else {
 			if total := s.TotalDuration(); total < 20*time.Second || total > 40*time.Second {

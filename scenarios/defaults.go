@@ -49,6 +49,16 @@ func (s *Scenario) SetDefaults() {
 	if l.Patience == 0 {
 		l.Patience = Duration(DefaultPatience)
 	}
+	for i := range l.Streams {
+		st := &l.Streams[i]
+		if st.Patience == 0 {
+			st.Patience = l.Patience
+		}
+		if st.MaxRetries == nil {
+			r := l.MaxRetries
+			st.MaxRetries = &r
+		}
+	}
 	if l.RetryJitter == nil {
 		l.RetryJitter = ptr(DefaultRetryJitter)
 	}

@@ -26,12 +26,17 @@ func (l Load) PeakRate() float64 {
 	return peak
 }
 
-// PeakRate is the highest arrival rate of the whole sale: the load's peak
-// and every shop's own, added (an upper bound: their peaks may not meet).
+// PeakRate is the highest arrival rate of the whole sale: the load's peak,
+// every shop's own and every stream's (twice: a funnel's purchases), added
+// (an upper bound: their peaks may not meet).
 func (s *Scenario) PeakRate() float64 {
 	peak := s.Load.PeakRate()
 	for _, sh := range s.Shops {
 		peak += Load{Stages: sh.Stages}.PeakRate()
+	}
+	for _, st := range s.Load.Streams {
+		// A funnel's purchases at most double a stream's arrivals.
+		peak += 2 * Load{Stages: st.Stages}.PeakRate()
 	}
 	return peak
 }
@@ -71,7 +76,8 @@ func (l Load) poolFor(peak float64) int {
 // pool still holds the peak). Scaled by timeScale, rounded to the millisecond:
 // the timeline, meaning every stage's duration (a shop's own too), every
 // fault's at and for, a move's at, a blast radius's from, to,
-// baseline_from and baseline_to,
+// baseline_from and baseline_to, every stream's stages (trimmed where
+// rounding would take one past the load's end) and patience,
 // the shoppers' patience, the checkout's retry_after (what it asks
 // shoppers to wait, which must stay in proportion to their patience) and
 // lease_ttl (which the runner waits out before counting lost units), every
@@ -111,6 +117,14 @@ func (s *Scenario) Scaled(rate, timeScale float64) *Scenario {
 			st.Target *= rate
 		}
 	}
+	for i := range c.Load.Streams {
+		st := &c.Load.Streams[i]
+		for j := range st.Stages {
+			sd(&st.Stages[j].Duration)
+			st.Stages[j].Target *= rate
+		}
+		sd(&st.Patience)
+	}
 	if c.Load.MaxShoppers > 0 {
 		c.Load.MaxShoppers = ceilInt(float64(c.Load.MaxShoppers) * rate)
 	}
@@ -128,6 +142,18 @@ func (s *Scenario) Scaled(rate, timeScale float64) *Scenario {
 		c.Stock = int64(max(ceilInt(float64(c.Stock)*timeScale), 1))
 	}
 	total := Duration(c.TotalDuration())
+	for i := range c.Load.Streams {
+		// Rounding may take a stream a millisecond past the load's
+		// stages, which set the drill's length: its last stages give
+		// the difference back.
+		sts := c.Load.Streams[i].Stages
+		over := Duration(c.Load.Streams[i].Duration()) - total
+		for k := len(sts) - 1; k >= 0 && over > 0; k-- {
+			cut := min(over, sts[k].Duration-1)
+			sts[k].Duration -= cut
+			over -= cut
+		}
+	}
 	for i := range c.Faults {
 		f := &c.Faults[i]
 		sd(&f.At)
@@ -195,6 +221,12 @@ func (s *Scenario) Clone() *Scenario {
 	c.Shops = slices.Clone(s.Shops)
 	for i := range c.Shops {
 		c.Shops[i].Stages = slices.Clone(s.Shops[i].Stages)
+	}
+	c.Load.Streams = slices.Clone(s.Load.Streams)
+	for i, st := range s.Load.Streams {
+		c.Load.Streams[i].Mix = maps.Clone(st.Mix)
+		c.Load.Streams[i].Stages = slices.Clone(st.Stages)
+		c.Load.Streams[i].MaxRetries = clonePtr(st.MaxRetries)
 	}
 	c.Load.RetryJitter = clonePtr(s.Load.RetryJitter)
 	c.Load.SessionShare = clonePtr(s.Load.SessionShare)

@@ -263,6 +263,11 @@ type Load struct {
 	// SessionShare is the fraction of shoppers who have a session; 0 means
 	// all of them (1). Parse sets it (nil or 0) to 1. In [0, 1].
 	SessionShare *float64 `yaml:"session_share"`
+	// Streams are more streams of arrivals on top of the stages, each
+	// with its own mix of journeys (docs/journeys.md): the store's steady
+	// browsing and carts under the flash sale the stages are. Empty: the
+	// one stream of purchases.
+	Streams []Stream `yaml:"streams"`
 }
 
 // Stage is one step of the arrival plan.

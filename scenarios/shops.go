@@ -34,15 +34,18 @@ type Shop struct {
 type Select struct {
 	Shops []string `yaml:"shops"`
 	Pods  []string `yaml:"pods"`
+	// Journeys narrows the promise to the visitors of these journeys of
+	// the load's streams (purchase: the purchases); empty: the purchases.
+	Journeys []string `yaml:"journeys"`
 }
 
-// Empty reports whether the selection takes every shopper.
-func (s Select) Empty() bool { return len(s.Shops) == 0 && len(s.Pods) == 0 }
+// Empty reports whether the selection takes every purchase.
+func (s Select) Empty() bool { return len(s.Shops) == 0 && len(s.Pods) == 0 && len(s.Journeys) == 0 }
 
 // ShopSet is the names of the shops the selection takes, from the
 // scenario's shops; nil when it takes every shopper.
 func (s Select) ShopSet(shops []Shop) map[string]bool {
-	if s.Empty() {
+	if len(s.Shops) == 0 && len(s.Pods) == 0 {
 		return nil
 	}
 	set := map[string]bool{}
@@ -205,6 +208,7 @@ func (v *validator) shops() {
 		}
 	}
 	check := func(p string, sel Select) {
+		v.journeySelect(p, sel)
 		for j, n := range sel.Shops {
 			if _, ok := names[n]; !ok {
 				v.add(p+".shops["+strconv.Itoa(j)+"]", "%s is not one of the scenario's shops", clip(n))
@@ -273,7 +277,7 @@ func (v *validator) shops() {
 		q := p + ".blast_radius"
 		check(q, b.Select)
 		if b.Select.Empty() {
-			v.add(q, "name the shops or pods that must not notice: shops, pods")
+			v.add(q, "name the shops, pods or journeys that must not notice: shops, pods, journeys")
 		}
 		if b.To > 0 {
 			if b.From >= b.To || b.To.D() > total {
@@ -328,7 +332,7 @@ func podNames(n int) string {
 }
 
 func (s Select) clone() Select {
-	return Select{Shops: slices.Clone(s.Shops), Pods: slices.Clone(s.Pods)}
+	return Select{Shops: slices.Clone(s.Shops), Pods: slices.Clone(s.Pods), Journeys: slices.Clone(s.Journeys)}
 }
 
 // movesByTime is the moves' indexes in the order they start.

@@ -18,7 +18,7 @@ import (
 // Names a scenario may use.
 var (
 	// outcomes are a shopper's possible final outcomes.
-	outcomes = []string{"confirmed", "declined", "sold_out", "too_late", "gave_up", "unavailable", "error"}
+	outcomes = []string{"confirmed", "declined", "sold_out", "too_late", "gave_up", "unavailable", "error", "ok"}
 	// answerOutcomes are what a latency promise may filter requests by:
 	// the final outcomes and what an answer alone may mean.
 	answerOutcomes = append(slices.Clone(outcomes), "retry_later", "next")
@@ -302,33 +302,41 @@ func (v *validator) payment() {
 	}
 }
 
+// stages checks the stages at field path p and reports whether any has
+// arrivals.
+func (v *validator) stages(p string, sts []Stage) bool {
+	arrivals := false
+	for i, st := range sts {
+		q := p + "[" + strconv.Itoa(i) + "]"
+		if st.Duration <= 0 {
+			v.add(q+".duration", "required, above 0")
+		}
+		switch {
+		case math.IsNaN(st.Target) || math.IsInf(st.Target, 0):
+			v.add(q+".target", "want a finite number of arrivals per second")
+		case st.Target < 0:
+			v.add(q+".target", "%g is negative", st.Target)
+		case st.Target > 0:
+			arrivals = true
+		}
+	}
+	return arrivals
+}
+
 func (v *validator) load() {
 	l := v.s.Load
 	v.replay()
 	if len(l.Stages) == 0 && l.Replay == nil {
 		v.add("load.stages", "required: at least one stage of {duration, target}, or a replay")
 	}
-	arrivals := false
-	for i, st := range l.Stages {
-		p := "load.stages[" + strconv.Itoa(i) + "]"
-		if st.Duration <= 0 {
-			v.add(p+".duration", "required, above 0")
-		}
-		switch {
-		case math.IsNaN(st.Target) || math.IsInf(st.Target, 0):
-			v.add(p+".target", "want a finite number of arrivals per second")
-		case st.Target < 0:
-			v.add(p+".target", "%g is negative", st.Target)
-		case st.Target > 0:
-			arrivals = true
-		}
-	}
-	if len(l.Stages) > 0 && !arrivals {
+	arrivals := v.stages("load.stages", l.Stages)
+	if len(l.Stages) > 0 && !arrivals && len(l.Streams) == 0 {
 		v.add("load.stages", "every target is 0: the plan has no arrivals")
 	}
+	v.streams()
 	if total := v.s.TotalDuration(); total > maxLoad || total < 0 {
 		v.add("load.stages", "the load lasts more than %s: a drill is minutes long", maxLoad)
-	} else if n := l.plannedArrivals(); n > maxArrivals {
+	} else if n := l.plannedArrivals() + 2*l.streamArrivals(); n > maxArrivals {
 		v.add("load.stages", "the plan has %.3g arrivals, more than %d: check the targets (arrivals per second)", n, maxArrivals)
 	}
 	if l.Patience < 0 {

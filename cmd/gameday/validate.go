@@ -109,6 +109,14 @@ func checkAgainstSystem(sc *scenarios.Scenario, sys *system.System) error {
 		}
 		sys = s
 	}
+	if sys == nil && sc.System == "" && len(sc.Load.Streams) > 0 {
+		// The reference checkout's journeys, for the streams' mixes.
+		s, err := system.Reference(map[string]string{"CHECKOUT_URL": "http://127.0.0.1:1", "TOXIPROXY": "127.0.0.1:1"})
+		if err != nil {
+			return err
+		}
+		sys = s
+	}
 	if sys == nil {
 		return nil
 	}

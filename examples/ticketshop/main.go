@@ -135,6 +135,7 @@ func main() {
 		},
 	})
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/events/{event}", s.event)
 	mux.HandleFunc("POST /v1/holds", s.hold)
 	mux.HandleFunc("POST /v1/holds/{id}/purchase", s.purchase)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
@@ -183,6 +184,20 @@ func read(r *http.Request) (request, bool) {
 	var req request
 	err := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 16<<10)).Decode(&req)
 	return req, err == nil && req.Event != "" && req.Buyer != ""
+}
+
+// event is the event's page: the tickets left, read from Redis.
+func (s *shop) event(w http.ResponseWriter, r *http.Request) {
+	left, err := s.rdb.Get(r.Context(), "left:"+r.PathValue("event")).Int()
+	switch {
+	case errors.Is(err, redis.Nil):
+		http.Error(w, "no such event", http.StatusNotFound)
+	case err != nil:
+		http.Error(w, "try again", http.StatusServiceUnavailable)
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "{\"event\": %q, \"left\": %d}\n", r.PathValue("event"), left)
+	}
 }
 
 func (s *shop) hold(w http.ResponseWriter, r *http.Request) {

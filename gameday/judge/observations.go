@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/runrecord"
@@ -39,9 +40,13 @@ type Observations struct {
 	System     string `json:"system"`
 	SystemFile string `json:"system_file"`
 	// End is the length of the load.
-	End      time.Duration           `json:"end_ns"`
-	Faults   FaultTimes              `json:"faults"`
-	Shoppers []Shopper               `json:"shoppers"`
+	End      time.Duration `json:"end_ns"`
+	Faults   FaultTimes    `json:"faults"`
+	Shoppers []Shopper     `json:"shoppers"`
+	// Visits are the arrivals of the journeys that do not buy (a load's
+	// streams), for the promises narrowed to them; they never touch the
+	// books.
+	Visits   []Shopper               `json:"visits,omitempty"`
 	Breakers map[string][]Transition `json:"breakers"`
 	// Metrics are the samples by query; nil when nothing was sampled.
 	Metrics map[string][]Sample `json:"metrics"`
@@ -58,6 +63,15 @@ type Observations struct {
 	// in words, for the verdict's reason.
 	Starvation Starvation `json:"starvation"`
 	Host       string     `json:"host"`
+}
+
+// everyone is the purchases and the visits, as the promises read them
+// (Evaluate tells them apart by Shopper.Journey).
+func (o *Observations) everyone() []Shopper {
+	if len(o.Visits) == 0 {
+		return o.Shoppers
+	}
+	return slices.Concat(o.Shoppers, o.Visits)
 }
 
 // Books are one ledger's books as read after the load.

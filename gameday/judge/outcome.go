@@ -8,6 +8,7 @@ type Outcome string
 // The outcomes judging reasons about.
 const (
 	Confirmed   Outcome = "confirmed"   // the shopper bought
+	OK          Outcome = "ok"          // a visit of a journey that does not buy went through
 	Declined    Outcome = "declined"    // the payment was declined
 	SoldOut     Outcome = "sold_out"    // nothing left
 	TooLate     Outcome = "too_late"    // the system saw the shopper's deadline pass

@@ -51,7 +51,7 @@ func Run(sc *scenarios.Scenario, o *Observations) Judged {
 		moves[m.Name] = m
 	}
 	maps.Copy(j.Breakers, Breakers(o.Breakers, sc.Faults, o.Faults))
-	j.Expectations = Evaluate(sc, o.Shoppers, w, o.Faults, sc.Faults, o.Breakers, o.Metrics, moves)
+	j.Expectations = Evaluate(sc, o.everyone(), w, o.Faults, sc.Faults, o.Breakers, o.Metrics, moves)
 
 	// Books that could not be read in whole are judged as far as they
 	// were read: an oversell they prove fails the run, and the run is an
@@ -84,7 +84,7 @@ func Run(sc *scenarios.Scenario, o *Observations) Judged {
 		Idle: o.Ending.Idle, Unsettled: o.Unsettled, Host: o.Host, ReadLate: readLate, Untrusted: untrusted,
 		Expectations: j.Expectations, Checks: j.InvariantChecks,
 	}
-	seen := Observed{Shoppers: o.Shoppers, Windows: w, Faults: o.Faults, Order: sc.Faults, Breakers: o.Breakers}
+	seen := Observed{Shoppers: o.everyone(), Windows: w, Faults: o.Faults, Order: sc.Faults, Breakers: o.Breakers}
 	e.Starved = func() ([]string, int) { return Excuse(sc, j.Expectations, j.InvariantChecks, seen, o.Starvation) }
 	d := Decide(e)
 	j.Verdict, j.Reason, j.Starved = d.Verdict, d.Reason, d.Starved

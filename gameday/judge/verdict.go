@@ -23,11 +23,14 @@ type Attempt struct {
 // it arrived, how it ended, its attempts) and what reconciliation reads
 // (its checkout id, when it left, what it was told).
 type Shopper struct {
-	ID        string        `json:"id"`             // its checkout id
-	Shop      string        `json:"shop,omitempty"` // its shop, in a sale across shops
-	Shard     int           `json:"shard"`          // the load worker that timed it, when the load came from workers
-	Scheduled time.Duration `json:"scheduled_ns"`   // its arrival, from the start of the load
-	Outcome   Outcome       `json:"outcome"`        // "" when it never started
+	ID   string `json:"id"`             // its checkout id
+	Shop string `json:"shop,omitempty"` // its shop, in a sale across shops
+	// Journey is the journey of a visit (Observations.Visits); "" for a
+	// purchase.
+	Journey   string        `json:"journey,omitempty"`
+	Shard     int           `json:"shard"`        // the load worker that timed it, when the load came from workers
+	Scheduled time.Duration `json:"scheduled_ns"` // its arrival, from the start of the load
+	Outcome   Outcome       `json:"outcome"`      // "" when it never started
 	Attempts  []Attempt     `json:"attempts"`
 	LeftAt    time.Time     `json:"left_at"` // when the shopper gave up waiting (its deadline)
 	// Finished is when it got its final answer or left, from the start
@@ -128,11 +131,15 @@ func (w Windows) Bounds(name scenarios.Window) (time.Duration, time.Duration) {
 type FaultTimes map[string]Span
 
 // Evaluate checks every expectation of the scenario against what was seen:
-// the shoppers, the windows and real spans of the faults, the breakers'
+// the shoppers (the purchases, and the visits of other journeys, told
+// apart by Journey: a promise reads the purchases unless it names
+// journeys), the windows and real spans of the faults, the breakers'
 // transitions by dependency, and the metrics' samples by query (nil when
 // none were taken).
 func Evaluate(sc *scenarios.Scenario, shoppers []Shopper, w Windows, ft FaultTimes, faultOrder []scenarios.Fault, brk map[string][]Transition, metrics map[string][]Sample, moves map[string]Move) []ExpectationResult {
 	out := make([]ExpectationResult, 0, len(sc.Expect))
+	all := shoppers
+	shoppers = purchasesOf(all)
 	for _, e := range sc.Expect {
 		switch {
 		case e.BreakerOpens != nil:
@@ -140,13 +147,13 @@ func Evaluate(sc *scenarios.Scenario, shoppers []Shopper, w Windows, ft FaultTim
 		case e.BreakerCloses != nil:
 			out = append(out, breakerExpectation(e.BreakerCloses, "closed", ft, faultOrder, brk))
 		case e.Latency != nil:
-			out = append(out, latencyExpectation(e.Latency, only(shoppers, e.Latency.Select, sc.Shops), w, selectWords(e.Latency.Select)))
+			out = append(out, latencyExpectation(e.Latency, only(all, e.Latency.Select, sc.Shops), w, selectWords(e.Latency.Select)))
 		case e.Ratio != nil:
-			out = append(out, ratioExpectation(e.Ratio, only(shoppers, e.Ratio.Select, sc.Shops), w, selectWords(e.Ratio.Select)))
+			out = append(out, ratioExpectation(e.Ratio, only(all, e.Ratio.Select, sc.Shops), w, selectWords(e.Ratio.Select)))
 		case e.Moved != nil:
 			out = append(out, movedExpectation(e.Moved, moves))
 		case e.BlastRadius != nil:
-			out = append(out, blastRadiusExpectation(e.BlastRadius, only(shoppers, e.BlastRadius.Select, sc.Shops), w))
+			out = append(out, blastRadiusExpectation(e.BlastRadius, only(all, e.BlastRadius.Select, sc.Shops), w))
 		case e.Degraded != nil:
 			out = append(out, degradedExpectation(e.Degraded, shoppers, w))
 		case e.FastRefusals != nil:
@@ -277,6 +284,9 @@ func latencyExpectation(lb *scenarios.LatencyBound, shoppers []Shopper, w Window
 	} else {
 		unit = "requests"
 		which := "checkout requests" + of
+		if len(lb.Journeys) > 0 {
+			which = "requests" + of
+		}
 		if len(lb.Outcomes) > 0 {
 			which = strings.Join(lb.Outcomes, "/") + " answers" + of
 		}
@@ -308,7 +318,11 @@ func ratioExpectation(rb *scenarios.RatioBound, shoppers []Shopper, w Windows, o
 	if rb.AtMost != nil {
 		bounds = append(bounds, fmt.Sprintf("at most %g%%", *rb.AtMost*100))
 	}
-	r := ExpectationResult{Window: string(rb.Window), Promise: fmt.Sprintf("%s of shoppers%s arriving %s: outcome %s", strings.Join(bounds, " and "), of, WindowWords(rb.Window), strings.Join(rb.Outcomes, " or "))}
+	who := "shoppers"
+	if len(rb.Journeys) > 0 && !slices.Contains(rb.Journeys, scenarios.PurchaseJourney) {
+		who = "visitors"
+	}
+	r := ExpectationResult{Window: string(rb.Window), Promise: fmt.Sprintf("%s of %s%s arriving %s: outcome %s", strings.Join(bounds, " and "), who, of, WindowWords(rb.Window), strings.Join(rb.Outcomes, " or "))}
 	in := outcomeSet(rb.Outcomes)
 	n, hit := 0, 0
 	for _, s := range shoppers {

@@ -83,6 +83,49 @@ type Plan struct {
 	// the others in time order. Names are unique and not empty. Empty: one
 	// shop, unnamed.
 	Shops []ShopLoad
+	// Streams are more streams of arrivals on top of Stages (a store's
+	// steady traffic under a flash sale): each its own stages, its own mix
+	// of journeys, patience and retries, on the plan's clock and seed,
+	// merged with the rest in time order. Their purchases (Journey "") are
+	// shoppers like any; their other journeys are visits (Report.Visits).
+	Streams []Stream
+	// Journeys are the journeys the streams' mixes may name, and what
+	// each ends in.
+	Journeys []Journey
+}
+
+// Stream is one stream of arrivals of a plan (Plan.Streams).
+type Stream struct {
+	// Name names the stream in reports; unique, not empty.
+	Name string
+	// Stages are the stream's arrival rate, as a plan's; at least one.
+	Stages []Stage
+	// Mix is which journey each arrival makes, by weight: arrival k's
+	// journey is drawn from the plan's seed, the stream and k. At least
+	// one share; weights positive.
+	Mix []Share
+	// Patience and MaxRetries are the stream's shoppers', as a plan's.
+	Patience   time.Duration
+	MaxRetries int
+}
+
+// Share is one journey's weight in a stream's mix; Journey "" is the
+// purchase.
+type Share struct {
+	Journey string
+	Weight  float64
+}
+
+// Journey is what the plan knows of a journey that is not the purchase:
+// its name and the share of its visitors who go on to buy (a funnel).
+type Journey struct {
+	Name string
+	// Buy is the share of the journey's visitors who buy, in [0, 1]: each
+	// such visitor brings a purchase arrival BuyAfter after its own
+	// arrival (the journey's think times), whatever its pages answered: an
+	// open model, so that a slow page never thins the checkout's load.
+	Buy      float64
+	BuyAfter time.Duration
 }
 
 // ShopLoad is one shop of a sale across shops.
@@ -141,6 +184,7 @@ func (p Plan) Validate() error {
 			background++
 		}
 	}
+	errs = append(errs, p.validateStreams(stages)...)
 	if len(p.Shops) > 0 && background == 0 {
 		bad("shops", len(p.Shops), "every shop has stages of its own: at least one must take the plan's stages")
 	}
@@ -148,6 +192,10 @@ func (p Plan) Validate() error {
 		n := arrivals(p.Stages)
 		for _, sh := range p.Shops {
 			n += arrivals(sh.Stages)
+		}
+		for _, st := range p.Streams {
+			// A funnel's purchases at most double a stream's arrivals.
+			n += arrivals(st.Stages) * (1 + p.mostBuy(st))
 		}
 		if n > ArrivalLimit {
 			bad("stages", fmt.Sprintf("%.0f arrivals", n), fmt.Sprintf("at most %d arrivals in one plan", ArrivalLimit))
@@ -173,6 +221,100 @@ func (p Plan) Validate() error {
 		bad("id_prefix", len(p.IDPrefix), "at most 100 bytes")
 	}
 	return errors.Join(errs...)
+}
+
+// validateStreams reports the streams' and journeys' invalid fields.
+func (p Plan) validateStreams(stages func(string, []Stage)) []error {
+	var errs []error
+	bad := func(field string, value any, problem string) {
+		errs = append(errs, &FieldError{Field: field, Value: fmt.Sprint(value), Msg: problem})
+	}
+	journeys := map[string]bool{}
+	for i, j := range p.Journeys {
+		f := fmt.Sprintf("journeys[%d]", i)
+		switch {
+		case j.Name == "":
+			bad(f+".name", `""`, "required (the purchase is no journey of these)")
+		case journeys[j.Name]:
+			bad(f+".name", j.Name, "named twice")
+		}
+		journeys[j.Name] = true
+		if !(j.Buy >= 0 && j.Buy <= 1) {
+			bad(f+".buy", j.Buy, "must be between 0 and 1")
+		}
+		if j.BuyAfter < 0 {
+			bad(f+".buy_after", j.BuyAfter, "must not be negative")
+		}
+	}
+	names := map[string]bool{}
+	for i, st := range p.Streams {
+		f := fmt.Sprintf("streams[%d]", i)
+		switch {
+		case st.Name == "":
+			bad(f+".name", `""`, "required")
+		case names[st.Name]:
+			bad(f+".name", st.Name, "named twice")
+		}
+		names[st.Name] = true
+		if len(st.Stages) == 0 {
+			bad(f+".stages", 0, "at least one stage is needed")
+		}
+		stages(f+".stages", st.Stages)
+		if len(st.Mix) == 0 {
+			bad(f+".mix", 0, "at least one journey is needed")
+		}
+		for k, sh := range st.Mix {
+			if sh.Journey != "" && !journeys[sh.Journey] {
+				bad(fmt.Sprintf("%s.mix[%d].journey", f, k), sh.Journey, "not a journey of the plan")
+			}
+			if !(sh.Weight > 0) || math.IsInf(sh.Weight, 0) {
+				bad(fmt.Sprintf("%s.mix[%d].weight", f, k), sh.Weight, "must be a finite weight above 0")
+			}
+		}
+		if st.Patience <= 0 {
+			bad(f+".patience", st.Patience, "must be positive")
+		}
+		if st.MaxRetries < 0 || st.MaxRetries > RetryLimit {
+			bad(f+".max_retries", st.MaxRetries, fmt.Sprintf("must be between 0 and %d", RetryLimit))
+		}
+	}
+	return errs
+}
+
+// mostBuy is the largest Buy of st's journeys.
+func (p Plan) mostBuy(st Stream) float64 {
+	most := 0.0
+	for _, sh := range st.Mix {
+		if j := p.journey(sh.Journey); j != nil {
+			most = max(most, j.Buy)
+		}
+	}
+	return most
+}
+
+func (p Plan) journey(name string) *Journey {
+	for i := range p.Journeys {
+		if p.Journeys[i].Name == name {
+			return &p.Journeys[i]
+		}
+	}
+	return nil
+}
+
+// patience and retries are those of the shoppers of stream k (0: the
+// plan's own stages; k: Streams[k-1]).
+func (p Plan) patience(k int) time.Duration {
+	if k > 0 && k <= len(p.Streams) {
+		return p.Streams[k-1].Patience
+	}
+	return p.Patience
+}
+
+func (p Plan) retries(k int) int {
+	if k > 0 && k <= len(p.Streams) {
+		return p.Streams[k-1].MaxRetries
+	}
+	return p.MaxRetries
 }
 
 func (p Plan) prefix() string {

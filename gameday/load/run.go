@@ -63,9 +63,12 @@ type Report struct {
 	Scheduled, Started, Dropped int
 	// Lateness of the started shoppers' first attempts against the plan.
 	LateP50, LateP99, LateMax time.Duration
-	// Shoppers has one record per arrival, in schedule order, dropped ones
-	// included.
+	// Shoppers has one record per purchase arrival, in schedule order,
+	// dropped ones included; Visits one per arrival of another journey
+	// (a plan's streams). Scheduled, Started, Dropped and the lateness
+	// count both: they are the generator's.
 	Shoppers []*Shopper
+	Visits   []*Shopper
 }
 
 // Outcomes counts the shoppers by outcome; arrivals not reached because the
@@ -126,12 +129,13 @@ func Run(ctx context.Context, plan Plan, t Target, opt Options) (*Report, error)
 	shoppers := make([]Shopper, 0, len(sched)/max(opt.Shard.Of, 1)+1)
 	for i, a := range sched {
 		if opt.Shard.Has(i) {
-			shoppers = append(shoppers, Shopper{Index: i, Shop: a.Shop, Scheduled: a.At, Deadline: a.At + plan.Patience})
+			shoppers = append(shoppers, plan.shopper(i, a))
 		}
 	}
-	rep := &Report{Scheduled: len(shoppers), Shoppers: make([]*Shopper, len(shoppers))}
+	rep := &Report{Scheduled: len(shoppers)}
+	all := make([]*Shopper, len(shoppers))
 	for i := range shoppers {
-		rep.Shoppers[i] = &shoppers[i]
+		all[i] = &shoppers[i]
 	}
 	p := newPool(min(opt.Shard.pool(plan.MaxShoppers), len(shoppers)), func(i int) { r.shop(&shoppers[i]) })
 
@@ -171,8 +175,38 @@ schedule:
 			r.name(s) // never reached: the run was aborted
 		}
 	}
-	rep.LateP50, rep.LateP99, rep.LateMax = Lateness(rep.Shoppers)
+	rep.LateP50, rep.LateP99, rep.LateMax = Lateness(all)
+	rep.Shoppers, rep.Visits = split(all)
 	return rep, ctx.Err()
+}
+
+// shopper is the record of arrival i, before it is sent.
+func (p Plan) shopper(i int, a Arrival) Shopper {
+	return Shopper{Index: i, Shop: a.Shop, Journey: a.Journey, Stream: a.Stream, Scheduled: a.At, Deadline: a.At + p.patience(a.Stream)}
+}
+
+// split parts shoppers, in order, into the purchases and the visits; a
+// plan without other journeys keeps its one slice.
+func split(all []*Shopper) (purchases, visits []*Shopper) {
+	n := 0
+	for _, s := range all {
+		if s.Journey != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return all, nil
+	}
+	purchases = make([]*Shopper, 0, len(all)-n)
+	visits = make([]*Shopper, 0, n)
+	for _, s := range all {
+		if s.Journey != "" {
+			visits = append(visits, s)
+		} else {
+			purchases = append(purchases, s)
+		}
+	}
+	return purchases, visits
 }
 
 type run struct {
@@ -210,7 +244,8 @@ func (r *run) shop(s *Shopper) {
 		r.finish(s, OutcomeGaveUp, r.clock())
 		return
 	}
-	call := Call{CheckoutID: s.ID, Shopper: s.Name, Number: s.Index, Shop: s.Shop, Session: s.Session, Deadline: deadline, Attempt: 1}
+	call := Call{CheckoutID: s.ID, Shopper: s.Name, Number: s.Index, Shop: s.Shop, Journey: s.Journey, Session: s.Session, Deadline: deadline, Attempt: 1}
+	maxRetries := r.plan.retries(s.Stream)
 	if r.keeps > 0 {
 		call.Kept = make([]string, r.keeps)
 	}
@@ -268,6 +303,17 @@ func (r *run) shop(s *Shopper) {
 			}
 			call.Step++
 			call.Attempt = 1
+			if ans.Think > 0 {
+				// A journey's visitor reads the page before the next.
+				if !got.Add(ans.Think).Before(deadline) {
+					r.finish(s, OutcomeGaveUp, got)
+					return
+				}
+				if !r.sleep(ans.Think) {
+					r.finish(s, OutcomeGaveUp, r.clock())
+					return
+				}
+			}
 			continue
 		case MeansUnavailable, MeansRetryLater:
 		default:
@@ -281,7 +327,7 @@ func (r *run) shop(s *Shopper) {
 		// asynchronous answers "pending" several times to every shopper).
 		// maxPolls bounds them where a wait is tiny.
 		poll := ans.Means == MeansRetryLater && polls < maxPolls
-		if (!poll && retries >= r.plan.MaxRetries) || ans.RetryAfter <= 0 {
+		if (!poll && retries >= maxRetries) || ans.RetryAfter <= 0 {
 			r.finish(s, OutcomeUnavailable, got)
 			return
 		}
@@ -306,7 +352,7 @@ func (r *run) shop(s *Shopper) {
 // finalOutcomes are the shopper outcomes of the final meanings.
 var finalOutcomes = map[Meaning]string{
 	MeansError: OutcomeError, MeansConfirmed: OutcomeConfirmed, MeansDeclined: OutcomeDeclined,
-	MeansSoldOut: OutcomeSoldOut, MeansTooLate: OutcomeTooLate,
+	MeansSoldOut: OutcomeSoldOut, MeansTooLate: OutcomeTooLate, MeansOK: OutcomeOK,
 }
 
 // interned keeps one copy of each reason a target gives, so that a sale's

@@ -1,7 +1,10 @@
 package load
 
 import (
+	"cmp"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -85,10 +88,14 @@ func rate(target float64) float64 {
 }
 
 // Arrival is one arrival of a plan: when it is due, from the start of the
-// sale, and the shop it is for ("" in a plan without shops).
+// sale, the shop it is for ("" in a plan without shops), the journey it
+// makes ("" for the purchase) and the stream it came from (0: the plan's
+// own stages and shops; k: Plan.Streams[k-1]).
 type Arrival struct {
-	At   time.Duration
-	Shop string
+	At      time.Duration
+	Shop    string
+	Journey string
+	Stream  int
 }
 
 // Arrivals returns every arrival of the plan in time order: the arrivals
@@ -128,10 +135,55 @@ func (p Plan) Arrivals() []Arrival {
 		}
 		out = append(merged, out[i:]...)
 	}
+	if len(p.Streams) > 0 {
+		out = p.streamArrivals(out, background)
+	}
 	if len(out) > ArrivalLimit {
 		out = out[:ArrivalLimit]
 	}
 	return out
+}
+
+// streamArrivals merges the streams' arrivals into out, in time order: at
+// the same instant out's first, then the streams' in their order. Arrival
+// k of stream s makes the journey drawn from the plan's seed, s and k; a
+// journey that ends in a purchase brings the purchase as an arrival of its
+// own, drawn likewise. A stream's arrivals go round robin to the
+// background shops, as the plan's do.
+func (p Plan) streamArrivals(out []Arrival, background []string) []Arrival {
+	all := out
+	for s, st := range p.Streams {
+		var total float64
+		for _, sh := range st.Mix {
+			total += sh.Weight
+		}
+		var src rand.PCG
+		// The stream's own generator: its draws do not move when another
+		// stream is added, nor the shoppers' own (seeded by index).
+		src.Seed(uint64(p.Seed), 1<<40+uint64(s))
+		draw := func() float64 { return float64(src.Uint64()>>11) / (1 << 53) }
+		for k, at := range Schedule(st.Stages) {
+			a := Arrival{At: at, Stream: s + 1}
+			if len(background) > 0 {
+				a.Shop = background[k%len(background)]
+			}
+			x, sum := draw()*total, 0.0
+			a.Journey = st.Mix[len(st.Mix)-1].Journey
+			for _, sh := range st.Mix {
+				if sum += sh.Weight; x < sum {
+					a.Journey = sh.Journey
+					break
+				}
+			}
+			all = append(all, a)
+			if j := p.journey(a.Journey); j != nil && j.Buy > 0 && draw() < j.Buy {
+				all = append(all, Arrival{At: at + j.BuyAfter, Shop: a.Shop, Stream: s + 1})
+			}
+		}
+	}
+	// Stable: out's arrivals before the streams', the streams' in order.
+	slices.SortStableFunc(all, func(a, b Arrival) int { return cmp.Compare(a.At, b.At) })
+	return all
 }
 
 // Offsets is when each of the plan's arrivals is due ([Plan.Arrivals]'

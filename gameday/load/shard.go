@@ -75,6 +75,7 @@ func Merge(reports ...*Report) (*Report, error) {
 		out.Started += r.Started
 		out.Dropped += r.Dropped
 		all = append(all, r.Shoppers...)
+		all = append(all, r.Visits...)
 	}
 	if err := out.take(all); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
@@ -106,9 +107,9 @@ func Complete(plan Plan, start time.Time, got []*Shopper) (*Report, error) {
 	r := &run{plan: plan}
 	for i, a := range sched {
 		if !seen[i] {
-			s := &Shopper{Index: i, Shop: a.Shop, Scheduled: a.At, Deadline: a.At + plan.Patience}
-			r.name(s)
-			all = append(all, s)
+			s := plan.shopper(i, a)
+			r.name(&s)
+			all = append(all, &s)
 		}
 	}
 	out := &Report{Start: start, Scheduled: len(sched)}
@@ -136,8 +137,8 @@ func (r *Report) take(shoppers []*Shopper) error {
 			return fmt.Errorf("arrival %d is in two reports", shoppers[i].Index)
 		}
 	}
-	r.Shoppers = shoppers
 	r.LateP50, r.LateP99, r.LateMax = Lateness(shoppers)
+	r.Shoppers, r.Visits = split(shoppers)
 	return nil
 }
 

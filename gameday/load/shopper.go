@@ -17,6 +17,7 @@ const (
 	OutcomeUnavailable = "unavailable" // refused with no retry left, or told to come back without a Retry-After
 	OutcomeError       = "error"       // an answer meaning error or not understood, or a transport error before the deadline
 	OutcomeDropped     = "dropped"     // no shopper of the pool was free when it arrived: never started
+	OutcomeOK          = "ok"          // a journey that does not buy went through (Report.Visits only)
 )
 
 // Attempt is one request of a shopper to the system under test.
@@ -45,8 +46,12 @@ type Attempt struct {
 // Shopper is one arrival of the plan and what became of it. The times are
 // offsets from Report.Start.
 type Shopper struct {
-	Index   int
-	Shop    string // the shop the arrival is for (Plan.Shops); "" without shops
+	Index int
+	Shop  string // the shop the arrival is for (Plan.Shops); "" without shops
+	// Journey is the journey the arrival makes ("" for the purchase), and
+	// Stream the stream it came from (Arrival.Stream).
+	Journey string
+	Stream  int
 	ID      string // the checkout id, the same for every attempt
 	Name    string // the shopper field of the request
 	Session string // the session token; "" for a guest

@@ -34,6 +34,9 @@ type Call struct {
 	Number  int
 	// Shop is the shop the purchase is in (Plan.Shops); "" without shops.
 	Shop string
+	// Journey is the journey the call is a request of; "" for the
+	// purchase.
+	Journey string
 	// Session is the shopper's session token; "" for a guest.
 	Session string
 	// Deadline is when the shopper leaves.
@@ -60,9 +63,10 @@ const (
 	MeansUnavailable                // refused: come back after Retry-After, if any
 	MeansRetryLater                 // in progress or pending: come back after Retry-After
 	MeansNext                       // this step is done: go on to the next
+	MeansOK                         // a journey that does not buy went through
 )
 
-var meaningNames = [...]string{"error", "confirmed", "declined", "sold_out", "too_late", "unavailable", "retry_later", "next"}
+var meaningNames = [...]string{"error", "confirmed", "declined", "sold_out", "too_late", "unavailable", "retry_later", "next", "ok"}
 
 // String is the meaning's name as answer rules and attempts name it.
 func (m Meaning) String() string {
@@ -100,6 +104,9 @@ type Answer struct {
 	// Unmatched: no rule of the target understood the answer (Means is
 	// then MeansError).
 	Unmatched bool
+	// Think is how long the shopper waits before the next step, when
+	// Means is MeansNext: a journey's visitor reading the page.
+	Think time.Duration
 }
 
 // TargetFunc adapts a function to Target.

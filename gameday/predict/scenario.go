@@ -61,6 +61,11 @@ func FromScenario(sc *scenarios.Scenario) (Model, error) {
 		return Model{}, fmt.Errorf("%w: the model has no long-tail payment latency", ErrNotPredictable)
 	case len(sc.Shops) > 0:
 		return Model{}, fmt.Errorf("%w: it is a sale across shops (and pods), and the model is one checkout's sale", ErrNotPredictable)
+	case len(sc.Load.Streams) > 0:
+		// The streams' purchases (a mix's share, a funnel's buyers) come
+		// from journeys the system file describes, and their visits share
+		// the checkout's CPU: the model knows neither.
+		return Model{}, fmt.Errorf("%w: its load has streams of journeys (docs/journeys.md), and the model is a flash sale's purchases alone", ErrNotPredictable)
 	}
 	mode, err := admission.ParseMode(sc.Checkout.Admission.Mode)
 	if err != nil {

@@ -44,7 +44,10 @@ type Flow struct {
 	empty map[emptyKey]int
 }
 
-type emptyKey struct{ step, kept int }
+type emptyKey struct {
+	step *cstep
+	kept int
+}
 
 var (
 	_ load.Target = (*Flow)(nil)
@@ -116,10 +119,17 @@ func readAnswer(b []byte, r io.Reader) ([]byte, error) {
 
 // Do sends call's step and reads its answer.
 func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
-	if call.Step < 0 || call.Step >= len(f.c.steps) {
-		return load.Answer{}, fmt.Errorf("no step %d (the purchase has %d)", call.Step, len(f.c.steps))
+	steps := f.c.steps
+	if call.Journey != "" {
+		var ok bool
+		if steps, ok = f.c.journeys[call.Journey]; !ok {
+			return load.Answer{}, fmt.Errorf("no journey %q", call.Journey)
+		}
 	}
-	st := f.c.steps[call.Step]
+	if call.Step < 0 || call.Step >= len(steps) {
+		return load.Answer{}, fmt.Errorf("no step %d (the %s has %d)", call.Step, cmp.Or(call.Journey, "purchase"), len(steps))
+	}
+	st := steps[call.Step]
 	v := Values{CheckoutID: call.CheckoutID, Shopper: call.Shopper, Number: call.Number, Session: call.Session,
 		Step: st.name, Attempt: call.Attempt, Deadline: call.Deadline, Kept: call.Kept, SKU: f.sku, Shop: call.Shop, Run: f.run}
 	if call.Shop != "" {
@@ -128,7 +138,7 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 	for _, k := range st.needs {
 		if k < len(call.Kept) && call.Kept[k] == "" {
 			f.mu.Lock()
-			f.empty[emptyKey{call.Step, k}]++
+			f.empty[emptyKey{st, k}]++
 			f.mu.Unlock()
 		}
 	}
@@ -143,7 +153,7 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, st.method, u, body)
 	if err != nil {
-		return load.Answer{}, fmt.Errorf("%s: %w", st.name, err)
+		return load.Answer{}, fmt.Errorf("%s: %w", st.label, err)
 	}
 	for _, h := range st.headers {
 		val := h.val.render(scratch[:0], &v)
@@ -153,7 +163,7 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 	}
 	resp, err := f.hc.Do(req)
 	if err != nil {
-		return load.Answer{}, fmt.Errorf("%s: %w", st.name, err)
+		return load.Answer{}, fmt.Errorf("%s: %w", st.label, err)
 	}
 	defer resp.Body.Close()
 	buf := buffers.Get().(*[]byte)
@@ -161,7 +171,7 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 	defer func() { *buf = b[:0]; buffers.Put(buf) }()
 	ans := load.Answer{Code: resp.StatusCode}
 	if err != nil {
-		return ans, fmt.Errorf("%s: read the answer: %w", st.name, err)
+		return ans, fmt.Errorf("%s: read the answer: %w", st.label, err)
 	}
 	for _, k := range st.keep {
 		if val, ok := k.x.text(resp.Header, b); ok && len(val) <= maxKept && k.index < len(call.Kept) {
@@ -177,7 +187,10 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 	}
 	if !matched {
 		ans.Means, ans.Unmatched = load.MeansError, true
-		f.sample(st.name, resp, b)
+		f.sample(st.label, resp, b)
+	}
+	if ans.Means == load.MeansNext && call.Step+1 < len(steps) {
+		ans.Think = steps[call.Step+1].think
 	}
 	// A wait is read only where the shopper would heed it: a fixed
 	// after would otherwise be put on every answer.
@@ -242,12 +255,16 @@ func (f *Flow) Unmatched() []Unmatched {
 func (f *Flow) EmptyKept() []runrecord.EmptyKept {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	order := map[*cstep]int{}
+	for i, st := range f.c.all() {
+		order[st] = i
+	}
 	keys := slices.SortedFunc(maps.Keys(f.empty), func(a, b emptyKey) int {
-		return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.kept, b.kept))
+		return cmp.Or(cmp.Compare(order[a.step], order[b.step]), cmp.Compare(a.kept, b.kept))
 	})
 	var out []runrecord.EmptyKept
 	for _, k := range keys {
-		out = append(out, runrecord.EmptyKept{Step: f.c.steps[k.step].name, Kept: f.c.keepNames[k.kept], Requests: f.empty[k], KeptBy: f.keptBy(k.kept)})
+		out = append(out, runrecord.EmptyKept{Step: k.step.label, Kept: f.c.keepNames[k.kept], Requests: f.empty[k], KeptBy: f.keptBy(k.kept)})
 	}
 	return out
 }
@@ -255,10 +272,10 @@ func (f *Flow) EmptyKept() []runrecord.EmptyKept {
 // keptBy names the steps that keep kept value k.
 func (f *Flow) keptBy(k int) string {
 	var names []string
-	for _, st := range f.c.steps {
+	for _, st := range f.c.all() {
 		for _, kp := range st.keep {
 			if kp.index == k {
-				names = append(names, fmt.Sprintf("step %s's keep.%s (%s)", st.name, f.c.keepNames[k], kp.where))
+				names = append(names, fmt.Sprintf("step %s's keep.%s (%s)", st.label, f.c.keepNames[k], kp.where))
 			}
 		}
 	}

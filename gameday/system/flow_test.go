@@ -403,3 +403,53 @@ func TestAsynchronousPurchaseInTheDocs(t *testing.T) {
 		}
 	}
 }
+
+// The reference system's journeys ask for the product page and the cart
+// as the checkout serves them, read their answers into ok or next, carry
+// the think before the next page, and mark a page served without its
+// stock as degraded.
+func TestReferenceJourneys(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.RequestURI())
+		mu.Unlock()
+		switch {
+		case r.URL.Path == "/products/sku-1":
+			fmt.Fprint(w, `{"sku":"sku-1","available":null,"degraded":true}`)
+		case r.URL.Path == "/cart" && r.Method == http.MethodPost:
+			b, _ := io.ReadAll(r.Body)
+			if !strings.Contains(string(b), `"session":"s-shopper-3"`) {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	f := reference(t, srv.URL).Flow(nil, "s")
+	call := &load.Call{Journey: "browse", CheckoutID: "s-3", Shopper: "s-shopper-3", Deadline: time.Now().Add(time.Minute)}
+	a, err := f.Do(context.Background(), call)
+	if err != nil || a.Means != load.MeansNext || a.Think != time.Second || !a.Degraded {
+		t.Fatalf("browse's first page: %+v, %v; want next, a think of 1s, degraded", a, err)
+	}
+	call.Step = 1
+	if a, err = f.Do(context.Background(), call); err != nil || a.Means != load.MeansOK || a.Think != 0 {
+		t.Fatalf("browse's last page: %+v, %v; want ok", a, err)
+	}
+	call = &load.Call{Journey: "cart", Step: 1, Shopper: "s-shopper-3", Deadline: time.Now().Add(time.Minute)}
+	if a, err = f.Do(context.Background(), call); err != nil || a.Means != load.MeansUnavailable || a.RetryAfter != time.Second {
+		t.Fatalf("a cart the sessions cannot hold: %+v, %v; want unavailable, come back in 1s", a, err)
+	}
+	if _, err = f.Do(context.Background(), &load.Call{Journey: "wishlist"}); err == nil || !strings.Contains(err.Error(), `no journey "wishlist"`) {
+		t.Fatalf("an unknown journey: %v", err)
+	}
+	want := []string{"GET /products/sku-1", "GET /products/sku-1", "POST /cart"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("requests %q, want %q", got, want)
+	}
+}

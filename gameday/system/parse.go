@@ -148,6 +148,25 @@ func expandVars(file string, n *yaml.Node, path string, vars map[string]string, 
 	}
 }
 
+// stepDefaults names the unnamed steps and gives the default method and
+// retry_after.
+func stepDefaults(steps []*Step, method string) {
+	for i, st := range steps {
+		if st == nil {
+			continue
+		}
+		if st.Name == "" {
+			st.Name = "step-" + strconv.Itoa(i+1)
+		}
+		if st.Method == "" {
+			st.Method = method
+		}
+		if len(st.RetryAfter) == 0 {
+			st.RetryAfter = []*Extract{{Header: "Retry-After"}}
+		}
+	}
+}
+
 // Defaults.
 const (
 	DefaultProcessTimeout = 30 * time.Second
@@ -158,18 +177,10 @@ const (
 )
 
 func (s *System) setDefaults() {
-	for i, st := range s.Purchase.Steps {
-		if st == nil {
-			continue
-		}
-		if st.Name == "" {
-			st.Name = "step-" + strconv.Itoa(i+1)
-		}
-		if st.Method == "" {
-			st.Method = http.MethodPost
-		}
-		if len(st.RetryAfter) == 0 {
-			st.RetryAfter = []*Extract{{Header: "Retry-After"}}
+	stepDefaults(s.Purchase.Steps, http.MethodPost)
+	for _, j := range s.Journeys {
+		if j != nil {
+			stepDefaults(j.Steps, http.MethodGet)
 		}
 	}
 	for name, d := range s.Dependencies {

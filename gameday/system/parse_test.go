@@ -34,7 +34,7 @@ func TestBadSystemFiles(t *testing.T) {
 		// Deeper down, with the path.
 		{"unknown step key", "      body:", "      bodi:", 7, "purchase.steps[0].bodi", "unknown field"},
 		// The outcome vocabulary is closed.
-		{"unknown outcome", "outcome: confirmed}", "outcome: bought}", 9, "purchase.steps[0].answers[0].outcome", `"bought": want one of error, confirmed`},
+		{"unknown outcome", "outcome: confirmed}", "outcome: bought}", 9, "purchase.steps[0].answers[0].outcome", `"bought": a purchase's answer means one of confirmed, declined`},
 		// A status that is no status.
 		{"bad status", "{status: 201,", "{status: 2000,", 9, "purchase.steps[0].answers[0].status", "want a status from 100 to 599"},
 		// Templates: a field that does not exist, with the ones that do.
@@ -97,6 +97,15 @@ func TestBadSystemFiles(t *testing.T) {
 		{"admin names no store", "books:\n", "admin: checkout\nbooks:\n", 17, "admin", `"checkout": want an http(s) URL, or the name of an http store (stores: kv)`},
 		{"admin names a redis store", "books:\n", "admin: kv\nbooks:\n", 17, "admin", `"kv": store kv is not an http store`},
 		// A step no answer leaves: the steps after it never run.
+		// Journeys: their answers do not buy, a purchase's do not say ok,
+		// think is a journey's pause before a later step.
+		{"journey that buys", "dependencies:\n", "journeys:\n  browse:\n    steps:\n      - url: /p\n        answers: [{status: 200, outcome: confirmed}]\ndependencies:\n", 15, "journeys.browse.steps[0].answers[0].outcome", `"confirmed": a journey does not buy: its answers mean one of ok, unavailable`},
+		{"purchase that says ok", "{status: 201, outcome: confirmed}", "{status: 201, outcome: ok}", 9, "purchase.steps[0].answers[0].outcome", `"ok": a purchase's answer means one of confirmed`},
+		{"think in the purchase", "      body:", "      think: 1s\n      body:", 7, "purchase.steps[0].think", "think is for a journey's"},
+		{"think before the first page", "dependencies:\n", "journeys:\n  browse:\n    steps:\n      - url: /p\n        think: 1s\n        answers: [{status: 200, outcome: ok}]\ndependencies:\n", 15, "journeys.browse.steps[0].think", "the first step is sent on arrival"},
+		{"journey named purchase", "dependencies:\n", "journeys:\n  purchase:\n    steps:\n      - {url: /p, answers: [{status: 200, outcome: ok}]}\ndependencies:\n", 12, "journeys.purchase", "the purchase is the purchase section's"},
+		{"buy above one", "dependencies:\n", "journeys:\n  cart:\n    buy: 20\n    steps:\n      - {url: /p, answers: [{status: 200, outcome: ok}]}\ndependencies:\n", 13, "journeys.cart.buy", "20: the share of the journey's visitors who buy, between 0 and 1"},
+		{"journey ends on next", "dependencies:\n", "journeys:\n  browse:\n    steps:\n      - {url: /p, answers: [{status: 200, outcome: next}]}\ndependencies:\n", 14, "journeys.browse.steps[0].answers[0].outcome", "the journey's last step"},
 		{"unreachable step", "        - {status: 5xx, outcome: unavailable}\n", "        - {status: 5xx, outcome: unavailable}\n    - url: /pay\n      answers: [{status: 200, outcome: confirmed}]\n", 8, "purchase.steps[0].answers", "no answer goes on to the next step"},
 	}
 	for _, c := range cases {

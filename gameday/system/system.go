@@ -41,6 +41,12 @@ type System struct {
 	SKU string `yaml:"sku"`
 	// Purchase is how a shopper buys. Required.
 	Purchase Purchase `yaml:"purchase"`
+	// Journeys are what shoppers do that is not buying (browse product
+	// pages, fill a cart), by name: steps built as the purchase's, whose
+	// answers mean ok, unavailable, retry_later, error or next. A
+	// scenario's streams mix them with the purchase (docs/journeys.md).
+	// They never touch the books.
+	Journeys map[string]*Journey `yaml:"journeys"`
 
 	// Toxiproxy is the API address (host:port or an http URL) of a
 	// Toxiproxy that already runs in front of the dependencies; "" means
@@ -108,13 +114,27 @@ type Purchase struct {
 	Steps []*Step `yaml:"steps"`
 }
 
+// Journey is one journey that is not the purchase.
+type Journey struct {
+	// Steps are its requests, in order, as a purchase's; a step's think is
+	// the pause before it (the visitor reads the page before).
+	Steps []*Step `yaml:"steps"`
+	// Buy is the share of the journey's visitors who go on to buy (a
+	// funnel), in [0, 1]; 0: none. Such a visitor's purchase arrives at
+	// its own arrival plus the journey's think times.
+	Buy float64 `yaml:"buy"`
+}
+
 // Step is one request of a purchase and how to read its answer.
 type Step struct {
 	// Name names the step in reports and in the idempotency key; default
 	// "step-N" (from 1). Lower-case words joined by '-'.
 	Name string `yaml:"name"`
-	// Method is the HTTP method; default POST.
+	// Method is the HTTP method; default POST (GET in a journey).
 	Method string `yaml:"method"`
+	// Think, in a journey, is the pause before this step: the visitor
+	// reading the previous page. 0: none. Not in the purchase's steps.
+	Think Duration `yaml:"think"`
 	// URL is a template: a path relative to base_url ("/checkout"), or an
 	// absolute http(s) URL. Required.
 	URL string `yaml:"url"`

@@ -131,6 +131,10 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	}
 	stopProgress := d.liveProgress(&live, probe, start)
 	onResult := func(s *load.Shopper) {
+		if s.Journey != "" {
+			// A visit: the guard and the live counts are the purchases'.
+			return
+		}
 		live.add(s.Outcome)
 		if guard != nil {
 			guard.observe(s.Outcome)
@@ -232,7 +236,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	// judge).
 	obs := &judge.Observations{
 		Version: judge.ObservationsVersion, System: d.Sys.Name, SystemFile: d.Sys.File,
-		End: end, Faults: ft, Shoppers: shoppers, Breakers: probe.transitions(), Metrics: metrics.taken(),
+		End: end, Faults: ft, Shoppers: shoppers, Visits: visits(report), Breakers: probe.transitions(), Metrics: metrics.taken(),
 		Moves: dv.Moves, Unsettled: books.Unsettled, Starvation: d.starvation(dv.Host, dv.Load.Shards), Host: hostmon.Evidence(dv.Host),
 	}
 	for i, lg := range d.Ledgers {

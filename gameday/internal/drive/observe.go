@@ -9,10 +9,16 @@ import (
 
 // shoppers turns the load's report into the shoppers judging reads, one
 // view of each for the promises and the books alike.
-func shoppers(r *load.Report) []judge.Shopper {
-	out := make([]judge.Shopper, 0, len(r.Shoppers))
-	for _, s := range r.Shoppers {
-		v := judge.Shopper{ID: s.ID, Shop: s.Shop, Scheduled: s.Scheduled, Outcome: judge.Outcome(s.Outcome), LeftAt: r.Start.Add(s.Deadline), Cut: s.Cut, Finished: s.Finished}
+func shoppers(r *load.Report) []judge.Shopper { return observed(r, r.Shoppers) }
+
+// visits turns the report's visits (the journeys that do not buy) into
+// what judging reads of them: the promises narrowed to journeys.
+func visits(r *load.Report) []judge.Shopper { return observed(r, r.Visits) }
+
+func observed(r *load.Report, from []*load.Shopper) []judge.Shopper {
+	out := make([]judge.Shopper, 0, len(from))
+	for _, s := range from {
+		v := judge.Shopper{ID: s.ID, Shop: s.Shop, Journey: s.Journey, Scheduled: s.Scheduled, Outcome: judge.Outcome(s.Outcome), LeftAt: r.Start.Add(s.Deadline), Cut: s.Cut, Finished: s.Finished}
 		pendingStep := -1
 		for i, a := range s.Attempts {
 			lat := a.Took

@@ -3,6 +3,8 @@ package drive
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/gameday-dev/gameday/gameday/faults"
@@ -21,6 +23,20 @@ func (d *drill) plan() load.Plan {
 	p.Stages = loadStages(l.Stages)
 	for _, sh := range d.Scenario.Shops {
 		p.Shops = append(p.Shops, load.ShopLoad{Name: sh.Name, Stages: loadStages(sh.Stages)})
+	}
+	for _, st := range l.Streams {
+		ls := load.Stream{Name: st.Name, Stages: loadStages(st.Stages), Patience: st.Patience.D(), MaxRetries: *st.MaxRetries}
+		for _, name := range slices.Sorted(maps.Keys(st.Mix)) {
+			j := name
+			if j == scenarios.PurchaseJourney {
+				j = ""
+			}
+			ls.Mix = append(ls.Mix, load.Share{Journey: j, Weight: st.Mix[name]})
+		}
+		p.Streams = append(p.Streams, ls)
+	}
+	if len(l.Streams) > 0 {
+		p.Journeys = d.Sys.LoadJourneys()
 	}
 	if l.RetryJitter != nil {
 		p.RetryJitter = *l.RetryJitter
@@ -47,7 +63,7 @@ func rebase(r *load.Report, start time.Time) {
 	if off == 0 {
 		return
 	}
-	for _, s := range r.Shoppers {
+	for _, s := range slices.Concat(r.Shoppers, r.Visits) {
 		s.Scheduled += off
 		s.Deadline += off
 		if s.Started != 0 || s.Outcome != "" {

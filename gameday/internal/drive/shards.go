@@ -53,6 +53,10 @@ func (d *drill) joinShards(ctx context.Context) (*fleet.Coordinator, func(), []r
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
+	if len(d.Scenario.Load.Streams) > 0 {
+		// A worker is sent the purchase flow only (FlowSource).
+		return nil, nil, nil, fmt.Errorf("%s: load.streams are sent by one process: workers carry the purchase only; drill it without shards", d.Scenario.File)
+	}
 	if so.Remote && so.Token == "" {
 		return nil, nil, nil, fmt.Errorf("remote workers need the run's token (%s) given to them and to the coordinator", fleet.TokenEnv)
 	}

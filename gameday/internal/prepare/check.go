@@ -77,6 +77,7 @@ func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
 				Msg: fmt.Sprintf("%s's process handle in %s gives no way to %s it (a command handle needs %s)", f.Target, sys.File, f.Process, processNeeds(f.Process))})
 		}
 	}
+	errs = append(errs, checkStreams(sc, sys)...)
 	return errors.Join(append(errs, needsPrometheus(sc, sys)...)...)
 }
 
@@ -209,4 +210,39 @@ func reachCheckout(ctx context.Context, sys *system.System) error {
 	}
 	resp.Body.Close()
 	return nil
+}
+
+// checkStreams checks the load's streams against the system's journeys:
+// every journey a mix names is one, and the stream's patience leaves its
+// visitors time for the journey's think times.
+func checkStreams(sc *scenarios.Scenario, sys *system.System) []error {
+	var errs []error
+	known := slices.Sorted(maps.Keys(sys.Journeys))
+	for i, st := range sc.Load.Streams {
+		for _, name := range slices.Sorted(maps.Keys(st.Mix)) {
+			field := fmt.Sprintf("load.streams[%d].mix.%s", i, name)
+			if name == scenarios.PurchaseJourney {
+				continue
+			}
+			if _, ok := sys.Journeys[name]; !ok {
+				have := "none"
+				if len(known) > 0 {
+					have = strings.Join(known, ", ")
+				}
+				errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+					Msg: fmt.Sprintf("%q is not a journey of %s (%s: journeys: %s; purchase is the purchase)", name, sys.Name, sys.File, have)})
+				continue
+			}
+			if think := sys.ThinkTime(name); think >= st.Patience.D() {
+				pf := fmt.Sprintf("load.streams[%d].patience", i)
+				line := sc.Line(pf)
+				if line == 0 { // the load's patience, taken by default
+					line = sc.Line(fmt.Sprintf("load.streams[%d]", i))
+				}
+				errs = append(errs, &scenarios.Error{File: sc.File, Line: line, Field: pf,
+					Msg: fmt.Sprintf("%s: journey %s's think times add up to %s (%s): no visitor would finish it", st.Patience.D(), name, think, sys.File)})
+			}
+		}
+	}
+	return errs
 }
