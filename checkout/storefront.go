@@ -19,10 +19,11 @@ import (
 //     that read fails the page is still served, its stock unknown and the
 //     answer marked degraded: a shopper can still read about the product.
 //   - POST /cart {"session","sku","qty"} adds to the session's cart, in
-//     the sessions Redis; GET /cart?session=... shows it. A cart needs the
-//     session store: without it the answer is 503 (reason sessions) with
-//     a Retry-After, and the shopper may come back. A cart lives as long
-//     as a session.
+//     the sessions Redis; GET /cart with the Session header shows it (a
+//     session token in a query string would land in access logs). A
+//     cart holds at most 100 of a SKU. A cart needs the session store:
+//     without it the answer is 503 (reason sessions) with a Retry-After,
+//     and the shopper may come back. A cart lives as long as a session.
 
 // productPage is the product page's answer.
 type productPage struct {
@@ -58,6 +59,9 @@ func (s *Server) handleProduct(w http.ResponseWriter, r *http.Request) {
 // cartKey is a session's cart: a hash of SKU to quantity.
 func cartKey(session string) string { return "gameday:cart:" + session }
 
+// maxCartQty is the most of one SKU a cart holds.
+const maxCartQty = 100
+
 type cartAdd struct {
 	Session string `json:"session"`
 	SKU     string `json:"sku"`
@@ -91,13 +95,19 @@ func (s *Server) handleCartAdd(w http.ResponseWriter, r *http.Request) {
 		s.cartUnavailable(w)
 		return
 	}
+	if qty.Val() > maxCartQty {
+		// Over the limit: the add is taken back, and refused.
+		_ = s.sessRedis.HIncrBy(ctx, key, req.SKU, -req.Qty).Err()
+		writeJSON(w, http.StatusConflict, map[string]any{"status": "limit", "reason": "at most 100 of a SKU in a cart"})
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "sku": req.SKU, "qty": qty.Val()})
 }
 
 func (s *Server) handleCartView(w http.ResponseWriter, r *http.Request) {
-	session := r.URL.Query().Get("session")
+	session := r.Header.Get("Session")
 	if session == "" || len(session) > 200 {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"status": "error", "reason": "want session"})
+		writeJSON(w, http.StatusBadRequest, map[string]string{"status": "error", "reason": "want the Session header"})
 		return
 	}
 	if s.sessRedis == nil {

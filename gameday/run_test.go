@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,6 +173,17 @@ func TestReplayLastYearAt150Percent(t *testing.T) {
 	}
 	if want := len(load.Schedule(stages)); rec.Load.Scheduled != want || want < 500 {
 		t.Errorf("scheduled %d arrivals, want %d (the recording's part × 1.5 × %g)", rec.Load.Scheduled, want, timeScale)
+	}
+	// Sent against recorded, every second: the drill's arrivals and the
+	// recording × 1.5 (× the time scale), as the report charts them.
+	sr := rec.Series
+	if len(sr.Planned) != sr.Seconds || sr.Seconds < 30 {
+		t.Errorf("series of %d seconds with %d planned", sr.Seconds, len(sr.Planned))
+	}
+	for i := range min(len(sr.Planned), len(sr.Arrivals)) {
+		if d := math.Abs(float64(sr.Arrivals[i]) - sr.Planned[i]); d > max(0.02*sr.Planned[i], 1) {
+			t.Errorf("second %d: %d arrivals, the recording × scale %.2f", i, sr.Arrivals[i], sr.Planned[i])
+		}
 	}
 	if !slices.ContainsFunc(rec.Notes, func(n string) bool { return strings.HasPrefix(n, "the load replays recordings/last-year.csv (csv") }) {
 		t.Errorf("notes %q: none says what was replayed", rec.Notes)

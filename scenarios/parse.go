@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/gameday-dev/gameday/internal/inputfile"
@@ -44,19 +46,41 @@ func Parse(file string, data []byte) (*Scenario, error) {
 // ParseForJudging reads a scenario as Parse does, for judging a finished
 // run again: its promises, faults and invariants (the judge reads no
 // load). A run directory does not keep a replay's recording: where the
-// recording cannot be found, the replay stands as one held stage of
-// arrivals over lasted, the run's own load as the scenario planned it
-// (before -rate-scale and -time-scale), so that what depends on the
-// load's length is checked as it was.
-func ParseForJudging(file string, data []byte, lasted time.Duration, arrivals float64) (*Scenario, error) {
+// recording cannot be found, the replay stands as one held stage of the
+// run's purchases over lasted, and each other journey it replayed as a
+// stream of one held stage of that journey's visits (arrivals, by
+// journey: purchase and the journeys' names), the run's own load as the
+// scenario planned it (before -rate-scale and -time-scale), so that what
+// depends on the load's length, and the journeys its promises name, are
+// checked as they were.
+func ParseForJudging(file string, data []byte, lasted time.Duration, arrivals map[string]float64) (*Scenario, error) {
 	files := fileOpener(file)
+	lasted = max(lasted, time.Millisecond)
+	held := func(n float64) []Stage {
+		return []Stage{{Duration: Duration(lasted), Target: n / lasted.Seconds(), Hold: true}}
+	}
+	in := standIn{stages: held(arrivals[PurchaseJourney])}
+	for _, j := range slices.Sorted(maps.Keys(arrivals)) {
+		if j != PurchaseJourney && arrivals[j] > 0 {
+			in.streams = append(in.streams, Stream{Name: ReplayStream(j), Mix: map[string]float64{j: 100}, Stages: held(arrivals[j])})
+		}
+	}
+	if len(in.streams) == 0 {
+		in.stages = held(max(arrivals[PurchaseJourney], 1))
+	}
 	return parse(file, data, func(name string) (io.ReadCloser, string, error) {
 		f, p, err := files(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, p, errStandIn
 		}
 		return f, p, err
-	}, Stage{Duration: Duration(max(lasted, time.Millisecond)), Target: max(arrivals, 1) / max(lasted, time.Millisecond).Seconds(), Hold: true})
+	}, &in)
+}
+
+// standIn is what a replay's recording that is not there stands as.
+type standIn struct {
+	stages  []Stage
+	streams []Stream
 }
 
 // errStandIn says that a replay's recording is not there to be read, and
@@ -65,7 +89,7 @@ var errStandIn = errors.New("the recording is not there")
 
 // parse is Parse, reading a replay's recording through open; where open
 // answers errStandIn, the load is the stand-in stage instead.
-func parse(file string, data []byte, open opener, standIn ...Stage) (*Scenario, error) {
+func parse(file string, data []byte, open opener, in ...*standIn) (*Scenario, error) {
 	root, err := strictyaml.ParseMapping(file, data, "one scenario", "scenario fields (name: ..., load: ...)")
 	if err != nil {
 		return nil, err
@@ -94,8 +118,13 @@ func parse(file string, data []byte, open opener, standIn ...Stage) (*Scenario, 
 			return nil, joinSorted(v.errs)
 		}
 		err := s.expandReplay(open)
-		if errors.Is(err, errStandIn) && len(standIn) > 0 {
-			s.Load.Stages, err = standIn, nil
+		if errors.Is(err, errStandIn) && len(in) > 0 {
+			s.Load.Stages, err = in[0].stages, nil
+			for _, st := range in[0].streams {
+				retries := s.Load.MaxRetries
+				st.Patience, st.MaxRetries, st.Recorded = s.Load.Patience, &retries, true
+				s.Load.Streams = append(s.Load.Streams, st)
+			}
 		}
 		if err != nil {
 			return nil, err

@@ -86,9 +86,20 @@ func (r *Replay) Note() string {
 	return n
 }
 
-// replayJourneys are the journeys a replay may name: the purchase, the
-// one journey a system file describes today.
-var replayJourneys = []string{"purchase"}
+// replayJourney checks a journey a replay names: purchase, or a journey
+// of the system file (which gameday validate and the drill check against
+// it), by its form.
+func replayJourney(j string) error {
+	// Its stream's name, replay-NAME, is a name too: at most 64.
+	if j == PurchaseJourney || (nameRE.MatchString(j) && len(ReplayStream(j)) <= 64) {
+		return nil
+	}
+	return fmt.Errorf("%s: want purchase or a journey of the system file (lower-case words joined by '-')", clip(j))
+}
+
+// ReplayStream is the name of the stream a replay's journey other than
+// the purchase is replayed as: replay-browse.
+func ReplayStream(journey string) string { return "replay-" + journey }
 
 // maxRecordingLines bounds the lines read of a recording: a day of an
 // access log at a few hundred requests a second.
@@ -162,8 +173,8 @@ func (v *validator) replay() {
 		}
 		for _, j := range slices.Sorted(maps.Keys(r.Journeys)) {
 			f := replayField("journeys." + j)
-			if !slices.Contains(replayJourneys, j) {
-				v.add(f, "unknown journey (known: %s)", strings.Join(replayJourneys, ", "))
+			if err := replayJourney(j); err != nil {
+				v.add(f, "%v", err)
 			} else if _, _, err := parseRule(r.Journeys[j]); err != nil {
 				v.add(f, "%v", err)
 			}
@@ -186,6 +197,16 @@ func (v *validator) replay() {
 		v.add(replayField("speedup"), "%g: want a finite number above 0 (1: as recorded)", r.Speedup)
 	}
 	v.fraction(replayField("max_unreadable"), r.MaxUnreadable)
+}
+
+// underPath reports whether target is prefix or lies under it, a path
+// segment at a time: /cart is under /cart and holds /cart/items, not
+// /cartography; a prefix ending in / holds what follows it.
+func underPath(target, prefix string) bool {
+	if !strings.HasPrefix(target, prefix) {
+		return false
+	}
+	return len(target) == len(prefix) || strings.HasSuffix(prefix, "/") || target[len(prefix)] == '/'
 }
 
 // parseRule reads a journey's rule, "METHOD /path".
@@ -258,9 +279,12 @@ func (s *Scenario) expandReplay(open opener) error {
 		return &Error{File: opened, Line: r.Read.FirstUnreadable, Field: "",
 			Msg: fmt.Sprintf("%d of %d lines could not be read (%.2f%%; load.replay.max_unreadable allows %.2f%%): the first is line %d", r.Read.Unreadable, r.Read.Lines, share*100, r.MaxUnreadable*100, r.Read.FirstUnreadable)}
 	}
-	journey := replayJourneys[0]
-	series := c.by[journey]
-	if len(series) == 0 {
+	// The recording's length, in buckets: its longest journey's.
+	total := 0
+	for _, series := range c.by {
+		total = max(total, len(series))
+	}
+	if total == 0 {
 		if r.Format == "csv" {
 			return fail(replayField("file"), "%s has no readable row (%d unreadable)", opened, r.Read.Unreadable)
 		}
@@ -268,7 +292,6 @@ func (s *Scenario) expandReplay(open opener) error {
 	}
 	// The part replayed, in buckets of the recording: from the bucket
 	// from falls in, for as many buckets as for covers.
-	total := len(series)
 	from := int(r.From.D() / c.bucket)
 	to := total
 	if r.For > 0 {
@@ -284,11 +307,53 @@ func (s *Scenario) expandReplay(open opener) error {
 	// Bucket k of the part starts at round(k·step) to the millisecond, so
 	// no drift builds up; its rate is its arrivals over its own length.
 	at := func(k int) time.Duration { return time.Duration(math.Round(float64(k)*step/1e6)) * time.Millisecond }
-	// A run of buckets with the same arrivals is one stage.
+	length := at(to - from)
+	if length > maxLoad {
+		return fail(replayField("speedup"), "the replay lasts %s, more than %s: a drill is minutes long (speedup compresses the recording's time; for chooses a part of it)", length.Round(time.Second), maxLoad)
+	}
+	r.Read.Arrivals = map[string]float64{}
+	all := 0.0
+	var streams []Stream
+	s.Load.Stages = []Stage{{Duration: Duration(length), Target: 0, Hold: true}} // no purchase recorded: a pause as long
+	for _, j := range slices.Sorted(maps.Keys(c.by)) {
+		stages, n := heldStages(c.by[j], from, to, at)
+		r.Read.Arrivals[j] = n
+		all += n
+		if j == PurchaseJourney {
+			s.Load.Stages = stages
+			continue
+		}
+		if n == 0 {
+			continue // a journey with no arrival in the part replayed: no stream
+		}
+		name := ReplayStream(j)
+		if slices.ContainsFunc(s.Load.Streams, func(st Stream) bool { return st.Name == name }) {
+			return fail("load.streams", "stream %s is the replay's journey %s: name yours otherwise", name, j)
+		}
+		retries := s.Load.MaxRetries
+		streams = append(streams, Stream{Name: name, Mix: map[string]float64{j: 100}, Stages: stages, Patience: s.Load.Patience, MaxRetries: &retries, Recorded: true})
+	}
+	s.Load.Streams = append(s.Load.Streams, streams...)
+	if all > maxArrivals {
+		return fail(replayField("for"), "the part replayed holds %.0f arrivals, more than %d: choose a shorter part (from, for)", all, maxArrivals)
+	}
+	if all == 0 {
+		return fail(replayField("file"), "the part replayed holds no arrival")
+	}
+	return nil
+}
+
+// heldStages is the held stages of one journey's buckets from..to (a
+// bucket past the end of series had no arrival), a run of buckets with
+// the same arrivals one stage, and the arrivals they hold.
+func heldStages(series []float64, from, to int, at func(int) time.Duration) ([]Stage, float64) {
 	var stages []Stage
 	arrivals, lastN, runArrivals := 0.0, -1.0, 0.0
 	for i := from; i < to; i++ {
-		n := series[i]
+		n := 0.0
+		if i < len(series) {
+			n = series[i]
+		}
 		arrivals += n
 		d := at(i-from+1) - at(i-from)
 		if k := len(stages) - 1; k >= 0 && n == lastN {
@@ -301,22 +366,7 @@ func (s *Scenario) expandReplay(open opener) error {
 		lastN, runArrivals = n, n
 		stages = append(stages, Stage{Duration: Duration(d), Target: n / d.Seconds(), Hold: true})
 	}
-	r.Read.Arrivals = map[string]float64{journey: arrivals}
-	last := time.Duration(0)
-	for _, st := range stages {
-		last += st.Duration.D()
-	}
-	if last > maxLoad {
-		return fail(replayField("speedup"), "the replay lasts %s, more than %s: a drill is minutes long (speedup compresses the recording's time; for chooses a part of it)", last.Round(time.Second), maxLoad)
-	}
-	if arrivals > maxArrivals {
-		return fail(replayField("for"), "the part replayed holds %.0f arrivals, more than %d: choose a shorter part (from, for)", arrivals, maxArrivals)
-	}
-	if arrivals == 0 {
-		return fail(replayField("file"), "the part replayed holds no arrival of %s", journey)
-	}
-	s.Load.Stages = stages
-	return nil
+	return stages, arrivals
 }
 
 // readCSV reads a CSV recording: a header "second,<journey>..." or
@@ -361,8 +411,8 @@ func readCSV(in io.Reader, r *Replay, opened string) (*counts, error) {
 				return nil, bad(line, "the header names no journey (second,purchase)")
 			}
 			for k, j := range cols[1:] {
-				if !slices.Contains(replayJourneys, j) {
-					return nil, bad(line, "unknown journey %s in the header (known: %s)", clip(j), strings.Join(replayJourneys, ", "))
+				if err := replayJourney(j); err != nil {
+					return nil, bad(line, "the header's journey %v", err)
 				}
 				if slices.Contains(cols[1:k+1], j) {
 					return nil, bad(line, "journey %s is named twice in the header", clip(j))
@@ -475,11 +525,12 @@ func readAccessLog(in io.Reader, r *Replay, opened string) (*counts, error) {
 		method, target, _ := strings.Cut(m[2], " ")
 		target, _, _ = strings.Cut(target, " ")
 		target, _, _ = strings.Cut(target, "?")
-		journey := ""
+		// The most specific rule wins: the longest prefix that matches
+		// (GET /cart before GET /), then the journeys' names in order.
+		journey, longest := "", -1
 		for _, ru := range rules {
-			if method == ru.method && strings.HasPrefix(target, ru.prefix) {
-				journey = ru.journey
-				break
+			if method == ru.method && underPath(target, ru.prefix) && len(ru.prefix) > longest {
+				journey, longest = ru.journey, len(ru.prefix)
 			}
 		}
 		if journey == "" {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -189,11 +190,11 @@ func TestReplayRefusesBadInput(t *testing.T) {
 		{"no format", "r.csv", "second,purchase\n0,1\n", "", "r.yaml:5: load.replay.format: required: csv or access_log"},
 		{"journeys for a csv", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    journeys: {purchase: \"POST /x\"}\n", "load.replay.journeys: a CSV names its journeys in its header"},
 		{"no rule", "a.log", "", "    format: access_log\n", "load.replay.journeys: required for an access log"},
-		{"unknown journey", "a.log", "", "    format: access_log\n    journeys: {browse: \"GET /\"}\n", "load.replay.journeys.browse: unknown journey (known: purchase)"},
+		{"a journey that is no name", "a.log", "", "    format: access_log\n    journeys: {Browse!: \"GET /\"}\n", "load.replay.journeys.Browse!: \"Browse!\": want purchase or a journey of the system file"},
 		{"bad rule", "a.log", "", "    format: access_log\n    journeys: {purchase: \"/checkout\"}\n", `want "METHOD /path"`},
 		{"bad speedup", "r.csv", "second,purchase\n0,1\n", "    format: csv\n    speedup: -2\n", "load.replay.speedup: -2: want a finite number above 0"},
 		{"bad header", "r.csv", "hour,purchase\n0,1\n", "    format: csv\n", "r.csv:1: the header's first column is \"hour\": want second or minute"},
-		{"unknown journey in the header", "r.csv", "second,purchase,browse\n0,1,2\n", "    format: csv\n", `r.csv:1: unknown journey "browse" in the header`},
+		{"a journey that is no name in the header", "r.csv", "second,purchase,Browse Page\n0,1,2\n", "    format: csv\n", `r.csv:1: the header's journey "Browse Page": want purchase or a journey`},
 		{"falling buckets", "r.csv", "second,purchase\n0,1\n3,1\n2,1\n", "    format: csv\n", "r.csv:4: second 2 comes after 3"},
 		{"unreadable rows", "r.csv", "second,purchase\n0,1\n1,x\n2,1\n", "    format: csv\n", "r.csv:3: 1 of 3 lines could not be read (33.33%; load.replay.max_unreadable allows 0.00%): the first is line 3"},
 		{"no file", "r.csv", "second,purchase\n0,1\n", "    format: csv\n", "load.replay.file: open"},
@@ -206,7 +207,8 @@ func TestReplayRefusesBadInput(t *testing.T) {
 		{"a journey twice", "r.csv", "second,purchase,purchase\n0,1,1\n", "    format: csv\n", "r.csv:1: journey \"purchase\" is named twice in the header"},
 		{"no request matched", "a.log", `203.0.113.9 - - [28/Nov/2025:20:00:01 +0000] "GET / HTTP/1.1" 200 5` + "\n", "    format: access_log\n    journeys: {purchase: \"POST /checkout\"}\n", "load.replay.journeys: no request of"},
 		{"a log over months", "a.log", `203.0.113.9 - - [28/Nov/2025:20:00:01 +0000] "POST /checkout HTTP/1.1" 201 5` + "\n" + `203.0.113.9 - - [28/Feb/2026:20:00:01 +0000] "POST /checkout HTTP/1.1" 201 5` + "\n", "    format: access_log\n    journeys: {purchase: \"POST /checkout\"}\n", "a.log:2: the log's requests span more than a month"},
-		{"nothing in the part", "r.csv", "second,purchase\n0,0\n", "    format: csv\n", "load.replay.file: the part replayed holds no arrival of purchase"},
+		{"nothing in the part", "r.csv", "second,purchase\n0,0\n", "    format: csv\n", "load.replay.file: the part replayed holds no arrival"},
+		{"a stream of the replay's name", "r.csv", "second,purchase,browse\n0,1,2\n", "    format: csv\n  streams:\n    - {name: replay-browse, mix: {browse: 100}, stages: [{duration: 1s, target: 1}]}\n", "load.streams: stream replay-browse is the replay's journey browse"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			file := c.file
@@ -249,14 +251,82 @@ func TestReplayJudgedWithoutItsRecording(t *testing.T) {
 	if _, err := scenarios.Parse(filepath.Join(dir, "s.yaml"), []byte(src)); err == nil {
 		t.Fatal("Parse read a scenario whose recording is gone")
 	}
-	sc, err := scenarios.ParseForJudging(filepath.Join(dir, "s.yaml"), []byte(src), 10*time.Second, 200)
+	sc, err := scenarios.ParseForJudging(filepath.Join(dir, "s.yaml"), []byte(src), 10*time.Second, map[string]float64{"purchase": 200})
 	if err != nil || len(sc.Expect) != 1 || len(sc.Load.Stages) != 1 || sc.TotalDuration() != 10*time.Second || arrivalsOf(sc) != 200 {
 		t.Fatalf("judging: %v, %+v", err, sc)
 	}
 	os.WriteFile(filepath.Join(dir, "r.csv"), []byte("second,purchase\n0,3\n11,4\n"), 0o644)
-	sc, err = scenarios.ParseForJudging(filepath.Join(dir, "s.yaml"), []byte(src), 10*time.Second, 200)
+	sc, err = scenarios.ParseForJudging(filepath.Join(dir, "s.yaml"), []byte(src), 10*time.Second, map[string]float64{"purchase": 200})
 	if err != nil || sc.TotalDuration() != 12*time.Second || arrivalsOf(sc) != 7 {
 		t.Fatalf("judging with the recording there: %v, %+v", err, sc)
+	}
+	// A replay of journeys, its recording gone: each journey stands as a
+	// stream of its visits, so that a promise on it is read.
+	os.Remove(filepath.Join(dir, "r.csv"))
+	src += "  - latency: {journeys: [browse], window: all, percentile: 95, below: 100ms}\n"
+	sc, err = scenarios.ParseForJudging(filepath.Join(dir, "s.yaml"), []byte(src), 10*time.Second, map[string]float64{"purchase": 50, "browse": 300})
+	if err != nil || len(sc.Load.Streams) != 1 || sc.Load.Streams[0].Name != "replay-browse" || sc.Load.Streams[0].Stages[0].Target != 30 || arrivalsOf(sc) != 50 {
+		t.Fatalf("judging a replay of journeys without its recording: %v, %+v", err, sc)
+	}
+}
+
+// A recording of several journeys replays each: the purchases as the
+// load's stages, every other journey as a stream of its own (replay-NAME,
+// all of it that journey), every bucket on the recording's clock; a
+// recording with no purchase leaves the load's stages a pause as long.
+func TestReplayOfJourneys(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "r.csv"), []byte("second,browse,purchase,cart\n0,70,5,25\n1,140,10,50\n3,0,0,30\n"), 0o644)
+	src := "name: r\nmatrix: {dependency: none, failure: replay}\nstock: 100\nload:\n  patience: 7s\n  max_retries: 2\n  replay: {file: r.csv, format: csv, speedup: 2}\n"
+	os.WriteFile(filepath.Join(dir, "r.yaml"), []byte(src), 0o644)
+	sc, err := scenarios.LoadFile(filepath.Join(dir, "r.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := arrivalsOf(sc); got != 15 {
+		t.Errorf("%g purchases, want 15", got)
+	}
+	streams := map[string]scenarios.Stream{}
+	for _, st := range sc.Load.Streams {
+		streams[st.Name] = st
+	}
+	for _, c := range []struct {
+		name, journey string
+		want          float64
+	}{{"replay-browse", "browse", 210}, {"replay-cart", "cart", 105}} {
+		st, ok := streams[c.name]
+		if !ok || st.Mix[c.journey] != 100 || len(st.Mix) != 1 || st.Patience.D() != 7*time.Second || *st.MaxRetries != 2 {
+			t.Fatalf("stream %s: %+v", c.name, st)
+		}
+		if n := arrivalsOf(&scenarios.Scenario{Load: scenarios.Load{Stages: st.Stages}}); n != c.want || st.Duration() != 2*time.Second {
+			t.Errorf("%s: %g arrivals over %s, want %g over 2s (4 s of recording, twice as fast)", c.name, n, st.Duration(), c.want)
+		}
+	}
+	if sc.TotalDuration() != 2*time.Second || sc.Load.Replay.Read.Arrivals["cart"] != 105 {
+		t.Errorf("load of %s, read %v", sc.TotalDuration(), sc.Load.Replay.Read.Arrivals)
+	}
+	// An access log: each request for the journey whose rule matches it
+	// most closely.
+	log := ""
+	for i, req := range []string{"GET /products/sku-1", "GET /cart?session=a", "GET /cart/items", "POST /checkout", "GET /", "POST /cart"} {
+		log += fmt.Sprintf("203.0.113.%d - - [28/Nov/2025:20:00:0%d +0000] \"%s HTTP/1.1\" 200 5\n", i, i/2, req)
+	}
+	os.WriteFile(filepath.Join(dir, "a.log"), []byte(log), 0o644)
+	os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("name: a\nmatrix: {dependency: none, failure: replay}\nstock: 100\nload:\n  replay:\n    file: a.log\n    format: access_log\n    journeys: {browse: \"GET /\", cart: \"GET /cart\", purchase: \"POST /checkout\"}\n"), 0o644)
+	sc, err = scenarios.LoadFile(filepath.Join(dir, "a.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Load.Replay.Read.Arrivals; got["browse"] != 2 || got["cart"] != 2 || got["purchase"] != 1 || sc.Load.Replay.Read.Other != 1 {
+		t.Errorf("the log's journeys %v, %d other; want browse 2, cart 2, purchase 1, one other (POST /cart)", got, sc.Load.Replay.Read.Other)
+	}
+
+	// No purchase recorded: the load's stages pause for the recording's
+	// length, and the journeys are replayed.
+	os.WriteFile(filepath.Join(dir, "r.csv"), []byte("second,browse\n0,10\n4,10\n"), 0o644)
+	sc, err = scenarios.LoadFile(filepath.Join(dir, "r.yaml"))
+	if err != nil || arrivalsOf(sc) != 0 || sc.TotalDuration() != 2500*time.Millisecond || len(sc.Load.Streams) != 1 {
+		t.Fatalf("a recording of browsing alone: %v, %+v", err, sc)
 	}
 }
 

@@ -48,18 +48,43 @@ func (s *Scenario) PeakRate() float64 {
 func (l Load) ShopperPool() int { return l.poolFor(l.PeakRate()) }
 
 // ShopperPool is the load's ShopperPool for the whole sale: the shops'
-// own peaks added to the load's ([Scenario.PeakRate]).
-func (s *Scenario) ShopperPool() int { return s.Load.poolFor(s.PeakRate()) }
+// own peaks added to the load's, and each stream's at its own patience,
+// twice (a visitor holds a shopper for its whole journey, its pauses
+// included, and a funnel's purchase another).
+func (s *Scenario) ShopperPool() int {
+	l := s.Load
+	peak := l.PeakRate()
+	for _, sh := range s.Shops {
+		peak += Load{Stages: sh.Stages}.PeakRate()
+	}
+	n := 2 * peak * l.patience().Seconds()
+	for _, st := range l.Streams {
+		p := st.Patience.D()
+		if p <= 0 {
+			p = l.patience()
+		}
+		n += 2 * 2 * Load{Stages: st.Stages}.PeakRate() * p.Seconds()
+	}
+	return l.pool(n)
+}
 
-func (l Load) poolFor(peak float64) int {
+// patience is the load's patience, or its default.
+func (l Load) patience() time.Duration {
+	if p := l.Patience.D(); p > 0 {
+		return p
+	}
+	return DefaultPatience
+}
+
+func (l Load) poolFor(peak float64) int { return l.pool(2 * peak * l.patience().Seconds()) }
+
+// pool is MaxShoppers, or n rounded up, at least 100 and at most the
+// generator's limit.
+func (l Load) pool(n float64) int {
 	if l.MaxShoppers > 0 {
 		return l.MaxShoppers
 	}
-	patience := l.Patience.D()
-	if patience <= 0 {
-		patience = DefaultPatience
-	}
-	n := math.Ceil(2 * peak * patience.Seconds())
+	n = math.Ceil(n)
 	if !(n < maxShoppers) { // also NaN
 		return maxShoppers
 	}
@@ -77,7 +102,9 @@ func (l Load) poolFor(peak float64) int {
 // the timeline, meaning every stage's duration (a shop's own too), every
 // fault's at and for, a move's at, a blast radius's from, to,
 // baseline_from and baseline_to, every stream's stages (trimmed where
-// rounding would take one past the load's end) and patience,
+// rounding would take one past the load's end) and patience, and, through
+// [Scenario.TimeScale], the system file's journeys' think times at drill
+// time,
 // the shoppers' patience, the checkout's retry_after (what it asks
 // shoppers to wait, which must stay in proportion to their patience) and
 // lease_ttl (which the runner waits out before counting lost units), every
@@ -102,6 +129,7 @@ func (s *Scenario) Scaled(rate, timeScale float64) *Scenario {
 		}
 	}
 	c := s.Clone()
+	c.timeScale = s.TimeScale() * timeScale
 	sd := func(d *Duration) { *d = scaleDuration(*d, timeScale) }
 
 	for i := range c.Load.Stages {

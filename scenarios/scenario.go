@@ -64,10 +64,24 @@ type Scenario struct {
 	source []byte
 	parsed *Scenario
 
+	// timeScale is the -time-scale it was scaled by ([Scenario.Scaled]);
+	// 0 means 1.
+	timeScale float64
 	// lines maps field paths ("faults[0].toxic.type") to the line they
 	// were read from, so that validation errors can name it. nil for a
 	// Scenario built in code.
 	lines map[string]int
+}
+
+// TimeScale is the time scale the scenario was scaled by (Scaled's
+// timeScale, multiplied over every scaling; 1 when never): what is the
+// system file's and not the scenario's, a journey's think times, takes it
+// at drill time.
+func (s *Scenario) TimeScale() float64 {
+	if s.timeScale == 0 {
+		return 1
+	}
+	return s.timeScale
 }
 
 // Line returns the line a field path ("faults[0].target") was read from;

@@ -34,6 +34,10 @@ type Stream struct {
 	// MaxRetries bounds their attempts after the first; nil: the load's
 	// max_retries.
 	MaxRetries *int `yaml:"max_retries"`
+	// Recorded: the stream replays a journey of the load's recording
+	// (replay-NAME), whose purchases are recorded as purchases: the
+	// journey's funnel (buy) brings none. Not part of the YAML.
+	Recorded bool `yaml:"-"`
 }
 
 // Journeys are the journeys the load's streams name, besides the

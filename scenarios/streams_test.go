@@ -66,6 +66,11 @@ func TestBadStreams(t *testing.T) {
 		{"no mix", "      mix: {browse: 70, cart: 25, purchase: 5}\n", "", 11, "load.streams[0].mix", "required"},
 		{"unnamed", "    - name: steady\n      mix", "    - mix", 11, "load.streams[0].name", "required"},
 		{"unknown journey in a promise", "journeys: [browse], percentile", "journeys: [checkout], percentile", 15, "expect[0].latency.journeys[0]", `"checkout" is no journey of the load's streams (purchase, browse, cart)`},
+		// An outcome the selection can never have would let at_most
+		// hold for ever.
+		{"a purchase's outcome over a journey", "  - latency: {journeys: [browse], percentile: 95, below: 100ms}\n", "  - ratio: {journeys: [browse], outcomes: [confirmed], at_most: 0.01}\n", 15, "expect[0].ratio.outcomes[0]", `"confirmed" is not one of ok, unavailable, error, gave_up`},
+		{"a visit's outcome over purchases", "  - latency: {journeys: [browse], percentile: 95, below: 100ms}\n", "  - ratio: {outcomes: [ok], at_least: 0.5}\n", 15, "expect[0].ratio.outcomes[0]", `"ok" is not one of confirmed`},
+		{"whole purchases of a journey", "journeys: [browse], percentile", "journeys: [browse], of: purchases, percentile", 15, "expect[0].latency.of", "a journey's requests are measured one by one"},
 		{"retries", "      stages: [{duration: 20s", "      max_retries: 101\n      stages: [{duration: 20s", 13, "load.streams[0].max_retries", "101 is not between 0 and 100"},
 	}
 	for _, c := range cases {

@@ -523,13 +523,45 @@ func joinWindows() string {
 	return strings.Join(s, ", ")
 }
 
-func (v *validator) outcomes(p string, list []string, required bool) {
+func (v *validator) outcomes(p string, list []string, required bool, valid []string) {
 	if len(list) == 0 && required {
-		v.add(p, "required: one or more of %s", strings.Join(outcomes, ", "))
+		v.add(p, "required: one or more of %s", strings.Join(valid, ", "))
 	}
 	for i, o := range list {
-		v.oneOf(p+"["+strconv.Itoa(i)+"]", o, outcomes)
+		v.oneOf(p+"["+strconv.Itoa(i)+"]", o, valid)
 	}
+}
+
+// The outcomes a promise over a selection may name: a purchase's final
+// outcomes (and what its answers mean), a visit's (and its answers'), or
+// both where it names the purchase and journeys; an outcome the selection
+// can never have would make an at_most hold for ever.
+var (
+	visitOutcomes       = []string{"ok", "unavailable", "error", "gave_up"}
+	visitAnswerOutcomes = []string{"ok", "next", "unavailable", "retry_later", "error"}
+)
+
+func outcomesFor(sel Select, answers bool) []string {
+	notOK := func(o string) bool { return o == "ok" } // a visit's
+	purchase, visit := slices.DeleteFunc(slices.Clone(outcomes), notOK), visitOutcomes
+	if answers {
+		purchase, visit = slices.DeleteFunc(slices.Clone(answerOutcomes), notOK), visitAnswerOutcomes
+	}
+	if len(sel.Journeys) == 0 {
+		return purchase
+	}
+	var out []string
+	if slices.Contains(sel.Journeys, PurchaseJourney) {
+		out = slices.Clone(purchase)
+	}
+	if slices.ContainsFunc(sel.Journeys, func(j string) bool { return j != PurchaseJourney }) {
+		for _, o := range visit {
+			if !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
 }
 
 func (v *validator) expectations() {
@@ -571,9 +603,12 @@ func (v *validator) expectations() {
 			v.oneOf(q+".of", cmp.Or(l.Of, LatencyOfRequests), []string{LatencyOfRequests, LatencyOfPurchases})
 			// A purchase ends in a final outcome; a request may also
 			// have meant "come back" or "go on".
-			valid := answerOutcomes
+			valid := outcomesFor(l.Select, true)
 			if l.Of == LatencyOfPurchases {
-				valid = outcomes
+				valid = outcomesFor(l.Select, false)
+				if slices.ContainsFunc(l.Journeys, func(j string) bool { return j != PurchaseJourney }) {
+					v.add(q+".of", "purchases: whole purchases, first request to final answer; a journey's requests are measured one by one (leave of out)")
+				}
 			}
 			for j, o := range l.Outcomes {
 				v.oneOf(q+".outcomes["+strconv.Itoa(j)+"]", o, valid)
@@ -582,7 +617,7 @@ func (v *validator) expectations() {
 		if r := e.Ratio; r != nil {
 			q := p + ".ratio"
 			v.window(q+".window", r.Window, sp)
-			v.outcomes(q+".outcomes", r.Outcomes, true)
+			v.outcomes(q+".outcomes", r.Outcomes, true, outcomesFor(r.Select, false))
 			if r.AtLeast == nil && r.AtMost == nil {
 				v.add(q, "give at_least, at_most or both")
 			}

@@ -69,7 +69,7 @@ func TestValidateCmd(t *testing.T) {
 				"    judges: " + strings.Replace(all, "wrong_amounts", "wrong_amounts, accepted_not_finished", 1)}, noSold, []string{
 				"    books read: once books.settled says they are final, asked every 200ms for at most 5s (settle_within)",
 			}),
-			stderrHas: []string{badSys + `:7: purchase.steps[0].answers[0].outcome: "bought": want one of`},
+			stderrHas: []string{badSys + `:7: purchase.steps[0].answers[0].outcome: "bought": a purchase's answer means one of`},
 			errHas:    "1 of 2 files invalid"},
 		// A scenario is checked against the system it drills, its own
 		// (system:) or the one --system: the pyshop drills pass; a fault on

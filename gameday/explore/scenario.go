@@ -41,6 +41,29 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 		total += d
 		out.Load.Stages = append(out.Load.Stages, scenarios.Stage{Duration: scenarios.Duration(d), Target: round3(st.Target * s.Rate), Hold: st.Hold})
 	}
+	// The streams likewise, each trimmed to the load's length (rounding
+	// may take one a millisecond past it); one left without arrivals goes.
+	out.Load.Streams = nil
+	for _, st := range base.Load.Streams {
+		c := st
+		c.Stages = nil
+		var sd time.Duration
+		arrivals := false
+		for _, g := range st.Stages {
+			d := max(time.Duration(float64(g.Duration.D())*s.Length).Round(time.Millisecond), time.Millisecond)
+			d = min(d, total-sd)
+			if d <= 0 {
+				break
+			}
+			sd += d
+			t := round3(g.Target * s.Rate)
+			arrivals = arrivals || t > 0
+			c.Stages = append(c.Stages, scenarios.Stage{Duration: scenarios.Duration(d), Target: t, Hold: g.Hold})
+		}
+		if arrivals {
+			out.Load.Streams = append(out.Load.Streams, c)
+		}
+	}
 	var kinds []string
 	for i, f := range s.Faults {
 		if f.At >= total {

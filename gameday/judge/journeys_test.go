@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/runrecord"
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
@@ -91,5 +92,26 @@ func TestPromisesNarrowedToJourneys(t *testing.T) {
 	}
 	if !strings.Contains(got[1].Observed, "over 200 requests") || !strings.Contains(got[5].Observed, "100 of 100") {
 		t.Errorf("the browse promises read other visits: %q, %q", got[1].Observed, got[5].Observed)
+	}
+}
+
+// A visit the load generator dropped fails the run's dropped invariant as
+// a dropped purchase does: the store's traffic was not the scenario's,
+// however well the pages that were sent did.
+func TestADroppedVisitIsADrop(t *testing.T) {
+	sc := &scenarios.Scenario{}
+	o := &Observations{
+		End:      3 * time.Second,
+		Shoppers: []Shopper{{ID: "s1-0", Outcome: Confirmed, Attempts: []Attempt{{Status: "confirmed"}}}},
+		Visits:   visitors("browse", 0, 10, time.Millisecond, 0),
+		Books: []Books{{Name: "shop", Facts: &Facts{OrdersKnown: true, ChargesKnown: true,
+			Orders: []Order{{CheckoutID: "s1-0", Units: 1, Charge: "ch0"}}, Charges: []Charge{{CheckoutID: "s1-0", ID: "ch0", Status: "approved"}}}}},
+	}
+	if j := Run(sc, o); j.Invariants.Dropped != 0 || j.Verdict != runrecord.VerdictPass {
+		t.Fatalf("nothing dropped: %s (%s), %+v", j.Verdict, j.Reason, j.Invariants)
+	}
+	o.Visits[3].Outcome, o.Visits[3].Attempts = Dropped, nil
+	if j := Run(sc, o); j.Invariants.Dropped != 1 || j.Verdict != runrecord.VerdictFail {
+		t.Fatalf("a visit dropped: %s (%s), %+v", j.Verdict, j.Reason, j.Invariants)
 	}
 }

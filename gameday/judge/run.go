@@ -64,6 +64,13 @@ func Run(sc *scenarios.Scenario, o *Observations) Judged {
 		// said, and is not a pass.
 		shoppers, marked := markReadLate(o.Shoppers, o.Starvation)
 		notChecked, examples := reconcileBooks(o.Books, shoppers, &j)
+		// A visit the generator dropped is a drop like a purchase's: the
+		// store's traffic was not what the scenario says.
+		for _, v := range o.Visits {
+			if v.Outcome == Dropped {
+				j.Invariants.Dropped++
+			}
+		}
 		if marked > 0 {
 			readLate = readLateCharges(o.Books, o.Shoppers, shoppers, j.Invariants.ChargedAfterLeaving, o.Starvation)
 		}

@@ -107,6 +107,9 @@ type Stream struct {
 	// Patience and MaxRetries are the stream's shoppers', as a plan's.
 	Patience   time.Duration
 	MaxRetries int
+	// Recorded: the stream's arrivals are a recording's, whose purchases
+	// were recorded as purchases: its journeys' funnels bring none.
+	Recorded bool
 }
 
 // Share is one journey's weight in a stream's mix; Journey "" is the

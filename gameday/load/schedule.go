@@ -76,6 +76,33 @@ func arrivals(stages []Stage) float64 {
 	return math.Floor(area + epsilon(area))
 }
 
+// PerSecond is the arrivals the stages plan in each of the first n
+// seconds: the area under the rate over [i s, i+1 s). Schedule's
+// arrivals in a second differ from it by less than one.
+func PerSecond(stages []Stage, n int) []float64 {
+	out := make([]float64, max(n, 0))
+	var t0, prev float64
+	for _, st := range stages {
+		if st.Duration <= 0 {
+			continue
+		}
+		d := st.Duration.Seconds()
+		r0, r1 := prev, rate(st.Target)
+		if st.Hold {
+			r0 = r1
+		}
+		at := func(t float64) float64 { return r0 + (r1-r0)*(t-t0)/d }
+		for i := int(t0); i < n && float64(i) < t0+d; i++ {
+			a, b := math.Max(float64(i), t0), math.Min(float64(i+1), t0+d)
+			if b > a {
+				out[i] += (at(a) + at(b)) / 2 * (b - a)
+			}
+		}
+		t0, prev = t0+d, r1
+	}
+	return out
+}
+
 // epsilon absorbs floating-point error, so that 1,000/s for 2 s is 2,000
 // arrivals and not 1,999.
 func epsilon(x float64) float64 { return 1e-9 * math.Max(1, x) }
@@ -176,7 +203,10 @@ func (p Plan) streamArrivals(out []Arrival, background []string) []Arrival {
 				}
 			}
 			all = append(all, a)
-			if j := p.journey(a.Journey); j != nil && j.Buy > 0 && draw() < j.Buy {
+			// Every arrival draws whether it buys, so that a journey's
+			// buy share changes none of the later arrivals' journeys.
+			buys := draw()
+			if j := p.journey(a.Journey); j != nil && !st.Recorded && buys < j.Buy {
 				all = append(all, Arrival{At: at + j.BuyAfter, Shop: a.Shop, Stream: s + 1})
 			}
 		}

@@ -189,3 +189,50 @@ func TestScheduleHeldStages(t *testing.T) {
 		t.Errorf("arrivals %v, want 45 (5 over the ramp, 40 held)", n)
 	}
 }
+
+// PerSecond is the plan's rate integrated over each second: Schedule's
+// arrivals in every second are within one of it, and the seconds add up
+// to the whole plan.
+func TestPerSecondIsTheScheduleSecondBySecond(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		stages []Stage
+		want   []float64 // nil: only the agreement with Schedule
+	}{
+		{"held", []Stage{{Duration: 3 * time.Second, Target: 40, Hold: true}}, []float64{40, 40, 40}},
+		{"ramp", []Stage{{Duration: 2 * time.Second, Target: 100}}, []float64{25, 75}},
+		{"pause then hold", []Stage{{Duration: 1500 * time.Millisecond}, {Duration: time.Second, Target: 10, Hold: true}}, []float64{0, 5, 5}},
+		{"a replay's buckets", []Stage{
+			{Duration: 400 * time.Millisecond, Target: 37.5, Hold: true}, {Duration: 1300 * time.Millisecond, Target: 180, Hold: true},
+			{Duration: 2900 * time.Millisecond, Target: 61, Hold: true}, {Duration: 700 * time.Millisecond, Target: 300},
+		}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var total time.Duration
+			for _, st := range c.stages {
+				total += st.Duration
+			}
+			n := int((total + time.Second - 1) / time.Second)
+			got := PerSecond(c.stages, n)
+			for i, w := range c.want {
+				if math.Abs(got[i]-w) > 1e-9 {
+					t.Errorf("second %d: %g, want %g", i, got[i], w)
+				}
+			}
+			count := make([]int, n)
+			for _, at := range Schedule(c.stages) {
+				count[min(int(at/time.Second), n-1)]++
+			}
+			sum := 0.0
+			for i := range n {
+				sum += got[i]
+				if math.Abs(float64(count[i])-got[i]) >= 1+1e-9 {
+					t.Errorf("second %d: %d arrivals scheduled, %g planned", i, count[i], got[i])
+				}
+			}
+			if math.Abs(sum-arrivals(c.stages)) >= 1 {
+				t.Errorf("the seconds add up to %g, the plan has %g arrivals", sum, arrivals(c.stages))
+			}
+		})
+	}
+}

@@ -192,10 +192,19 @@ func trafficChartOf(r *runrecord.Record, ts timeScale, s runrecord.Series, id, t
 			sum += get(s.Outcomes[n], i)
 		}
 		yMaxData = math.Max(yMaxData, math.Max(float64(a), float64(sum)))
+		if i < len(s.Planned) {
+			yMaxData = math.Max(yMaxData, s.Planned[i])
+		}
 	}
 	step, yMax := niceAxis(yMaxData, 5, true)
 
 	legend := []legendItem{{label: "arrivals (line)", kind: swatchLine, stroke: "#222222", marker: markerCircle}}
+	// A replay's plan, the recording × the rate scale, beside what was
+	// sent.
+	planned := series{label: "planned", colour: "#0072B2", dash: "6 3", marker: markerSquare}
+	if len(s.Planned) > 0 {
+		legend = append(legend, legendItem{label: "the recording × scale (dashed)", kind: swatchLine, stroke: planned.colour, dash: planned.dash, marker: planned.marker})
+	}
 	for _, n := range names {
 		c := outcomeColour(n, names)
 		legend = append(legend, legendItem{label: n, kind: swatchBox, fill: c, stroke: c})
@@ -242,22 +251,40 @@ func trafficChartOf(r *runrecord.Record, ts timeScale, s runrecord.Series, id, t
 		arr.ok = append(arr.ok, true)
 	}
 	drawLine(&w, f, arr)
+	if len(s.Planned) > 0 {
+		for i := 0; i < s.Seconds; i++ {
+			planned.values = append(planned.values, get(s.Planned, i))
+			planned.ok = append(planned.ok, i < len(s.Planned))
+		}
+		drawLine(&w, f, planned)
+	}
 	drawFaultEdges(&w, f, bands)
 	drawXAxis(&w, f)
 	drawLegend(&w, f.left, f.top+f.height+axisBelow+12, f.width, legend)
 	w.printf(`</svg>`)
 
-	table := dataTable{Head: append([]string{"second", "arrivals"}, names...)}
+	head := []string{"second", "arrivals"}
+	if len(s.Planned) > 0 {
+		head = append(head, "the recording × scale")
+	}
+	table := dataTable{Head: append(head, names...)}
 	for i := 0; i < s.Seconds; i++ {
 		row := []string{strconv.Itoa(i), strconv.Itoa(get(s.Arrivals, i))}
+		if len(s.Planned) > 0 {
+			row = append(row, strconv.FormatFloat(get(s.Planned, i), 'f', 1, 64))
+		}
 		for _, n := range names {
 			row = append(row, strconv.Itoa(get(s.Outcomes[n], i)))
 		}
 		table.Rows = append(table.Rows, row)
 	}
+	caption := "Arrivals by the second they were scheduled (line); final outcomes by the second they were reached (stacked bars)."
+	if len(s.Planned) > 0 {
+		caption += " The dashed line is the replayed recording's arrivals a second times the rate scale: what the drill was to send."
+	}
 	return chartView{
 		ID: id, Title: title, SVG: template.HTML(w.String()), Table: table,
-		Caption: "Arrivals by the second they were scheduled (line); final outcomes by the second they were reached (stacked bars).",
+		Caption: caption,
 	}
 }
 

@@ -443,3 +443,29 @@ func TestFitText(t *testing.T) {
 		}
 	}
 }
+
+// A replayed run's traffic chart draws the recording × scale beside the
+// arrivals sent, and its table lists both; a run without one has neither.
+func TestReplayChartsTheRecording(t *testing.T) {
+	r := readFixture(t, "pass")
+	var plain bytes.Buffer
+	if err := HTML(&plain, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Series.Planned = make([]float64, r.Series.Seconds)
+	for i := range r.Series.Planned {
+		r.Series.Planned[i] = float64(get(r.Series.Arrivals, i)) + 0.25
+	}
+	var b bytes.Buffer
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"the recording × scale (dashed)", `<th scope="col">the recording × scale</th>`, "times the rate scale", `stroke-dasharray="6 3"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the replayed run's report has no %q", want)
+		}
+		if strings.Contains(plain.String(), want) {
+			t.Errorf("a run without a replay's report has %q", want)
+		}
+	}
+}

@@ -34,6 +34,10 @@ type Series struct {
 	P50MS    []float64        `json:"p50_ms"`
 	P95MS    []float64        `json:"p95_ms"`
 	P99MS    []float64        `json:"p99_ms"`
+	// Planned is, for a replayed recording, the arrivals its plan gives
+	// each second (the recording × the rate scale), to chart beside
+	// Arrivals; empty otherwise.
+	Planned []float64 `json:"planned,omitempty"`
 }
 
 // Verdict is what a drill proved: pass, fail, inconclusive or error.

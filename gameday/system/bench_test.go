@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -64,6 +66,16 @@ func serveBench() {
 		_, _ = io.Copy(io.Discard, r.Body)
 		answer(w)
 	})
+	// The reference system's journeys' pages (BenchmarkMixedVsVegeta).
+	page := []byte(`{"status":"ok","sku":"sku-1","price_cents":1999,"available":100}` + "\n")
+	storefront := func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(page)
+	}
+	mux.HandleFunc("GET /products/{sku}", storefront)
+	mux.HandleFunc("POST /cart", storefront)
+	mux.HandleFunc("GET /cart", storefront)
 	mux.HandleFunc("POST /hold/checkout", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		mu.Lock()
@@ -254,26 +266,12 @@ func BenchmarkVsVegetaPaired(b *testing.B) {
 			var gd, vg, nh, rg, rn []float64
 			for i := range b.N {
 				var g, v, n loadFigures
-				turns := []func(){
+				takeTurns(i,
 					func() { benchGameday(b, url, rate, nil, &g) },
 					func() { benchVegeta(b, url, rate, &v) },
 					func() { benchGameday(b, url, rate, netHTTPClient(), &n) },
-				}
-				for k := range turns { // each tool goes first in turn
-					turns[(i+k)%len(turns)]()
-				}
-				if !g.cpuOK {
-					b.Skip("no CPU time on this platform")
-				}
-				for _, f := range []struct {
-					tool string
-					f    loadFigures
-				}{{"gameday", g}, {"vegeta", v}, {"net/http", n}} {
-					// A tool that fails fast would look cheap per request.
-					if f.f.requests == 0 || f.f.errors > 0 || f.f.dropped > 0 {
-						b.Fatalf("%s at %d/s: %d requests, %d errors, %d dropped", f.tool, rate, f.f.requests, f.f.errors, f.f.dropped)
-					}
-				}
+				)
+				clean(b, fmt.Sprintf("at %d/s", rate), map[string]loadFigures{"gameday": g, "vegeta": v, "net/http": n})
 				per := func(f loadFigures) float64 { return float64(f.cpu.Nanoseconds()) / float64(f.requests) }
 				gd, vg, nh = append(gd, per(g)), append(vg, per(v)), append(nh, per(n))
 				rg, rn = append(rg, per(g)/per(v)), append(rn, per(n)/per(v))
@@ -285,6 +283,30 @@ func BenchmarkVsVegetaPaired(b *testing.B) {
 			b.ReportMetric(median(nh), "net-http-cpu-ns/req")
 			b.Logf("rate %d/s, gameday ÷ vegeta run by run: %s", rate, ratios(rg))
 		})
+	}
+}
+
+// takeTurns runs the tools' turns of iteration i, each tool first in
+// turn.
+func takeTurns(i int, turns ...func()) {
+	for k := range turns {
+		turns[(i+k)%len(turns)]()
+	}
+}
+
+// clean skips a benchmark where CPU time cannot be read, and fails it
+// where a tool sent nothing, or had an error or a drop: a tool that fails
+// fast would look cheap per request.
+func clean(b *testing.B, what string, figs map[string]loadFigures) {
+	b.Helper()
+	for _, tool := range slices.Sorted(maps.Keys(figs)) {
+		f := figs[tool]
+		if !f.cpuOK {
+			b.Skip("no CPU time on this platform")
+		}
+		if f.requests == 0 || f.errors > 0 || f.dropped > 0 {
+			b.Fatalf("%s %s: %d requests, %d errors, %d dropped", tool, what, f.requests, f.errors, f.dropped)
+		}
 	}
 }
 
@@ -352,6 +374,145 @@ func benchVegeta(b *testing.B, url string, rate int, f *loadFigures) {
 		for res := range atk.Attack(tr, pacer, benchFor, "bench") {
 			f.requests++
 			f.late = append(f.late, res.Timestamp.Sub(began.Add(time.Duration(res.Seq+1)*interval)))
+			if res.Code != http.StatusOK || res.Error != "" {
+				f.errors++
+			}
+		}
+	})
+}
+
+// BenchmarkMixedVsVegeta drives a store's mixed load — 3,000 arrivals a
+// second for 2 s, 70 % browsing (two product pages a second apart), 25 %
+// filling a cart (the page, an add, a look at the cart, half a second
+// apart; a fifth of them then buy) and 5 % buying — through the reference
+// system's journeys and purchase, and, in turns, vegeta on the very
+// requests the mix sends (vegeta cannot mix journeys: it is given the
+// list, one target per request, at the same average rate over the same
+// span: the arrivals' and the longest journey's pauses). Any drop or
+// error fails it. Reported: the median of gameday ÷ vegeta in CPU per
+// request over the iterations, each tool's median CPU per request, and
+// the generator's late-start p99 (every arrival's, visits included).
+//
+//	go test -run '^$' -bench MixedVsVegeta -benchtime 5x ./gameday/system/
+func BenchmarkMixedVsVegeta(b *testing.B) {
+	url := startBenchServer(b)
+	const rate = 3000
+	sys := benchSystem(b, url)
+	plan := load.Plan{
+		// The load's own stages send nobody: the stream is the store.
+		Stages:      []load.Stage{{Duration: benchFor, Target: 0, Hold: true}},
+		Patience:    5 * time.Second,
+		MaxShoppers: 10_000,
+		Seed:        1,
+		IDPrefix:    "bench",
+		Journeys:    sys.LoadJourneys(1),
+		Streams: []load.Stream{{
+			Name: "store",
+			// As BenchmarkVsVegeta: a ramp over one interval, then the rate.
+			Stages:   []load.Stage{{Duration: time.Second / rate, Target: rate}, {Duration: benchFor, Target: rate}},
+			Mix:      []load.Share{{Journey: "browse", Weight: 70}, {Journey: "cart", Weight: 25}, {Journey: "", Weight: 5}},
+			Patience: 5 * time.Second,
+		}},
+	}
+	if err := plan.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	targets := mixTargets(url, plan)
+	// The mix's requests span the arrivals and the longest journey's
+	// pauses after them: vegeta sends the same list over the same span.
+	span := benchFor
+	var longest time.Duration
+	for _, j := range plan.Journeys {
+		longest = max(longest, sys.ThinkTime(j.Name))
+	}
+	span += longest
+	var rg, gd, vg, late []float64
+	for i := range b.N {
+		var g, v loadFigures
+		var lateP99 time.Duration
+		takeTurns(i,
+			func() { lateP99 = benchMix(b, sys, plan, &g) },
+			func() { benchVegetaList(b, targets, span, &v) },
+		)
+		clean(b, "on the mix", map[string]loadFigures{"gameday": g, "vegeta": v})
+		if g.requests != len(targets) {
+			b.Fatalf("gameday sent %d requests, the mix's list has %d", g.requests, len(targets))
+		}
+		per := func(f loadFigures) float64 { return float64(f.cpu.Nanoseconds()) / float64(f.requests) }
+		gd, vg, rg = append(gd, per(g)), append(vg, per(v)), append(rg, per(g)/per(v))
+		late = append(late, float64(lateP99)/1e6)
+	}
+	b.ReportMetric(median(rg), "gameday/vegeta")
+	b.ReportMetric(median(gd), "gameday-cpu-ns/req")
+	b.ReportMetric(median(vg), "vegeta-cpu-ns/req")
+	b.ReportMetric(median(late), "late-p99-ms")
+	b.ReportMetric(float64(len(targets)), "reqs")
+	b.Logf("mixed %d arrivals/s, gameday ÷ vegeta run by run: %s; late p99 ms: %s", rate, ratios(rg), ratios(late))
+}
+
+// benchMix runs the mixed plan once through the system's flow and returns
+// its late-start p99.
+func benchMix(b *testing.B, sys *system.System, plan load.Plan, f *loadFigures) time.Duration {
+	t := sys.Flow(nil, "bench")
+	defer t.CloseIdleConnections()
+	var rep *load.Report
+	var err error
+	f.measure(func() { rep, err = load.Run(context.Background(), plan, t, load.Options{}) })
+	if err != nil {
+		b.Fatalf("Run: %v", err)
+	}
+	f.dropped += rep.Dropped
+	if rep.Started+rep.Dropped != rep.Scheduled {
+		b.Fatalf("%d of %d arrivals started", rep.Started, rep.Scheduled)
+	}
+	for _, s := range slices.Concat(rep.Shoppers, rep.Visits) {
+		f.requests += len(s.Attempts)
+		want := load.OutcomeOK
+		if s.Journey == "" {
+			want = load.OutcomeConfirmed
+		}
+		if s.Outcome != want {
+			f.errors++
+		}
+	}
+	return rep.LateP99
+}
+
+// mixTargets is the list of requests the mixed plan sends, as vegeta
+// targets: each arrival's journey's requests (or its purchase), in the
+// order of the arrivals, rendered as the reference system renders them.
+func mixTargets(url string, plan load.Plan) []vegeta.Target {
+	json := http.Header{"Content-Type": {"application/json"}}
+	deadline := time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	product := vegeta.Target{Method: http.MethodGet, URL: url + "/products/sku-1"}
+	var out []vegeta.Target
+	for i, a := range plan.Arrivals() {
+		shopper := "bench-shopper-" + strconv.Itoa(i)
+		switch a.Journey {
+		case "browse":
+			out = append(out, product, product)
+		case "cart":
+			out = append(out, product,
+				vegeta.Target{Method: http.MethodPost, URL: url + "/cart", Header: json, Body: []byte(`{"session":"` + shopper + `","sku":"sku-1","qty":1}`)},
+				vegeta.Target{Method: http.MethodGet, URL: url + "/cart", Header: http.Header{"Session": {shopper}}})
+		default:
+			out = append(out, vegeta.Target{Method: http.MethodPost, URL: url + "/checkout", Header: json,
+				Body: []byte(`{"checkout_id":"bench-` + strconv.Itoa(i) + `","shopper":"` + shopper + `","sku":"sku-1","session":"bench-session-` + strconv.Itoa(i) + `","deadline":"` + deadline + `"}`)})
+		}
+	}
+	return out
+}
+
+// benchVegetaList sends the targets once each, in order, at the rate that
+// sends them all in span.
+func benchVegetaList(b *testing.B, targets []vegeta.Target, span time.Duration, f *loadFigures) {
+	tr := vegeta.NewStaticTargeter(targets...)
+	atk := vegeta.NewAttacker(vegeta.MaxWorkers(10_000))
+	freq := int(math.Round(float64(len(targets)) / span.Seconds()))
+	pacer := vegeta.ConstantPacer{Freq: freq, Per: time.Second}
+	f.measure(func() {
+		for res := range atk.Attack(tr, pacer, span, "bench") {
+			f.requests++
 			if res.Code != http.StatusOK || res.Error != "" {
 				f.errors++
 			}

@@ -419,11 +419,12 @@ func (v *validator) compileSteps(c *compiled, p0, journey string, steps []*Step)
 
 // LoadJourneys is the system's journeys as a load plan knows them, by
 // name: the share of each one's visitors who buy, and when (its think
-// times after the arrival).
-func (s *System) LoadJourneys() []load.Journey {
+// times after the arrival, times timeScale: a drill's -time-scale).
+func (s *System) LoadJourneys(timeScale float64) []load.Journey {
 	var out []load.Journey
 	for _, name := range slices.Sorted(maps.Keys(s.Journeys)) {
-		out = append(out, load.Journey{Name: name, Buy: s.Journeys[name].Buy, BuyAfter: s.ThinkTime(name)})
+		after := time.Duration(float64(s.ThinkTime(name)) * timeScale).Round(time.Millisecond)
+		out = append(out, load.Journey{Name: name, Buy: s.Journeys[name].Buy, BuyAfter: after})
 	}
 	return out
 }

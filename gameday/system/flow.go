@@ -36,6 +36,8 @@ type Flow struct {
 	run string
 	hc  *http.Client
 	now func() time.Time
+	// think scales the journeys' think times (a drill's -time-scale).
+	think float64
 
 	mu        sync.Mutex
 	unmatched map[unmatchedKey]*Unmatched
@@ -77,7 +79,16 @@ func (s *System) Flow(hc *http.Client, run string) *Flow {
 	} else {
 		hc = noredirect.Refuse(hc)
 	}
-	return &Flow{c: s.compiled, sku: s.SKU, run: run, hc: hc, now: time.Now, unmatched: map[unmatchedKey]*Unmatched{}, empty: map[emptyKey]int{}}
+	return &Flow{c: s.compiled, sku: s.SKU, run: run, hc: hc, now: time.Now, think: 1, unmatched: map[unmatchedKey]*Unmatched{}, empty: map[emptyKey]int{}}
+}
+
+// ScaleThink scales the journeys' think times by x (a drill's
+// -time-scale: its patience is scaled, and a visitor's pauses with it).
+// Call it before the load starts.
+func (f *Flow) ScaleThink(x float64) {
+	if x > 0 {
+		f.think = x
+	}
 }
 
 // ShopSKU is the SKU a shop sells in a sale across shops (a scenario's
@@ -190,7 +201,7 @@ func (f *Flow) Do(ctx context.Context, call *load.Call) (load.Answer, error) {
 		f.sample(st.label, resp, b)
 	}
 	if ans.Means == load.MeansNext && call.Step+1 < len(steps) {
-		ans.Think = steps[call.Step+1].think
+		ans.Think = time.Duration(float64(steps[call.Step+1].think) * f.think)
 	}
 	// A wait is read only where the shopper would heed it: a fixed
 	// after would otherwise be put on every answer.

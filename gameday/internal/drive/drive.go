@@ -127,7 +127,12 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	plan := d.plan()
 	live := liveCounts{start: start}
 	if d.Config.Progress != nil {
-		live.schedule = plan.Offsets()
+		// The purchases': the live counts are theirs.
+		for _, a := range plan.Arrivals() {
+			if a.Journey == "" {
+				live.schedule = append(live.schedule, a.At)
+			}
+		}
 	}
 	stopProgress := d.liveProgress(&live, probe, start)
 	onResult := func(s *load.Shopper) {
@@ -147,6 +152,7 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 		dv.Unmatched, dv.EmptyKept = shards.Unmatched(), shards.EmptyKept()
 	} else {
 		flow := d.Sys.Flow(nil, d.Prefix)
+		flow.ScaleThink(d.Scenario.TimeScale())
 		report, loadErr = load.Run(loadCtx, plan, flow, load.Options{
 			Clock: func() time.Time { return time.Now() }, OnResult: onResult,
 		})
@@ -220,6 +226,12 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	}
 	dv.Load.CheckoutP95MS = stats.MS(stats.PercentileOf(judge.Latencies(shoppers, judge.Windows{End: end}, "all"), 95))
 	dv.Series = buildSeries(report, shoppers, end)
+	if d.Scenario.Load.Replay != nil {
+		// The plan's seconds count from the load's start, the series'
+		// from the drill's, loadShift before it.
+		lead := []load.Stage{{Duration: loadShift, Target: 0, Hold: true}}
+		dv.Series.Planned = load.PerSecond(append(lead, plan.Stages...), dv.Series.Seconds)
+	}
 	dv.Pods = d.podSeries(report, shoppers, end, dv.Moves)
 
 	ft := tl.spans(end)

@@ -153,7 +153,7 @@ func TestJudgeSpeaksTheLoadGeneratorsOutcomes(t *testing.T) {
 	}{
 		{judge.Confirmed, load.OutcomeConfirmed}, {judge.Declined, load.OutcomeDeclined}, {judge.SoldOut, load.OutcomeSoldOut},
 		{judge.TooLate, load.OutcomeTooLate}, {judge.GaveUp, load.OutcomeGaveUp}, {judge.Unavailable, load.OutcomeUnavailable},
-		{judge.Error, load.OutcomeError}, {judge.Dropped, load.OutcomeDropped},
+		{judge.Error, load.OutcomeError}, {judge.OK, load.OutcomeOK}, {judge.Dropped, load.OutcomeDropped},
 	}
 	var final []string
 	for _, p := range pairs {

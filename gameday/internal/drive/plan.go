@@ -25,7 +25,7 @@ func (d *drill) plan() load.Plan {
 		p.Shops = append(p.Shops, load.ShopLoad{Name: sh.Name, Stages: loadStages(sh.Stages)})
 	}
 	for _, st := range l.Streams {
-		ls := load.Stream{Name: st.Name, Stages: loadStages(st.Stages), Patience: st.Patience.D(), MaxRetries: *st.MaxRetries}
+		ls := load.Stream{Name: st.Name, Stages: loadStages(st.Stages), Patience: st.Patience.D(), MaxRetries: *st.MaxRetries, Recorded: st.Recorded}
 		for _, name := range slices.Sorted(maps.Keys(st.Mix)) {
 			j := name
 			if j == scenarios.PurchaseJourney {
@@ -36,7 +36,7 @@ func (d *drill) plan() load.Plan {
 		p.Streams = append(p.Streams, ls)
 	}
 	if len(l.Streams) > 0 {
-		p.Journeys = d.Sys.LoadJourneys()
+		p.Journeys = d.Sys.LoadJourneys(d.Scenario.TimeScale())
 	}
 	if l.RetryJitter != nil {
 		p.RetryJitter = *l.RetryJitter

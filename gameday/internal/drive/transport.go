@@ -1,6 +1,7 @@
 package drive
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,14 +22,16 @@ var transportKinds = []struct{ kind, text string }{
 	{"TLS", "tls:"},
 }
 
-// transportErrors counts the requests of r that got no answer, by kind,
+// transportErrors counts the requests of r (purchases and visits) that got no answer, by kind,
 // most frequent first, each with the first one's error as a sample. A
 // shopper's request cut by its own deadline is a timeout like any other.
 func transportErrors(r *load.Report) []runrecord.TransportError {
 	at := map[string]int{}
 	var out []runrecord.TransportError
-	for i := range r.Shoppers {
-		for _, a := range r.Shoppers[i].Attempts {
+	// The visits' requests too: a product page's refused connection is
+	// the system's as much as a purchase's.
+	for _, s := range slices.Concat(r.Shoppers, r.Visits) {
+		for _, a := range s.Attempts {
 			if a.Code != 0 || a.Err == "" {
 				continue
 			}

@@ -1,6 +1,7 @@
 package prepare
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -229,15 +230,25 @@ func checkStreams(sc *scenarios.Scenario, sys *system.System) []error {
 				if len(known) > 0 {
 					have = strings.Join(known, ", ")
 				}
-				errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				line := sc.Line(field)
+				if line == 0 && sc.Load.Replay != nil && st.Name == scenarios.ReplayStream(name) {
+					// A journey of the replay's recording.
+					field, line = "load.replay", sc.Line("load.replay")
+				}
+				errs = append(errs, &scenarios.Error{File: sc.File, Line: line, Field: field,
 					Msg: fmt.Sprintf("%q is not a journey of %s (%s: journeys: %s; purchase is the purchase)", name, sys.Name, sys.File, have)})
 				continue
 			}
-			if think := sys.ThinkTime(name); think >= st.Patience.D() {
+			// A drill's -time-scale scales the patience, and the think
+			// times with it.
+			if think := time.Duration(float64(sys.ThinkTime(name)) * sc.TimeScale()); think >= st.Patience.D() {
 				pf := fmt.Sprintf("load.streams[%d].patience", i)
 				line := sc.Line(pf)
 				if line == 0 { // the load's patience, taken by default
 					line = sc.Line(fmt.Sprintf("load.streams[%d]", i))
+				}
+				if line == 0 && sc.Load.Replay != nil { // a journey of the replay's recording
+					pf, line = "load.patience", cmp.Or(sc.Line("load.patience"), sc.Line("load.replay"))
 				}
 				errs = append(errs, &scenarios.Error{File: sc.File, Line: line, Field: pf,
 					Msg: fmt.Sprintf("%s: journey %s's think times add up to %s (%s): no visitor would finish it", st.Patience.D(), name, think, sys.File)})

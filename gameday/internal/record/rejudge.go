@@ -95,7 +95,15 @@ func Rejudge(dir, scenarioFile string) (*Rejudged, error) {
 		return 1
 	}
 	lasted := time.Duration(float64(rec.Load.DurationMS)/scale(rec.TimeScale)) * time.Millisecond
-	arrivals := float64(rec.Load.Scheduled) / scale(rec.RateScale) / scale(rec.TimeScale)
+	// The arrivals by journey, as planned: the purchases' and each
+	// journey's visits', unscaled.
+	arrivals := map[string]float64{scenarios.PurchaseJourney: float64(len(obs.Shoppers))}
+	for _, v := range obs.Visits {
+		arrivals[v.Journey]++
+	}
+	for j := range arrivals {
+		arrivals[j] /= scale(rec.RateScale) * scale(rec.TimeScale)
+	}
 	sc, err := scenarios.ParseForJudging(name, data, lasted, arrivals)
 	if err != nil {
 		return nil, err
