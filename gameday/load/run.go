@@ -182,7 +182,7 @@ schedule:
 
 // shopper is the record of arrival i, before it is sent.
 func (p Plan) shopper(i int, a Arrival) Shopper {
-	return Shopper{Index: i, Shop: a.Shop, Journey: a.Journey, Stream: a.Stream, Scheduled: a.At, Deadline: a.At + p.patience(a.Stream)}
+	return Shopper{Index: i, Shop: a.Shop, Journey: a.Journey, Stream: a.Stream, Visitor: a.Visitor, Scheduled: a.At, Deadline: a.At + p.patience(a.Stream)}
 }
 
 // split parts shoppers, in order, into the purchases and the visits; a
@@ -223,6 +223,17 @@ type run struct {
 func (r *run) name(s *Shopper) {
 	c := newChooser(r.plan, s.Index)
 	s.ID, s.Name, s.Session = c.id, c.name, c.session
+	r.asVisitor(s)
+}
+
+// asVisitor gives a funnel's purchase its visitor's name and session: the
+// shopper who filled the cart is the one who buys (its checkout id stays
+// its own).
+func (r *run) asVisitor(s *Shopper) {
+	if s.Visitor > 0 {
+		v := newChooser(r.plan, s.Visitor-1)
+		s.Name, s.Session = v.name, v.session
+	}
 }
 
 // maxPolls bounds the retry_later answers one shopper acts on without
@@ -238,6 +249,7 @@ func (r *run) shop(s *Shopper) {
 	s.Started = r.clock().Sub(r.start)
 	c := newChooser(r.plan, s.Index)
 	s.ID, s.Name, s.Session = c.id, c.name, c.session
+	r.asVisitor(s)
 	deadline := r.start.Add(s.Deadline)
 	if r.ctx.Err() != nil {
 		// Handed over just as the run was aborted: it never sends.

@@ -123,6 +123,9 @@ type Arrival struct {
 	Shop    string
 	Journey string
 	Stream  int
+	// Visitor is, for a funnel's purchase, the index + 1 of the visit it
+	// follows (0: none).
+	Visitor int
 }
 
 // Arrivals returns every arrival of the plan in time order: the arrivals
@@ -178,7 +181,17 @@ func (p Plan) Arrivals() []Arrival {
 // own, drawn likewise. A stream's arrivals go round robin to the
 // background shops, as the plan's do.
 func (p Plan) streamArrivals(out []Arrival, background []string) []Arrival {
-	all := out
+	// Each arrival carries its place before the sort (from), and a
+	// funnel's purchase the place of its visit (Visitor, for now), so that
+	// the purchase can name its visit's index after it.
+	type placed struct {
+		Arrival
+		from int
+	}
+	all := make([]placed, len(out), len(out)*2)
+	for i, a := range out {
+		all[i] = placed{a, i}
+	}
 	for s, st := range p.Streams {
 		var total float64
 		for _, sh := range st.Mix {
@@ -202,18 +215,30 @@ func (p Plan) streamArrivals(out []Arrival, background []string) []Arrival {
 					break
 				}
 			}
-			all = append(all, a)
+			visit := len(all)
+			all = append(all, placed{a, visit})
 			// Every arrival draws whether it buys, so that a journey's
 			// buy share changes none of the later arrivals' journeys.
 			buys := draw()
 			if j := p.journey(a.Journey); j != nil && !st.Recorded && buys < j.Buy {
-				all = append(all, Arrival{At: at + j.BuyAfter, Shop: a.Shop, Stream: s + 1})
+				all = append(all, placed{Arrival{At: at + j.BuyAfter, Shop: a.Shop, Stream: s + 1, Visitor: visit + 1}, len(all)})
 			}
 		}
 	}
 	// Stable: out's arrivals before the streams', the streams' in order.
-	slices.SortStableFunc(all, func(a, b Arrival) int { return cmp.Compare(a.At, b.At) })
-	return all
+	slices.SortStableFunc(all, func(a, b placed) int { return cmp.Compare(a.At, b.At) })
+	at := make([]int, len(all)) // place before the sort -> index after it
+	for i, a := range all {
+		at[a.from] = i
+	}
+	sorted := make([]Arrival, len(all))
+	for i, a := range all {
+		sorted[i] = a.Arrival
+		if a.Visitor > 0 {
+			sorted[i].Visitor = at[a.Visitor-1] + 1
+		}
+	}
+	return sorted
 }
 
 // Offsets is when each of the plan's arrivals is due ([Plan.Arrivals]'

@@ -52,6 +52,9 @@ type Shopper struct {
 	// Stream the stream it came from (Arrival.Stream).
 	Journey string
 	Stream  int
+	// Visitor is, for a funnel's purchase, its visitor's index + 1 (0:
+	// none): the purchase takes the visitor's name and session.
+	Visitor int
 	ID      string // the checkout id, the same for every attempt
 	Name    string // the shopper field of the request
 	Session string // the session token; "" for a guest

@@ -91,6 +91,37 @@ func TestAFunnelsPurchaseArrivesAfterTheJourney(t *testing.T) {
 			t.Fatalf("purchase %d at %s, want its cart's arrival %s + 1s", i, buys[i], carts[i])
 		}
 	}
+	// Each purchase names its visit, which is the cart a second before
+	// it; the purchase is made by the visitor who filled the cart.
+	for i, a := range as {
+		if a.Journey != "" {
+			continue
+		}
+		v := as[a.Visitor-1]
+		if a.Visitor == 0 || v.Journey != "cart" || v.At != a.At-time.Second {
+			t.Fatalf("purchase %d names visit %d (%+v)", i, a.Visitor-1, v)
+		}
+	}
+	tgt := TargetFunc(func(ctx context.Context, c *Call) (Answer, error) {
+		if c.Journey == "" {
+			return Answer{Code: 200, Means: MeansConfirmed}, nil
+		}
+		return Answer{Code: 200, Means: MeansOK}, nil
+	})
+	rep, err := Run(context.Background(), p, tgt, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byIndex := map[int]*Shopper{}
+	for _, v := range rep.Visits {
+		byIndex[v.Index] = v
+	}
+	for _, s := range rep.Shoppers {
+		v := byIndex[s.Visitor-1]
+		if v == nil || s.Name != v.Name || s.Session != v.Session || s.ID == v.ID {
+			t.Fatalf("purchase %d (%s, %s) and its visitor %+v", s.Index, s.ID, s.Name, v)
+		}
+	}
 }
 
 func TestAStreamsVisitorsRunTheirJourneyAndThink(t *testing.T) {
