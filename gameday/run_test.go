@@ -613,6 +613,10 @@ func TestStoreDay(t *testing.T) {
 	if visits["browse"] < 5*visits["cart"]/2 || visits["cart"] < 50 || len(obs.Visits)+len(obs.Shoppers) != rec.Load.Scheduled {
 		t.Errorf("visits %v and %d purchases of %d arrivals", visits, len(obs.Shoppers), rec.Load.Scheduled)
 	}
+	// run.json counts them by journey beside the purchases' outcomes.
+	if rec.Visits["browse"]["ok"] != visits["browse"] || rec.Visits["cart"]["ok"] != visits["cart"] {
+		t.Errorf("run.json's visits %v, observed %v", rec.Visits, visits)
+	}
 	if rec.Outcomes["confirmed"] == 0 || rec.Outcomes["ok"] != 0 {
 		t.Errorf("the purchases' outcomes %v: visits among them, or nobody bought", rec.Outcomes)
 	}

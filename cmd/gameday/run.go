@@ -322,6 +322,9 @@ func printSummary(w io.Writer, r *gameday.Record) {
 		fmt.Fprintf(w, "  checkout ids: %s-0, %s-1, ... (filter your books and logs by %s-)\n", r.CheckoutPrefix, r.CheckoutPrefix, r.CheckoutPrefix)
 	}
 	fmt.Fprintf(w, "  outcomes: %s\n", formatCounts(r.Outcomes))
+	if v := r.VisitsText(); v != "" {
+		fmt.Fprintf(w, "  visits: %s\n", v)
+	}
 	for _, e := range r.Expectations {
 		m := mark(e.Held)
 		if e.NotChecked {

@@ -154,6 +154,9 @@ func newPage(r *runrecord.Record) page {
 		outs = append(outs, fmt.Sprintf("%s %d", n, r.Outcomes[n]))
 	}
 	p.Outcomes = orNone(strings.Join(outs, " · "))
+	if v := r.VisitsText(); v != "" {
+		p.Load = append(p.Load, fact{"Visits (journeys that do not buy)", v})
+	}
 
 	if r.Series.Seconds > 0 {
 		ts := newTimeScale(r)

@@ -161,6 +161,9 @@ func loadLine(r *runrecord.Record) string {
 	if len(outs) > 0 {
 		parts = append(parts, strings.Join(outs, ", "))
 	}
+	if v := r.VisitsText(); v != "" {
+		parts = append(parts, "visits: "+md(v))
+	}
 	return strings.Join(parts, " · ") + "."
 }
 

@@ -3,10 +3,13 @@
 package runrecord
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -73,13 +76,16 @@ type Record struct {
 	// CheckoutPrefix starts every checkout id this run sent ("s1ttpio8f":
 	// its ids are s1ttpio8f-0, s1ttpio8f-1, ...): what to filter the
 	// system's own books and logs by.
-	CheckoutPrefix string                   `json:"checkout_prefix,omitempty"`
-	Load           LoadSummary              `json:"load"`
-	Outcomes       map[string]int           `json:"outcomes"`
-	Invariants     Invariants               `json:"invariants"`
-	Breakers       map[string]BreakerRecord `json:"breakers"`
-	Faults         []FaultRecord            `json:"faults"`
-	Expectations   []ExpectationResult      `json:"expectations"`
+	CheckoutPrefix string         `json:"checkout_prefix,omitempty"`
+	Load           LoadSummary    `json:"load"`
+	Outcomes       map[string]int `json:"outcomes"`
+	// Visits counts the visits of the journeys that do not buy (a load's
+	// streams), by journey and outcome; Outcomes are the purchases'.
+	Visits       map[string]map[string]int `json:"visits,omitempty"`
+	Invariants   Invariants                `json:"invariants"`
+	Breakers     map[string]BreakerRecord  `json:"breakers"`
+	Faults       []FaultRecord             `json:"faults"`
+	Expectations []ExpectationResult       `json:"expectations"`
 	// InvariantChecks are the invariants as promises: each count at most
 	// what the scenario allows (zero unless it says otherwise).
 	InvariantChecks []ExpectationResult `json:"invariant_checks"`
@@ -749,4 +755,21 @@ func Read(path string) (*Record, error) {
 		return nil, fmt.Errorf("read run record %s: %w", path, err)
 	}
 	return &r, nil
+}
+
+// VisitsText says the visits by journey and outcome, journeys in order,
+// each one's outcomes most frequent first: "browse ok 1120; cart ok 398,
+// unavailable 2"; "" without visits.
+func (r *Record) VisitsText() string {
+	var parts []string
+	for _, j := range slices.Sorted(maps.Keys(r.Visits)) {
+		m := r.Visits[j]
+		outs := slices.SortedFunc(maps.Keys(m), func(a, b string) int { return cmp.Or(m[b]-m[a], strings.Compare(a, b)) })
+		var each []string
+		for _, o := range outs {
+			each = append(each, fmt.Sprintf("%s %d", o, m[o]))
+		}
+		parts = append(parts, j+" "+strings.Join(each, ", "))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -217,6 +217,18 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 		}
 	}
 	dv.Outcomes = report.Outcomes()
+	for _, v := range report.Visits {
+		if v.Outcome == "" {
+			continue
+		}
+		if dv.Visits == nil {
+			dv.Visits = map[string]map[string]int{}
+		}
+		if dv.Visits[v.Journey] == nil {
+			dv.Visits[v.Journey] = map[string]int{}
+		}
+		dv.Visits[v.Journey][v.Outcome]++
+	}
 	shoppers := shoppers(report)
 	if shards != nil {
 		// Shard k of n sent the plan's arrivals k, k+n, ... (load.Shard).

@@ -107,8 +107,11 @@ type Result struct {
 	Report          *load.Report
 	TransportErrors []runrecord.TransportError
 	Outcomes        map[string]int
-	Series          runrecord.Series
-	Pods            []runrecord.Pod
+	// Visits counts the visits of the journeys that do not buy, by
+	// journey and outcome; nil without streams.
+	Visits map[string]map[string]int
+	Series runrecord.Series
+	Pods   []runrecord.Pod
 	// Obs is what the judge reads (nil when the drive ended before it
 	// observed the run). Facts, when not nil, are the books of one shop,
 	// read whole and settled: with Report they give the flash-sale

@@ -55,6 +55,7 @@ func Drive(rec *runrecord.Record, in Input) {
 	}
 	if dv.Answered {
 		rec.TransportErrors, rec.Outcomes, rec.Series, rec.Pods = dv.TransportErrors, dv.Outcomes, dv.Series, dv.Pods
+		rec.Visits = dv.Visits
 	}
 	if dv.Report != nil {
 		if err := writeAttempts(in.Dir, dv.Report, in.Sys.StepNames()); err != nil {
