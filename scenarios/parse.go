@@ -121,6 +121,9 @@ func parse(file string, data []byte, open opener, in ...*standIn) (*Scenario, er
 		if errors.Is(err, errStandIn) && len(in) > 0 {
 			s.Load.Stages, err = in[0].stages, nil
 			for _, st := range in[0].streams {
+				if slices.ContainsFunc(s.Load.Streams, func(o Stream) bool { return o.Name == st.Name }) {
+					continue // a stream of the scenario's own, not the replay's
+				}
 				retries := s.Load.MaxRetries
 				st.Patience, st.MaxRetries, st.Recorded = s.Load.Patience, &retries, true
 				s.Load.Streams = append(s.Load.Streams, st)

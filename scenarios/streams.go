@@ -34,10 +34,10 @@ type Stream struct {
 	// MaxRetries bounds their attempts after the first; nil: the load's
 	// max_retries.
 	MaxRetries *int `yaml:"max_retries"`
-	// Recorded: the stream replays a journey of the load's recording
-	// (replay-NAME), whose purchases are recorded as purchases: the
-	// journey's funnel (buy) brings none. Not part of the YAML.
-	Recorded bool `yaml:"-"`
+	// Recorded: the stream's arrivals are a recording's (a replay's
+	// replay-NAME streams are), whose purchases were recorded as
+	// purchases: its journeys' funnels (buy) bring none.
+	Recorded bool `yaml:"recorded"`
 }
 
 // Journeys are the journeys the load's streams name, besides the
@@ -109,12 +109,16 @@ func (v *validator) streams() {
 	}
 }
 
-// streamArrivals is the arrivals the streams plan, a funnel's purchases
-// not counted.
+// streamArrivals is the most arrivals the streams plan: a stream's
+// arrivals, twice where its funnels may bring a purchase each.
 func (l Load) streamArrivals() float64 {
 	n := 0.0
 	for _, st := range l.Streams {
-		n += Load{Stages: st.Stages}.plannedArrivals()
+		k := 2.0
+		if st.Recorded {
+			k = 1
+		}
+		n += k * Load{Stages: st.Stages}.plannedArrivals()
 	}
 	return n
 }

@@ -38,6 +38,14 @@ func TestStreamsParse(t *testing.T) {
 	if got := strings.Join(sc.Load.Journeys(), ","); got != "browse,cart" {
 		t.Fatalf("journeys %s", got)
 	}
+	if st.Recorded {
+		t.Fatal("a stream of the scenario's own is recorded")
+	}
+	// recorded: true, as explore writes a replay's streams: no funnel.
+	rec, err := Parse("store.yaml", []byte(strings.Replace(storeDay, "    - name: steady\n", "    - name: steady\n      recorded: true\n", 1)))
+	if err != nil || !rec.Load.Streams[0].Recorded {
+		t.Fatalf("recorded: %v", err)
+	}
 	// A rehearsal at 150 % in half the time scales the streams too.
 	c := sc.Scaled(1.5, 0.5)
 	cs := c.Load.Streams[0]

@@ -336,7 +336,7 @@ func (v *validator) load() {
 	v.streams()
 	if total := v.s.TotalDuration(); total > maxLoad || total < 0 {
 		v.add("load.stages", "the load lasts more than %s: a drill is minutes long", maxLoad)
-	} else if n := l.plannedArrivals() + 2*l.streamArrivals(); n > maxArrivals {
+	} else if n := l.plannedArrivals() + l.streamArrivals(); n > maxArrivals {
 		v.add("load.stages", "the plan has %.3g arrivals, more than %d: check the targets (arrivals per second)", n, maxArrivals)
 	}
 	if l.Patience < 0 {

@@ -652,6 +652,34 @@ func TestTrialsOfAReplay(t *testing.T) {
 	}
 }
 
+// A base with streams: a trial's streams follow its length and rate as
+// its stages do, trimmed to the load's length, and a replay's recorded
+// streams stay recorded (their funnels bring no purchase).
+func TestTrialsOfAStoresDay(t *testing.T) {
+	b := base(t).Clone()
+	retries := 1
+	b.Load.Streams = []scenarios.Stream{
+		{Name: "steady", Mix: map[string]float64{"browse": 80, "purchase": 20}, Stages: []scenarios.Stage{{Duration: scenarios.Duration(8 * time.Second), Target: 10, Hold: true}}, Patience: b.Load.Patience, MaxRetries: &retries},
+		{Name: "replay-cart", Mix: map[string]float64{"cart": 100}, Stages: []scenarios.Stage{{Duration: scenarios.Duration(7999 * time.Millisecond), Target: 3, Hold: true}}, Patience: b.Load.Patience, MaxRetries: &retries, Recorded: true},
+	}
+	for _, length := range []float64{1, 0.75, 0.333} {
+		s := space(b).Draw(1, 0)
+		s.Length = length
+		sc := mustScenario(t, b, s)
+		if len(sc.Load.Streams) != 2 || !sc.Load.Streams[1].Recorded || sc.Load.Streams[0].Recorded {
+			t.Fatalf("length %g: the trial's streams %+v", length, sc.Load.Streams)
+		}
+		for _, st := range sc.Load.Streams {
+			if st.Duration() > sc.TotalDuration() {
+				t.Errorf("length %g: stream %s lasts %s, the load %s", length, st.Name, st.Duration(), sc.TotalDuration())
+			}
+		}
+		if got, want := sc.Load.Streams[0].Stages[0].Target, round3(10*s.Rate); got != want {
+			t.Errorf("length %g: the steady stream at %g, want %g", length, got, want)
+		}
+	}
+}
+
 // A trial and a finding run the base's load, all of it: a bug that only
 // shoppers without a session meet is found only if the trials keep the
 // base's session_share. Before, session_share, max_shoppers and

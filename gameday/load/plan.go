@@ -197,8 +197,13 @@ func (p Plan) Validate() error {
 			n += arrivals(sh.Stages)
 		}
 		for _, st := range p.Streams {
-			// A funnel's purchases at most double a stream's arrivals.
-			n += arrivals(st.Stages) * (1 + p.mostBuy(st))
+			// A funnel's purchases at most double a stream's arrivals;
+			// a recorded stream's bring none.
+			if st.Recorded {
+				n += arrivals(st.Stages)
+			} else {
+				n += arrivals(st.Stages) * (1 + p.mostBuy(st))
+			}
 		}
 		if n > ArrivalLimit {
 			bad("stages", fmt.Sprintf("%.0f arrivals", n), fmt.Sprintf("at most %d arrivals in one plan", ArrivalLimit))
