@@ -30,13 +30,19 @@ func (l Load) PeakRate() float64 {
 // every shop's own and every stream's (twice: a funnel's purchases), added
 // (an upper bound: their peaks may not meet).
 func (s *Scenario) PeakRate() float64 {
-	peak := s.Load.PeakRate()
-	for _, sh := range s.Shops {
-		peak += Load{Stages: sh.Stages}.PeakRate()
-	}
+	peak := s.stagesPeak()
 	for _, st := range s.Load.Streams {
 		// A funnel's purchases at most double a stream's arrivals.
 		peak += 2 * Load{Stages: st.Stages}.PeakRate()
+	}
+	return peak
+}
+
+// stagesPeak is the load's peak and every shop's own, added.
+func (s *Scenario) stagesPeak() float64 {
+	peak := s.Load.PeakRate()
+	for _, sh := range s.Shops {
+		peak += Load{Stages: sh.Stages}.PeakRate()
 	}
 	return peak
 }
@@ -45,7 +51,7 @@ func (s *Scenario) PeakRate() float64 {
 // MaxShoppers, or when it is 0, 2 × peak rate × patience (DefaultPatience
 // when Patience is 0), at least 100 and at most 1,000,000 (the load
 // generator's limit).
-func (l Load) ShopperPool() int { return l.poolFor(l.PeakRate()) }
+func (l Load) ShopperPool() int { return l.pool(2 * l.PeakRate() * l.patience().Seconds()) }
 
 // ShopperPool is the load's ShopperPool for the whole sale: the shops'
 // own peaks added to the load's, and each stream's at its own patience,
@@ -53,11 +59,7 @@ func (l Load) ShopperPool() int { return l.poolFor(l.PeakRate()) }
 // included, and a funnel's purchase another).
 func (s *Scenario) ShopperPool() int {
 	l := s.Load
-	peak := l.PeakRate()
-	for _, sh := range s.Shops {
-		peak += Load{Stages: sh.Stages}.PeakRate()
-	}
-	n := 2 * peak * l.patience().Seconds()
+	n := 2 * s.stagesPeak() * l.patience().Seconds()
 	for _, st := range l.Streams {
 		p := st.Patience.D()
 		if p <= 0 {
@@ -75,8 +77,6 @@ func (l Load) patience() time.Duration {
 	}
 	return DefaultPatience
 }
-
-func (l Load) poolFor(peak float64) int { return l.pool(2 * peak * l.patience().Seconds()) }
 
 // pool is MaxShoppers, or n rounded up, at least 100 and at most the
 // generator's limit.

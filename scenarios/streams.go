@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -129,18 +130,7 @@ func (v *validator) journeySelect(p string, sel Select) {
 	known := append([]string{PurchaseJourney}, v.s.Load.Journeys()...)
 	for j, n := range sel.Journeys {
 		if !slices.Contains(known, n) {
-			v.add(p+".journeys["+strconv.Itoa(j)+"]", "%s is no journey of the load's streams (%s)", clip(n), joinWords(known))
+			v.add(p+".journeys["+strconv.Itoa(j)+"]", "%s is no journey of the load's streams (%s)", clip(n), strings.Join(known, ", "))
 		}
 	}
-}
-
-func joinWords(ws []string) string {
-	out := ""
-	for i, w := range ws {
-		if i > 0 {
-			out += ", "
-		}
-		out += w
-	}
-	return out
 }

@@ -154,44 +154,25 @@ type FieldError = fileerr.Error
 // ("max_shoppers 0: must be between 1 and 1000000") joined with
 // errors.Join. A plan that passes can be given to Run.
 func (p Plan) Validate() error {
-	var errs []error
-	bad := func(field string, value any, problem string) {
-		errs = append(errs, &FieldError{Field: field, Value: fmt.Sprint(value), Msg: problem})
-	}
+	c := &fields{}
 	if len(p.Stages) == 0 {
-		bad("stages", len(p.Stages), "at least one stage is needed")
+		c.bad("stages", len(p.Stages), "at least one stage is needed")
 	}
-	stages := func(field string, sts []Stage) {
-		for i, st := range sts {
-			if st.Duration <= 0 {
-				bad(fmt.Sprintf("%s[%d].duration", field, i), st.Duration, "must be positive")
-			}
-			if math.IsNaN(st.Target) || math.IsInf(st.Target, 0) || st.Target < 0 {
-				bad(fmt.Sprintf("%s[%d].target", field, i), st.Target, "must be a finite rate, 0 or more, per second")
-			}
-		}
-	}
-	stages("stages", p.Stages)
+	c.stages("stages", p.Stages)
 	seen := map[string]bool{}
 	background := 0
 	for i, sh := range p.Shops {
-		switch {
-		case sh.Name == "":
-			bad(fmt.Sprintf("shops[%d].name", i), `""`, "required")
-		case seen[sh.Name]:
-			bad(fmt.Sprintf("shops[%d].name", i), sh.Name, "named twice")
-		}
-		seen[sh.Name] = true
-		stages(fmt.Sprintf("shops[%d].stages", i), sh.Stages)
+		c.name(fmt.Sprintf("shops[%d].name", i), sh.Name, "required", seen)
+		c.stages(fmt.Sprintf("shops[%d].stages", i), sh.Stages)
 		if len(sh.Stages) == 0 {
 			background++
 		}
 	}
-	errs = append(errs, p.validateStreams(stages)...)
+	p.validateStreams(c)
 	if len(p.Shops) > 0 && background == 0 {
-		bad("shops", len(p.Shops), "every shop has stages of its own: at least one must take the plan's stages")
+		c.bad("shops", len(p.Shops), "every shop has stages of its own: at least one must take the plan's stages")
 	}
-	if len(errs) == 0 {
+	if len(c.errs) == 0 {
 		n := arrivals(p.Stages)
 		for _, sh := range p.Shops {
 			n += arrivals(sh.Stages)
@@ -206,87 +187,105 @@ func (p Plan) Validate() error {
 			}
 		}
 		if n > ArrivalLimit {
-			bad("stages", fmt.Sprintf("%.0f arrivals", n), fmt.Sprintf("at most %d arrivals in one plan", ArrivalLimit))
+			c.bad("stages", fmt.Sprintf("%.0f arrivals", n), fmt.Sprintf("at most %d arrivals in one plan", ArrivalLimit))
 		}
 	}
-	if p.Patience <= 0 {
-		bad("patience", p.Patience, "must be positive")
-	}
-	if p.MaxRetries < 0 || p.MaxRetries > RetryLimit {
-		bad("max_retries", p.MaxRetries, fmt.Sprintf("must be between 0 and %d", RetryLimit))
-	}
+	c.patience("patience", p.Patience)
+	c.retries("max_retries", p.MaxRetries)
 	if !(p.RetryJitter >= 0 && p.RetryJitter <= 1) {
-		bad("retry_jitter", p.RetryJitter, "must be between 0 and 1")
+		c.bad("retry_jitter", p.RetryJitter, "must be between 0 and 1")
 	}
 	if p.MaxShoppers <= 0 || p.MaxShoppers > PoolLimit {
-		bad("max_shoppers", p.MaxShoppers, fmt.Sprintf("must be between 1 and %d", PoolLimit))
+		c.bad("max_shoppers", p.MaxShoppers, fmt.Sprintf("must be between 1 and %d", PoolLimit))
 	}
 	if !(p.SessionShare >= 0 && p.SessionShare <= 1) {
-		bad("session_share", p.SessionShare, "must be between 0 and 1")
+		c.bad("session_share", p.SessionShare, "must be between 0 and 1")
 	}
 	// The checkout refuses ids over 200 bytes; leave room for the index.
 	if len(p.IDPrefix) > 100 {
-		bad("id_prefix", len(p.IDPrefix), "at most 100 bytes")
+		c.bad("id_prefix", len(p.IDPrefix), "at most 100 bytes")
 	}
-	return errors.Join(errs...)
+	return errors.Join(c.errs...)
 }
 
-// validateStreams reports the streams' and journeys' invalid fields.
-func (p Plan) validateStreams(stages func(string, []Stage)) []error {
-	var errs []error
-	bad := func(field string, value any, problem string) {
-		errs = append(errs, &FieldError{Field: field, Value: fmt.Sprint(value), Msg: problem})
+// fields gathers a plan's invalid fields, each a *FieldError.
+type fields struct{ errs []error }
+
+func (c *fields) bad(field string, value any, problem string) {
+	c.errs = append(c.errs, &FieldError{Field: field, Value: fmt.Sprint(value), Msg: problem})
+}
+
+// stages checks a list of stages at field.
+func (c *fields) stages(field string, sts []Stage) {
+	for i, st := range sts {
+		if st.Duration <= 0 {
+			c.bad(fmt.Sprintf("%s[%d].duration", field, i), st.Duration, "must be positive")
+		}
+		if math.IsNaN(st.Target) || math.IsInf(st.Target, 0) || st.Target < 0 {
+			c.bad(fmt.Sprintf("%s[%d].target", field, i), st.Target, "must be a finite rate, 0 or more, per second")
+		}
 	}
+}
+
+// name checks the name of an item of a list: given (empty says what is
+// wrong when it is not) and not seen before; it is seen from then on.
+func (c *fields) name(field, name, empty string, seen map[string]bool) {
+	switch {
+	case name == "":
+		c.bad(field, `""`, empty)
+	case seen[name]:
+		c.bad(field, name, "named twice")
+	}
+	seen[name] = true
+}
+
+func (c *fields) patience(field string, d time.Duration) {
+	if d <= 0 {
+		c.bad(field, d, "must be positive")
+	}
+}
+
+func (c *fields) retries(field string, n int) {
+	if n < 0 || n > RetryLimit {
+		c.bad(field, n, fmt.Sprintf("must be between 0 and %d", RetryLimit))
+	}
+}
+
+// validateStreams checks the streams and the journeys they name.
+func (p Plan) validateStreams(c *fields) {
 	journeys := map[string]bool{}
 	for i, j := range p.Journeys {
 		f := fmt.Sprintf("journeys[%d]", i)
-		switch {
-		case j.Name == "":
-			bad(f+".name", `""`, "required (the purchase is no journey of these)")
-		case journeys[j.Name]:
-			bad(f+".name", j.Name, "named twice")
-		}
-		journeys[j.Name] = true
+		c.name(f+".name", j.Name, "required (the purchase is no journey of these)", journeys)
 		if !(j.Buy >= 0 && j.Buy <= 1) {
-			bad(f+".buy", j.Buy, "must be between 0 and 1")
+			c.bad(f+".buy", j.Buy, "must be between 0 and 1")
 		}
 		if j.BuyAfter < 0 {
-			bad(f+".buy_after", j.BuyAfter, "must not be negative")
+			c.bad(f+".buy_after", j.BuyAfter, "must not be negative")
 		}
 	}
 	names := map[string]bool{}
 	for i, st := range p.Streams {
 		f := fmt.Sprintf("streams[%d]", i)
-		switch {
-		case st.Name == "":
-			bad(f+".name", `""`, "required")
-		case names[st.Name]:
-			bad(f+".name", st.Name, "named twice")
-		}
-		names[st.Name] = true
+		c.name(f+".name", st.Name, "required", names)
 		if len(st.Stages) == 0 {
-			bad(f+".stages", 0, "at least one stage is needed")
+			c.bad(f+".stages", 0, "at least one stage is needed")
 		}
-		stages(f+".stages", st.Stages)
+		c.stages(f+".stages", st.Stages)
 		if len(st.Mix) == 0 {
-			bad(f+".mix", 0, "at least one journey is needed")
+			c.bad(f+".mix", 0, "at least one journey is needed")
 		}
 		for k, sh := range st.Mix {
 			if sh.Journey != "" && !journeys[sh.Journey] {
-				bad(fmt.Sprintf("%s.mix[%d].journey", f, k), sh.Journey, "not a journey of the plan")
+				c.bad(fmt.Sprintf("%s.mix[%d].journey", f, k), sh.Journey, "not a journey of the plan")
 			}
 			if !(sh.Weight > 0) || math.IsInf(sh.Weight, 0) {
-				bad(fmt.Sprintf("%s.mix[%d].weight", f, k), sh.Weight, "must be a finite weight above 0")
+				c.bad(fmt.Sprintf("%s.mix[%d].weight", f, k), sh.Weight, "must be a finite weight above 0")
 			}
 		}
-		if st.Patience <= 0 {
-			bad(f+".patience", st.Patience, "must be positive")
-		}
-		if st.MaxRetries < 0 || st.MaxRetries > RetryLimit {
-			bad(f+".max_retries", st.MaxRetries, fmt.Sprintf("must be between 0 and %d", RetryLimit))
-		}
+		c.patience(f+".patience", st.Patience)
+		c.retries(f+".max_retries", st.MaxRetries)
 	}
-	return errs
 }
 
 // mostBuy is the largest Buy of st's journeys.

@@ -338,15 +338,7 @@ func benchGameday(b *testing.B, url string, rate int, hc *http.Client, f *loadFi
 		Seed:        1,
 		IDPrefix:    "bench",
 	}
-	t := benchSystem(b, url).Flow(hc, "bench")
-	defer t.CloseIdleConnections()
-	var rep *load.Report
-	var err error
-	f.measure(func() { rep, err = load.Run(context.Background(), plan, t, load.Options{}) })
-	if err != nil {
-		b.Fatalf("Run: %v", err)
-	}
-	f.dropped += rep.Dropped
+	rep := runFlow(b, benchSystem(b, url).Flow(hc, "bench"), plan, f)
 	for _, s := range rep.Shoppers {
 		if s.Outcome == load.OutcomeDropped {
 			continue
@@ -450,18 +442,24 @@ func BenchmarkMixedVsVegeta(b *testing.B) {
 	b.Logf("mixed %d arrivals/s, gameday ÷ vegeta run by run: %s; late p99 ms: %s", rate, ratios(rg), ratios(late))
 }
 
-// benchMix runs the mixed plan once through the system's flow and returns
-// its late-start p99.
-func benchMix(b *testing.B, sys *system.System, plan load.Plan, f *loadFigures) time.Duration {
-	t := sys.Flow(nil, "bench")
-	defer t.CloseIdleConnections()
+// runFlow runs plan once through flow, measuring it into f (its CPU time,
+// allocations and drops), and closes flow's idle connections after.
+func runFlow(b *testing.B, flow *system.Flow, plan load.Plan, f *loadFigures) *load.Report {
+	defer flow.CloseIdleConnections()
 	var rep *load.Report
 	var err error
-	f.measure(func() { rep, err = load.Run(context.Background(), plan, t, load.Options{}) })
+	f.measure(func() { rep, err = load.Run(context.Background(), plan, flow, load.Options{}) })
 	if err != nil {
 		b.Fatalf("Run: %v", err)
 	}
 	f.dropped += rep.Dropped
+	return rep
+}
+
+// benchMix runs the mixed plan once through the system's flow and returns
+// its late-start p99.
+func benchMix(b *testing.B, sys *system.System, plan load.Plan, f *loadFigures) time.Duration {
+	rep := runFlow(b, sys.Flow(nil, "bench"), plan, f)
 	if rep.Started+rep.Dropped != rep.Scheduled {
 		b.Fatalf("%d of %d arrivals started", rep.Started, rep.Scheduled)
 	}
