@@ -97,6 +97,21 @@ type Config struct {
 	// above. The fair modes need at least one key.
 	Admission admission.Config
 
+	// CatalogURL is the catalogue's base URL: the product page's
+	// description comes from it, cached in the sessions Redis
+	// (productcache.go). "" serves the page with price and stock only.
+	CatalogURL string
+	// ProductCacheTTL is how long a description stays in the cache; 0
+	// means 30s. CatalogTimeout bounds one catalogue request; 0 means 1s.
+	ProductCacheTTL, CatalogTimeout time.Duration
+	// ProductCoalesce and ProductServeStale switch the product page's
+	// defences: "" or On, on; Off, off (a drill proving it notices).
+	ProductCoalesce, ProductServeStale string
+	// GuestFallback: "" or On, a purchase whose session store fails goes
+	// on as a guest, marked degraded; Off, it is refused with 503 (reason
+	// sessions), as a checkout that cannot do without sessions does.
+	GuestFallback string
+
 	// Logger receives the checkout's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -139,6 +154,12 @@ func (c *Config) normalise() {
 	if c.Inventory.Timeout == 0 {
 		c.Inventory.Timeout = defaults.InventoryTimeout
 	}
+	if c.ProductCacheTTL == 0 {
+		c.ProductCacheTTL = defaults.ProductCacheTTL
+	}
+	if c.CatalogTimeout == 0 {
+		c.CatalogTimeout = defaults.CatalogTimeout
+	}
 	if c.Sessions.Timeout == 0 {
 		c.Sessions.Timeout = defaults.SessionsTimeout
 	}
@@ -168,6 +189,16 @@ func (c Config) Validate() error {
 	if u, err := url.Parse(c.PaymentURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("payment url %q: want http://host:port", c.PaymentURL))
 	}
+	if c.CatalogURL != "" {
+		if u, err := url.Parse(c.CatalogURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("catalog url %q: want http://host:port", c.CatalogURL))
+		}
+	}
+	for name, v := range map[string]string{"product coalesce": c.ProductCoalesce, "product serve stale": c.ProductServeStale, "guest fallback": c.GuestFallback} {
+		if v != "" && v != On && v != Off {
+			errs = append(errs, fmt.Errorf("%s %q: want %q or %q", name, v, On, Off))
+		}
+	}
 	switch c.Mode {
 	case "", ModeReserve, ModeNaive:
 	default:
@@ -176,6 +207,7 @@ func (c Config) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"lease ttl": c.LeaseTTL, "retry after": c.RetryAfter, "min payment time": c.MinPaymentTime,
 		"sweep interval": c.SweepInterval, "late claim grace": c.LateClaimGrace, "session ttl": c.SessionTTL,
+		"product cache ttl": c.ProductCacheTTL, "catalog timeout": c.CatalogTimeout,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s %s: must not be negative", name, d))
@@ -196,6 +228,13 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// The values of the switches (ProductCoalesce, ProductServeStale,
+// GuestFallback).
+const (
+	On  = "on"
+	Off = "off"
+)
 
 func checkHostPort(addr string) error {
 	host, port, err := net.SplitHostPort(addr)

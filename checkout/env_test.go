@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gameday-dev/gameday/checkout"
+	"github.com/gameday-dev/gameday/checkout/catalog"
 	"github.com/gameday-dev/gameday/checkout/payment"
 	"github.com/gameday-dev/gameday/gameday/toxi"
 	"github.com/gameday-dev/gameday/internal/testenv"
@@ -28,6 +29,10 @@ type env struct {
 	payment  *payment.Server
 	payURL   string // direct, bypassing Toxiproxy
 	hc       *http.Client
+	// catalog is the catalogue stand-in (with envOptions.catalog), behind
+	// the proxy "catalog"; sessAddr the sessions Redis, direct.
+	catalog  *catalog.Server
+	sessAddr string
 }
 
 type envOptions struct {
@@ -37,6 +42,9 @@ type envOptions struct {
 	// direct wires the checkout straight to its dependencies, bypassing
 	// Toxiproxy (for benchmarks that measure the proxy's cost).
 	direct bool
+	// catalog, when set, starts the catalogue stand-in behind the product
+	// page's cache.
+	catalog *catalog.Config
 }
 
 const sku = "sku-1"
@@ -61,6 +69,15 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.direct {
 		cfg.InventoryRedis, cfg.SessionRedis, cfg.PaymentURL = inv.Addr(), sess.Addr(), payHTTP.URL
 	}
+	var cat *catalog.Server
+	if o.catalog != nil {
+		if cat, err = catalog.New(*o.catalog); err != nil {
+			t.Fatal(err)
+		}
+		catHTTP := httptest.NewServer(cat)
+		t.Cleanup(catHTTP.Close)
+		cfg.CatalogURL = "http://" + testenv.Proxy(t, tc, "catalog", catHTTP.Listener.Addr().String())
+	}
 	srv, err := checkout.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +86,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 
-	e := &env{t: t, toxi: tc, checkout: srv, url: hs.URL, payment: pay, payURL: payHTTP.URL,
+	e := &env{t: t, toxi: tc, checkout: srv, url: hs.URL, payment: pay, payURL: payHTTP.URL, catalog: cat, sessAddr: sess.Addr(),
 		hc: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}
 	if o.stock > 0 {
 		e.setStock(o.stock)

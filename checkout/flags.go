@@ -40,6 +40,12 @@ func (c *Config) flagVars() []flags.Var {
 		flags.PaymentAttempts.Bind(&c.PaymentAttempts),
 		flags.SweepInterval.Bind(&c.SweepInterval),
 		flags.LateClaimGrace.Bind(&c.LateClaimGrace),
+		flags.CatalogURL.Bind(&c.CatalogURL),
+		flags.ProductCacheTTL.Bind(&c.ProductCacheTTL),
+		flags.CatalogTimeout.Bind(&c.CatalogTimeout),
+		flags.ProductCoalesce.Bind(&c.ProductCoalesce),
+		flags.ProductServeStale.Bind(&c.ProductServeStale),
+		flags.GuestFallback.Bind(&c.GuestFallback),
 	}
 	for _, g := range []struct {
 		dep string

@@ -56,7 +56,9 @@ func TestConfigArgsRoundTrip(t *testing.T) {
 			MinPaymentTime: 400 * time.Millisecond, PaymentSlots: 8, PaymentAttempts: 1, SweepInterval: 100 * time.Millisecond,
 			LateClaimGrace: 7 * time.Second,
 			Payment:        guard(300 * time.Millisecond), Inventory: guard(50 * time.Millisecond), Sessions: guard(20 * time.Millisecond),
-			Admission: admission.Config{Mode: admission.ModeFairDeadline, InProgress: 40, TokenTTL: time.Minute},
+			Admission:  admission.Config{Mode: admission.ModeFairDeadline, InProgress: 40, TokenTTL: time.Minute},
+			CatalogURL: "http://10.0.0.3:8092", ProductCacheTTL: 5 * time.Second, CatalogTimeout: 300 * time.Millisecond,
+			ProductCoalesce: Off, ProductServeStale: Off, GuestFallback: Off,
 		}},
 		// The zero Config: its zeros are the defaults, but the required
 		// addresses, which are rendered as they are.

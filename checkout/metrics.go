@@ -18,6 +18,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	degraded *prometheus.CounterVec
 	voids    *prometheus.CounterVec
+	product  *prometheus.CounterVec
 }
 
 func newMetrics(guards []*breakers.Guard, room *admission.Room, line *paymentLine) *metrics {
@@ -41,7 +42,11 @@ func newMetrics(guards []*breakers.Guard, room *admission.Room, line *paymentLin
 			Help: "Charge voids by result: requested, done, failed (retried by the sweeper), called_off.",
 		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, m.degraded, m.voids,
+	m.product = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gameday_product_cache_total",
+		Help: "Product page descriptions by how they were had: hit (the cache), miss (the cache had none), stale (the catalogue failed; the last one had was served), failed (none could be had).",
+	}, []string{"result"})
+	m.reg.MustRegister(m.requests, m.duration, m.degraded, m.voids, m.product,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gameday_admission_in_progress",

@@ -40,6 +40,7 @@ type Server struct {
 	room      *admission.Room
 	metrics   *metrics
 	mux       *http.ServeMux
+	products  *productCache // nil without a catalogue
 
 	stopTick  chan struct{} // closed by Close; nil without a fair room
 	tickDone  chan struct{}
@@ -105,6 +106,9 @@ func New(cfg Config) (*Server, error) {
 		s.line = newPaymentLine(cfg.PaymentSlots, cfg.MinPaymentTime, time.Now)
 	}
 	s.metrics = newMetrics(s.guards, s.room, s.line)
+	if cfg.CatalogURL != "" {
+		s.products = newProductCache(cfg, s.sessRedis, s.sessG, s.metrics)
+	}
 	s.voids = newVoider(s.inv, s.pay, cfg.Payment.Timeout, cfg.lateClaimGrace(), cfg.SweepInterval, s.log, s.metrics)
 	if cfg.Admission.Mode.Fair() {
 		s.stopTick, s.tickDone = make(chan struct{}), make(chan struct{})
@@ -418,22 +422,27 @@ func (s *Server) end(id string) {
 }
 
 // touchSession degrades open: when the session store fails, the shopper
-// carries on as a guest and the answer says so.
-func (s *Server) touchSession(ctx context.Context, req Request, resp *Response) {
+// carries on as a guest and the answer says so. With GuestFallback off it
+// returns the store's error instead, for the purchase to be refused.
+func (s *Server) touchSession(ctx context.Context, req Request, resp *Response) error {
 	if req.Session == "" || s.sessions == nil {
 		resp.Guest = true
-		return
+		return nil
 	}
 	err := s.sessG.Do(ctx, func(ctx context.Context) error {
 		_, err := s.sessions.Touch(ctx, req.Session, req.Shopper)
 		return err
 	})
+	if err != nil && s.cfg.GuestFallback == Off {
+		return err
+	}
 	if err != nil {
 		resp.Guest, resp.Degraded = true, true
 		resp.DegradedReasons = append(resp.DegradedReasons, "session_store_unavailable")
 		s.metrics.degraded.WithLabelValues("session_store_unavailable").Inc()
 		s.log.Debug("session store failed; checking out as guest", "checkout_id", req.CheckoutID, "err", err)
 	}
+	return nil
 }
 
 // reserve is the correct flow: reserve, pay, claim; release on anything
@@ -493,7 +502,10 @@ func (s *Server) reserve(ctx context.Context, req Request, resp Response) Respon
 	// The session is touched once a unit is held, not before: in a drop
 	// most shoppers are told sold out, and their answer needs nothing of
 	// the session store (one Redis round trip fewer for each of them).
-	s.touchSession(ctx, req, &resp)
+	if err := s.touchSession(ctx, req, &resp); err != nil {
+		s.release(req, res.refreshed)
+		return s.refused(ctx, resp, "sessions", err)
+	}
 	key := ChargeKey(req.CheckoutID, res.attempt)
 	ch, sent, err := s.charge(ctx, req, key)
 	switch {
@@ -748,7 +760,9 @@ func (s *Server) naive(ctx context.Context, req Request, resp Response) Response
 		resp.Status = OutcomeSoldOut
 		return resp
 	}
-	s.touchSession(ctx, req, &resp)
+	if err := s.touchSession(ctx, req, &resp); err != nil {
+		return s.refused(ctx, resp, "sessions", err)
+	}
 	key := ChargeKey(req.CheckoutID, "1")
 	ch, sent, err := s.charge(ctx, req, key)
 	if err != nil {

@@ -18,6 +18,10 @@ import (
 //     read from the inventory Redis within the inventory timeout; when
 //     that read fails the page is still served, its stock unknown and the
 //     answer marked degraded: a shopper can still read about the product.
+//     With a catalogue (Config.CatalogURL) it shows the product's
+//     description, from a cache in front of the catalogue
+//     (productcache.go); one that cannot be had at all is 503 (reason
+//     catalog).
 //   - POST /cart {"session","sku","qty"} adds to the session's cart, in
 //     the sessions Redis; GET /cart with the Session header shows it (a
 //     session token in a query string would land in access logs). A
@@ -31,7 +35,13 @@ type productPage struct {
 	PriceCents int64  `json:"price_cents"`
 	// Available is the units left; nil when the stock could not be read.
 	Available *int64 `json:"available"`
-	Degraded  bool   `json:"degraded,omitempty"`
+	// Name and Description come from the catalogue, through the product
+	// cache (productcache.go); Stale says they are the last ones had,
+	// served because the catalogue failed.
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	Stale       bool   `json:"stale,omitempty"`
+	Degraded    bool   `json:"degraded,omitempty"`
 }
 
 func (s *Server) handleProduct(w http.ResponseWriter, r *http.Request) {
@@ -52,6 +62,16 @@ func (s *Server) handleProduct(w http.ResponseWriter, r *http.Request) {
 		page.Degraded = true
 	default:
 		page.Available = &n
+	}
+	if s.products != nil {
+		p, stale, err := s.products.get(r.Context(), sku)
+		if err != nil {
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "catalog"})
+			return
+		}
+		page.Name, page.Description, page.Stale = p.Name, p.Description, stale
+		page.Degraded = page.Degraded || stale
 	}
 	writeJSON(w, http.StatusOK, page)
 }

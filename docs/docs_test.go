@@ -64,13 +64,14 @@ faults: [{name: slow, target: payment, at: 5s, for: 10s, toxic: {type: latency, 
 // docs use and this map lacks fails the test rather than reading this
 // machine's environment.
 var docVars = map[string]string{
-	"INV_LISTEN":        "127.0.0.1:16401",
-	"INV_UPSTREAM":      "127.0.0.1:6379",
-	"MYSQL_PW":          "secret",
-	"POD_ADMIN_URL":     "http://127.0.0.1:8080",
-	"POD_DATABASE_URL":  "postgres://drill@127.0.0.1/shop",
-	"SHOP_ADMIN_TOKEN":  "token",
-	"SHOP_DATABASE_URL": "postgres://drill@127.0.0.1/shop",
+	"INV_LISTEN":           "127.0.0.1:16401",
+	"INV_UPSTREAM":         "127.0.0.1:6379",
+	"MYSQL_PW":             "secret",
+	"CACHE_REDIS_PASSWORD": "secret",
+	"POD_ADMIN_URL":        "http://127.0.0.1:8080",
+	"POD_DATABASE_URL":     "postgres://drill@127.0.0.1/shop",
+	"SHOP_ADMIN_TOKEN":     "token",
+	"SHOP_DATABASE_URL":    "postgres://drill@127.0.0.1/shop",
 }
 
 var varName = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)

@@ -91,3 +91,76 @@ faults:
 		t.Errorf("the kill the handle can do was refused: %v", err)
 	}
 }
+
+// A cache fault is checked against the system, with nothing contacted: on
+// a dependency that does not speak Redis, and a flush or an expiry of a
+// dependency the books are read from (said, or found from a Redis store
+// the books read at its upstream) without clears_books, it is refused at
+// its line; a memory limit there, a flush that says it means it, and a
+// flush of a plain cache pass. A counter promise names a counter of the
+// system.
+func TestCacheFaultsAgainstTheSystem(t *testing.T) {
+	sys, err := system.Parse("shop.yaml", []byte(`
+name: shop
+base_url: http://127.0.0.1:1
+sku: s
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}]}]}
+dependencies:
+  cache: {listen: 127.0.0.1:16379, upstream: 127.0.0.1:6379, protocol: redis}
+  ledger: {listen: 127.0.0.1:16380, upstream: 127.0.0.1:6380, protocol: redis}
+  stock: {listen: 127.0.0.1:16381, upstream: 127.0.0.1:6381, protocol: redis, books: true}
+  db: {listen: 127.0.0.1:15432, upstream: 127.0.0.1:5432, protocol: postgres}
+stores:
+  ledger: {redis: "redis://127.0.0.1:6380/0"}
+  origin: {http: "http://127.0.0.1:8092"}
+counters:
+  origin_requests: {store: origin, http: {path: /stats}, json: requests}
+books:
+  stock:
+    available: {store: ledger, redis: [GET, "stock:{{.SKU}}"]}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	check := func(faults, expect string) error {
+		t.Helper()
+		sc, err := scenarios.Parse(filepath.Join(dir, "drill.yaml"), []byte(`name: drill
+system: shop.yaml
+matrix: {dependency: cache, failure: cache}
+stock: 10
+load: {stages: [{duration: 4s, target: 5}], patience: 2s}
+faults:
+`+faults+expect))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gameday.CheckScenario(sc, sys)
+	}
+	for _, tc := range []struct {
+		name, faults, expect, want string
+	}{
+		{"flush of a cache", "  - {target: cache, at: 1s, cache: {flush: \"page:*\"}}\n", "", ""},
+		{"not redis", "  - {target: db, at: 1s, cache: {flush: \"*\"}}\n", "",
+			":7: faults[0].cache: a cache fault acts through Redis's own commands, and db speaks postgres"},
+		{"the books, said", "  - {target: stock, at: 1s, cache: {expire: \"*\"}}\n", "",
+			":7: faults[0].cache: stock holds the books (shop.yaml): a cache-expire of its keys clears what the verdict is judged on"},
+		{"the books, found", "  - {target: ledger, at: 1s, cache: {flush: \"*\"}}\n", "",
+			":7: faults[0].cache: ledger holds the books"},
+		{"the books, meant", "  - {target: ledger, at: 1s, cache: {flush: \"*\", clears_books: true}}\n", "", ""},
+		{"a memory limit on the books", "  - {target: stock, at: 1s, cache: {maxmemory: 95%, policy: noeviction}}\n", "", ""},
+		{"a counter", "  - {target: cache, at: 1s, for: 2s, cache: {flush: \"*\"}}\n", "expect:\n  - metric: {counter: origin_requests, below: 10}\n", ""},
+		{"no such counter", "  - {target: cache, at: 1s, for: 2s, cache: {flush: \"*\"}}\n", "expect:\n  - metric: {counter: origin_rps, below: 10}\n",
+			`:9: expect[0].metric.counter: shop.yaml names no counter "origin_rps" (counters: origin_requests)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := check(tc.faults, tc.expect)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "drill.yaml")+tc.want)):
+				t.Errorf("got %v\nwant %s%s", err, filepath.Join(dir, "drill.yaml"), tc.want)
+			}
+		})
+	}
+}

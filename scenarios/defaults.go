@@ -179,14 +179,25 @@ func (b *Breaker) setDefaults(timeout time.Duration) {
 	}
 }
 
-// Kind names the fault's kind: the toxic type, "down", or the process
-// action ("" when none is set).
+// Kind names the fault's kind: the toxic type, "down", the cache fault's
+// (cache-flush, cache-expire, cache-limit), or the process action (""
+// when none is set).
 func (f Fault) Kind() string {
 	switch {
 	case f.Toxic != nil:
 		return f.Toxic.Type
 	case f.Down:
 		return "down"
+	case f.Cache != nil:
+		switch {
+		case f.Cache.Flush != "":
+			return KindCacheFlush
+		case f.Cache.Expire != "":
+			return KindCacheExpire
+		case f.Cache.MaxMemory != "":
+			return KindCacheLimit
+		}
+		return "cache"
 	}
 	return f.Process
 }

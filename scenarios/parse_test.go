@@ -42,7 +42,7 @@ func TestBadFiles(t *testing.T) {
 		// A misspelt key is an error, not silently ignored.
 		{"unknown-key", []wantErr{{4, "stok", "unknown field (known: abort, checkout,"}}},
 		// The same deeper down, with the path to it.
-		{"unknown-nested-key", []wantErr{{12, "faults[0].duration", "unknown field (known: at, down, for,"}}},
+		{"unknown-nested-key", []wantErr{{12, "faults[0].duration", "unknown field (known: at, cache, down, for,"}}},
 		// A repeated key would silently win; it names both lines.
 		{"duplicate-key", []wantErr{{5, "stock", "given twice (first on line 4)"}}},
 		// A string where a number is wanted.
@@ -64,7 +64,24 @@ func TestBadFiles(t *testing.T) {
 		// Toxiproxy's own milliseconds are not accepted: write a unit.
 		{"attribute-bare-number", []wantErr{{15, "faults[0].toxic.attributes.latency", `1000 is a bare number, not a duration (write "1000ms")`}}},
 		// A fault is exactly one thing.
-		{"toxic-and-down", []wantErr{{9, "faults[0]", "set exactly one of toxic, down and process (2 set)"}}},
+		{"toxic-and-down", []wantErr{{9, "faults[0]", "set exactly one of toxic, down, process and cache (2 set)"}}},
+		// A cache fault does one thing to the data.
+		{"cache-two-actions", []wantErr{{12, "faults[0].cache", "set exactly one of flush, expire and maxmemory (2 set)"}}},
+		// A limit Redis reads as none, or one an empty Redis already fills,
+		// and a policy Redis does not have.
+		{"cache-maxmemory", []wantErr{
+			{12, "faults[0].cache.maxmemory", `"0" is below 1mb: Redis reads 0 as no limit`},
+			{16, "faults[1].cache.maxmemory", `"100kb" is below 1mb`},
+			{16, "faults[1].cache.policy", `"lru" is not one of noeviction, allkeys-lru`},
+			{20, "faults[2].cache.maxmemory", `"150%": a share of what the Redis uses is a whole percentage from 1% to 99%`},
+		}},
+		// A repeat needs an end; a pattern has no spaces; ttl is an
+		// expiry's.
+		{"cache-every", []wantErr{
+			{12, "faults[0].cache.every", "needs the fault's for"},
+			{17, "faults[1].cache.flush", "a key pattern (Redis's glob: product:*)"},
+			{17, "faults[1].cache.ttl", "only for expire"},
+		}},
 		// A promise about a fault that does not exist.
 		{"missing-fault", []wantErr{{17, "expect[0].breaker_opens.fault", `no fault is named "slow-payment" (faults: slow)`}}},
 		{"bad-window", []wantErr{{18, "expect[1].latency.window", `"sometimes" is not one of before, during, after, all`}}},

@@ -256,6 +256,9 @@ func (s *Scenario) Clone() *Scenario {
 		c.Load.Streams[i].Stages = slices.Clone(st.Stages)
 		c.Load.Streams[i].MaxRetries = clonePtr(st.MaxRetries)
 	}
+	c.Checkout.Product.Coalesce = clonePtr(s.Checkout.Product.Coalesce)
+	c.Checkout.Product.ServeStale = clonePtr(s.Checkout.Product.ServeStale)
+	c.Checkout.GuestFallback = clonePtr(s.Checkout.GuestFallback)
 	c.Load.RetryJitter = clonePtr(s.Load.RetryJitter)
 	c.Load.SessionShare = clonePtr(s.Load.SessionShare)
 	c.Faults = slices.Clone(s.Faults)
@@ -266,6 +269,7 @@ func (s *Scenario) Clone() *Scenario {
 			ct.Attributes = maps.Clone(t.Attributes)
 			c.Faults[i].Toxic = &ct
 		}
+		c.Faults[i].Cache = clonePtr(c.Faults[i].Cache)
 	}
 	c.Expect = slices.Clone(s.Expect)
 	for i := range c.Expect {

@@ -93,6 +93,10 @@ func TestScaled(t *testing.T) {
 		"faults[1].for":               ms(400),
 		"faults[2].at":                ms(3200),
 		"faults[2].for":               ms(200),
+		// A cache fault's every and ttl are its intensity, as a
+		// toxic's latency is: kept.
+		"faults[3].at":                ms(4800),
+		"faults[3].for":               ms(400),
 		"abort.for":                   ms(2400),
 		"stock":                       int64(201), // 1001 × 0.2, rounded up
 		"expect[4].degraded.at_least": 3,          // 10 × 1.5 × 0.2

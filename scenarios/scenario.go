@@ -1,8 +1,10 @@
 package scenarios
 
 import (
+	"fmt"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -185,6 +187,24 @@ type Checkout struct {
 	Payment   Breaker   `yaml:"payment"`
 	Inventory Breaker   `yaml:"inventory"`
 	Sessions  Breaker   `yaml:"sessions"`
+	// Product is the product page's cache in front of the catalogue
+	// (docs/checkout.md#the-product-page): its defences, each on unless
+	// switched off, so that a drill can prove it notices.
+	Product ProductPage `yaml:"product"`
+	// GuestFallback, false, refuses a purchase whose session store fails
+	// (503, reason sessions) where the checkout would go on as a guest;
+	// nil means true.
+	GuestFallback *bool `yaml:"guest_fallback"`
+}
+
+// ProductPage switches the product page's defences; nil means on.
+type ProductPage struct {
+	// Coalesce: the misses of one product at the same moment wait for one
+	// catalogue request.
+	Coalesce *bool `yaml:"coalesce"`
+	// ServeStale: when the catalogue fails, the last description had is
+	// served, marked degraded.
+	ServeStale *bool `yaml:"serve_stale"`
 }
 
 // Admission is the reference checkout's admission control under overload.
@@ -335,6 +355,111 @@ type Fault struct {
 	Toxic   *Toxic `yaml:"toxic"`
 	Down    bool   `yaml:"down"`
 	Process string `yaml:"process"` // kill, pause, restart
+	// Cache acts on a Redis dependency's data, not its network: keys
+	// flushed or expired, or its memory limited (docs/faults.md#cache-faults).
+	Cache *Cache `yaml:"cache"`
+}
+
+// Cache is a fault on the data of a dependency that speaks Redis, through
+// Redis's own commands: exactly one of Flush, Expire and MaxMemory.
+// Flushed and expired keys cannot be given back; a memory limit is
+// restored when the fault ends.
+type Cache struct {
+	// Flush deletes the keys matching a pattern (Redis's glob, as SCAN
+	// MATCH reads it: "product:*"); "*" is every key of the database
+	// (FLUSHDB).
+	Flush string `yaml:"flush"`
+	// Expire gives the keys matching a pattern TTL left to live (0: they
+	// go at once), as hot keys that expire together do.
+	Expire string   `yaml:"expire"`
+	TTL    Duration `yaml:"ttl"`
+	// Every repeats a flush or an expiry through the fault's for, the
+	// first at its start; 0: once.
+	Every Duration `yaml:"every"`
+	// MaxMemory limits the Redis's memory for the fault's length: a size
+	// ("4mb": b, kb, mb, gb, in Redis's 1024s), or a share of what the
+	// Redis uses when the fault starts ("90%": a cache under pressure
+	// whatever its size). Policy (Redis's maxmemory-policy) goes with it
+	// when given; both are put back as they were when it ends.
+	MaxMemory string `yaml:"maxmemory"`
+	Policy    string `yaml:"policy"`
+	// ClearsBooks says the scenario means to flush or expire keys of a
+	// dependency the books are read from (its system file says
+	// books: true): refused without it.
+	ClearsBooks bool `yaml:"clears_books"`
+}
+
+// MaxMemoryPolicies are Redis's values of maxmemory-policy.
+var MaxMemoryPolicies = []string{"noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"}
+
+// MinMaxMemory is the least memory limit a cache fault sets: an empty
+// Redis uses about a megabyte of its own, and a limit under it refuses
+// every write from the start, which is not a cache under pressure but a
+// Redis that is full before the drill. 0, Redis's "no limit", is refused
+// with it.
+const MinMaxMemory = 1 << 20
+
+// Kinds of cache fault, as Fault.Kind names them.
+const (
+	KindCacheFlush  = "cache-flush"
+	KindCacheExpire = "cache-expire"
+	KindCacheLimit  = "cache-limit"
+)
+
+// Pattern is the keys a flush or an expiry acts on; "" for a memory
+// limit.
+func (c *Cache) Pattern() string {
+	if c.Flush != "" {
+		return c.Flush
+	}
+	return c.Expire
+}
+
+// Clears reports whether the fault deletes or expires keys.
+func (c *Cache) Clears() bool { return c.Flush != "" || c.Expire != "" }
+
+// MaxMemoryBytes is MaxMemory in bytes, given what the Redis uses now
+// (for a share).
+func (c *Cache) MaxMemoryBytes(used int64) (int64, error) {
+	if pct, ok, err := c.MaxMemoryShare(); ok {
+		return used * int64(pct) / 100, err
+	}
+	return ParseBytes(c.MaxMemory)
+}
+
+// MaxMemoryShare is a MaxMemory written as a share of what the Redis uses
+// ("90%"), in percent; ok is false for a size.
+func (c *Cache) MaxMemoryShare() (pct int, ok bool, err error) {
+	s, ok := strings.CutSuffix(strings.TrimSpace(c.MaxMemory), "%")
+	if !ok {
+		return 0, false, nil
+	}
+	pct, err = strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || pct < 1 || pct > 99 {
+		return 0, true, fmt.Errorf("%q: a share of what the Redis uses is a whole percentage from 1%% to 99%%", c.MaxMemory)
+	}
+	return pct, true, nil
+}
+
+// ParseBytes reads a size as Redis's configuration writes one: a whole
+// number with an optional unit, b, kb, mb or gb (of 1024), any case.
+func ParseBytes(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"b", 1}} {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<50)/mult {
+		return 0, fmt.Errorf("%q: want a size such as 4mb (b, kb, mb, gb)", s)
+	}
+	return n * mult, nil
 }
 
 // Toxic is a Toxiproxy toxic. Attributes are as Toxiproxy names them;
@@ -400,11 +525,38 @@ type FastRefusals struct {
 // while the load runs, stays below Below (and/or above Above) in Window:
 // every sample of the window, and at least one. The expression must give
 // one value: a scalar, or a vector of one series.
+//
+// Counter, in place of Query, names a counter of the system file
+// (counters:): read every second, its rate (the rise since the last
+// reading, per second) is the value judged — "the origin took fewer than
+// 20 requests a second while the cache was cold".
 type MetricBound struct {
-	Query  string   `yaml:"query"`
-	Window Window   `yaml:"window"`
-	Below  *float64 `yaml:"below"`
-	Above  *float64 `yaml:"above"`
+	Query   string   `yaml:"query"`
+	Counter string   `yaml:"counter"`
+	Window  Window   `yaml:"window"`
+	Below   *float64 `yaml:"below"`
+	Above   *float64 `yaml:"above"`
+}
+
+// Key is what the promise's samples are kept under: its PromQL
+// expression, or "counter:NAME".
+func (m *MetricBound) Key() string {
+	if m.Counter != "" {
+		return CounterKey(m.Counter)
+	}
+	return m.Query
+}
+
+// CounterKey is the key a counter's samples are kept under.
+func CounterKey(name string) string { return "counter:" + name }
+
+// What names what the promise reads, for its text: the expression, or
+// "the rate of NAME (a second)".
+func (m *MetricBound) What() string {
+	if m.Counter != "" {
+		return m.Counter + " a second"
+	}
+	return m.Query
 }
 
 // BreakerWithin: the breaker of Dependency opens within Within of the start

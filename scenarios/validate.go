@@ -383,11 +383,17 @@ func (v *validator) faults() {
 		if f.Process != "" {
 			kinds++
 		}
+		if f.Cache != nil {
+			kinds++
+		}
 		if kinds != 1 {
-			v.add(p, "set exactly one of toxic, down and process (%d set)", kinds)
+			v.add(p, "set exactly one of toxic, down, process and cache (%d set)", kinds)
 		}
 		if f.Toxic != nil {
 			v.toxic(p+".toxic", *f.Toxic)
+		}
+		if f.Cache != nil {
+			v.cache(p, f)
 		}
 		if f.Process != "" {
 			// Every target may be killed, payment included: the local
@@ -400,6 +406,9 @@ func (v *validator) faults() {
 			if f.Process == "restart" && f.For <= 0 {
 				v.add(p+".for", "required for a restart, above 0: the least length of the recovery window")
 			}
+		}
+		if s.Environment.Kind == "external" && s.System == "" && f.Cache != nil {
+			v.add(p+".cache", "needs the address of %s's Redis: the local environment's, or one a system file gives (system:)", f.Target)
 		}
 		if s.Environment.Kind == "external" && s.System == "" && (f.Toxic != nil || f.Down) {
 			if _, ok := s.Environment.Proxies[f.Target]; !ok {
@@ -414,6 +423,66 @@ func (v *validator) faults() {
 				v.add(p+".at", "%s of %s while faults[%d] (%s) is on it: one process fault at a time on a dependency", f.Process, f.Target, j, g.Process)
 			}
 		}
+	}
+}
+
+// cache checks a cache fault (p is the fault's path): one action, a
+// pattern Redis can match, a repeat that fits in the fault, a memory limit
+// Redis takes as one.
+func (v *validator) cache(p string, f Fault) {
+	c := f.Cache
+	p += ".cache"
+	n := 0
+	for _, set := range []bool{c.Flush != "", c.Expire != "", c.MaxMemory != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		v.add(p, "set exactly one of flush, expire and maxmemory (%d set)", n)
+		return
+	}
+	for _, k := range []struct{ field, pattern string }{{"flush", c.Flush}, {"expire", c.Expire}} {
+		if k.pattern != "" && (len(k.pattern) > 256 || strings.ContainsAny(k.pattern, " \t\r\n")) {
+			v.add(p+"."+k.field, "%s: a key pattern (Redis's glob: product:*) of at most 256 characters, no spaces", clip(k.pattern))
+		}
+	}
+	v.nonNegative(p+".ttl", c.TTL)
+	v.nonNegative(p+".every", c.Every)
+	if c.TTL != 0 && c.Expire == "" {
+		v.add(p+".ttl", "only for expire: how long the matching keys have left")
+	}
+	if c.Every != 0 {
+		switch {
+		case !c.Clears():
+			v.add(p+".every", "only for flush and expire: a memory limit holds for the fault's for")
+		case c.Every.D() < 100*time.Millisecond:
+			v.add(p+".every", "%s: at least 100ms (each round scans the keys)", c.Every)
+		case f.For <= 0:
+			v.add(p+".every", "needs the fault's for: how long the keys are cleared again and again")
+		}
+	}
+	if c.MaxMemory != "" {
+		_, share, serr := c.MaxMemoryShare()
+		b, err := c.MaxMemoryBytes(0)
+		switch {
+		case share:
+			if serr != nil {
+				v.add(p+".maxmemory", "%v", serr)
+			}
+		case err != nil:
+			v.add(p+".maxmemory", "%v", err)
+		case b < MinMaxMemory:
+			v.add(p+".maxmemory", "%s is below 1mb: Redis reads 0 as no limit, and an empty Redis uses about a megabyte itself, so a smaller limit refuses every write from the start", clip(c.MaxMemory))
+		}
+		if c.Policy != "" {
+			v.oneOf(p+".policy", c.Policy, MaxMemoryPolicies)
+		}
+	} else if c.Policy != "" {
+		v.add(p+".policy", "only with maxmemory")
+	}
+	if c.ClearsBooks && !c.Clears() {
+		v.add(p+".clears_books", "only for flush and expire")
 	}
 }
 
@@ -759,8 +828,15 @@ func (v *validator) fastRefusals(p string, f *FastRefusals) {
 }
 
 func (v *validator) metric(p string, m *MetricBound) {
-	if strings.TrimSpace(m.Query) == "" {
-		v.add(p+".query", "required: a PromQL expression with one value")
+	switch {
+	case m.Query != "" && m.Counter != "":
+		v.add(p, "give one of query (PromQL) and counter (the system file's counters:)")
+	case m.Counter != "":
+		if len(m.Counter) > 64 || !depRE.MatchString(m.Counter) {
+			v.add(p+".counter", "%s: a counter's name, as the system file's counters: gives it", clip(m.Counter))
+		}
+	case strings.TrimSpace(m.Query) == "":
+		v.add(p+".query", "required: a PromQL expression with one value (or counter: a counter the system file names)")
 	}
 	if m.Below == nil && m.Above == nil {
 		v.add(p, "give below, above or both")

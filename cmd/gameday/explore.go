@@ -313,7 +313,9 @@ load:
 // system, and on which dependencies each may be drawn (on): a process
 // family (kill, pause, restart) only where a dependency's process handle
 // can carry it out; an HTTP family only where the dependency speaks plain
-// HTTP or its file does not say (dependencies.NAME.protocol). A family
+// HTTP or its file does not say (dependencies.NAME.protocol); a cache
+// family only where it speaks Redis, and one that clears keys never where
+// the books are read from (dependencies.NAME.books). A family
 // given with -families (given) that can act on no dependency is refused,
 // naming it; of the default, every family, those are left out (dropped)
 // and the search goes on without them. A system that declares neither
@@ -323,14 +325,19 @@ func drawable(sys *system.System, targets, families []string, given bool) (kept,
 	on = map[string][]string{}
 	for _, f := range families {
 		fam, _ := explore.FamilyByName(f)
-		if !fam.Process && !fam.HTTP() {
+		if !fam.Process && !fam.HTTP() && fam.Cache == nil {
 			kept = append(kept, f)
 			continue
 		}
 		var can []string
 		for _, t := range targets {
 			d := sys.Dependencies[t]
-			if d != nil && ((fam.Process && d.Process.Can(f)) || (fam.HTTP() && d.SpeaksHTTP())) {
+			switch {
+			case d == nil:
+			case fam.Process && d.Process.Can(f), fam.HTTP() && d.SpeaksHTTP():
+				can = append(can, t)
+			case fam.Cache != nil && d.Protocol == "redis" && !(fam.Clears() && sys.HoldsBooks(t)):
+				// A search never clears the books it judges by.
 				can = append(can, t)
 			}
 		}
@@ -352,11 +359,14 @@ func drawable(sys *system.System, targets, families []string, given bool) (kept,
 
 // whyNot says why the families dropped act on no dependency of sys.
 func whyNot(sys *system.System, dropped []string) string {
-	var proc, reads []string
+	var proc, reads, caches []string
 	for _, f := range dropped {
-		if fam, _ := explore.FamilyByName(f); fam.Process {
+		switch fam, _ := explore.FamilyByName(f); {
+		case fam.Process:
 			proc = append(proc, f)
-		} else {
+		case fam.Cache != nil:
+			caches = append(caches, f)
+		default:
 			reads = append(reads, f)
 		}
 	}
@@ -366,6 +376,9 @@ func whyNot(sys *system.System, dropped []string) string {
 	}
 	if len(reads) > 0 {
 		why = append(why, fmt.Sprintf("no dependency of %s speaks plain HTTP, which %s read (dependencies.NAME.protocol in %s)", sys.Name, strings.Join(reads, ", "), sys.File))
+	}
+	if len(caches) > 0 {
+		why = append(why, fmt.Sprintf("no dependency of %s speaks Redis (protocol: redis in %s) that %s may act on: keys are never cleared where the books are read", sys.Name, sys.File, strings.Join(caches, ", ")))
 	}
 	return strings.Join(why, "; ")
 }

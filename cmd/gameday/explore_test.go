@@ -177,22 +177,28 @@ dependencies:
 	targets := []string{"db", "gateway", "provider", "redis"}
 	kept, dropped, on, err := drawable(sys, targets, explore.FamilyNames(), false)
 	want := map[string][]string{"kill": {"redis"}, "restart": {"redis"}, "pause": {"db", "redis"},
-		"http_error": {"gateway"}, "http_latency": {"gateway"}, "http_lost_response": {"gateway"}}
+		"http_error": {"gateway"}, "http_latency": {"gateway"}, "http_lost_response": {"gateway"},
+		"cache_flush": {"redis"}, "cache_expire": {"redis"}, "cache_limit": {"redis"}}
 	if err != nil || len(dropped) != 0 || !slices.Equal(kept, explore.FamilyNames()) || fmt.Sprint(on) != fmt.Sprint(want) {
 		t.Errorf("kept %v, dropped %v, on %v, %v; want every family, on %v", kept, dropped, on, err, want)
 	}
 
-	// ticketshop declares no process handle.
+	// ticketshop declares no process handle, and its books are read from
+	// its Redis: a memory limit may act there, a flush never.
 	plain, err := gdsystem.LoadFile(filepath.Join("..", "..", "examples", "ticketshop", "gameday.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	kept, dropped, on, err = drawable(plain, []string{"gateway", "redis"}, explore.FamilyNames(), false)
-	if err != nil || !slices.Equal(dropped, []string{"kill", "pause", "restart"}) || slices.Contains(kept, "kill") || len(kept) != len(explore.Families)-3 || len(on["kill"]) != 0 {
+	if err != nil || !slices.Equal(dropped, []string{"kill", "pause", "restart", "cache_flush", "cache_expire"}) || slices.Contains(kept, "kill") ||
+		len(kept) != len(explore.Families)-5 || len(on["kill"]) != 0 || fmt.Sprint(on["cache_limit"]) != "[redis]" {
 		t.Errorf("without handles: kept %v, dropped %v, on %v, %v", kept, dropped, on, err)
 	}
 	if _, _, _, err := drawable(plain, []string{"gateway", "redis"}, []string{"latency", "pause"}, true); err == nil || !strings.Contains(err.Error(), "can pause") {
 		t.Errorf("-families latency,pause without a handle: %v", err)
+	}
+	if _, _, _, err := drawable(plain, []string{"gateway", "redis"}, []string{"cache_flush"}, true); err == nil || !strings.Contains(err.Error(), "keys are never cleared where the books are read") {
+		t.Errorf("-families cache_flush where the books are: %v", err)
 	}
 	// Nothing speaks plain HTTP: the HTTP families are refused by name.
 	if _, _, _, err := drawable(sys, []string{"db", "provider"}, []string{"latency", "http_error"}, true); err == nil || !strings.Contains(err.Error(), "speaks plain HTTP, which http_error read") {

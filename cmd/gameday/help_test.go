@@ -148,7 +148,7 @@ func TestServeUsage(t *testing.T) {
 		if !strings.HasPrefix(out, "usage: gameday serve SERVICE") || !strings.Contains(out, c.msg) {
 			t.Errorf("gameday %s: output\n%s\nwant the serve synopsis and %q", strings.Join(c.args, " "), out, c.msg)
 		}
-		for _, svc := range []string{"checkout", "payment", "toxiproxy"} {
+		for _, svc := range []string{"checkout", "payment", "catalog", "router", "toxiproxy"} {
 			if !strings.Contains(out, "  "+svc+" ") {
 				t.Errorf("gameday %s: the synopsis does not list %s:\n%s", strings.Join(c.args, " "), svc, out)
 			}

@@ -46,6 +46,7 @@ Usage:
   gameday cleanup                  remove faults and containers left by a runner that was killed
   gameday serve checkout [flags]   run the reference checkout
   gameday serve payment [flags]    run the payment-gateway stand-in
+  gameday serve catalog [flags]    run the catalogue stand-in (the origin behind the product page's cache)
   gameday serve router [flags]     run the pods' router (shop -> pod, by a table in Redis)
   gameday serve toxiproxy [flags]  run Toxiproxy (its standard HTTP API) embedded
   gameday worker -coordinator URL  send one shard of a drill's load (gameday run -shards N)

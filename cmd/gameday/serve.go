@@ -22,8 +22,10 @@ import (
 
 	"github.com/gameday-dev/gameday/checkout"
 	"github.com/gameday-dev/gameday/checkout/admission"
+	"github.com/gameday-dev/gameday/checkout/catalog"
 	"github.com/gameday-dev/gameday/checkout/payment"
 	"github.com/gameday-dev/gameday/checkout/router"
+	flags "github.com/gameday-dev/gameday/internal/checkoutflags"
 	"github.com/gameday-dev/gameday/internal/rawsock"
 	"github.com/redis/go-redis/v9"
 )
@@ -34,6 +36,7 @@ Runs one of the services a drill needs, until SIGINT or SIGTERM:
 
   checkout   the reference checkout and its admin API
   payment    the payment-gateway stand-in
+  catalog    the catalogue stand-in: the origin behind the product page's cache
   router     the pods' router: each request to its shop's pod
   toxiproxy  Toxiproxy (its standard HTTP API), embedded
 
@@ -44,7 +47,7 @@ Run "gameday serve SERVICE -h" for a service's flags.
 func serveCmd(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, serveUsage)
-		return usagef("serve: which service? checkout, payment, router or toxiproxy")
+		return usagef("serve: which service? checkout, payment, catalog, router or toxiproxy")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -54,13 +57,15 @@ func serveCmd(args []string, stdout, stderr io.Writer) error {
 		return serveCheckout(args[1:], stderr)
 	case "payment":
 		return servePayment(args[1:], stderr)
+	case "catalog":
+		return serveCatalog(args[1:], stderr)
 	case "router":
 		return serveRouter(args[1:], stderr)
 	case "toxiproxy":
 		return serveToxiproxy(args[1:], stderr)
 	}
 	fmt.Fprint(stderr, serveUsage)
-	return usagef("serve: unknown service %q (want checkout, payment, router or toxiproxy)", args[0])
+	return usagef("serve: unknown service %q (want checkout, payment, catalog, router or toxiproxy)", args[0])
 }
 
 // logFlags are the logging flags every server has.
@@ -86,6 +91,24 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, usagef("-log-format %q: want text or json", l.format)
+}
+
+// parse is how a server's command line ends: the log flags registered
+// beside the command's own, the arguments parsed, the logger made and the
+// address to listen on checked.
+func (l *logFlags) parse(fs *flag.FlagSet, args []string, listen *string, stderr io.Writer) (*slog.Logger, error) {
+	l.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	log, err := l.logger(stderr)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkListen(*listen); err != nil {
+		return nil, err
+	}
+	return log, nil
 }
 
 // newFlagSet returns a flag set whose errors become usage errors (exit 2).
@@ -257,15 +280,8 @@ kept in memory, or in -data DIR to survive a kill.`)
 		lf     logFlags
 	)
 	cfg.RegisterFlags(fs)
-	lf.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	log, err := lf.logger(stderr)
+	log, err := lf.parse(fs, args, listen, stderr)
 	if err != nil {
-		return err
-	}
-	if err := checkListen(*listen); err != nil {
 		return err
 	}
 	srv, err := payment.NewServer(cfg, log)
@@ -274,6 +290,35 @@ kept in memory, or in -data DIR to survive a kill.`)
 	}
 	log.Info("payment stand-in starting", "min_latency", cfg.MinLatency, "max_latency", cfg.MaxLatency, "decline_rate", cfg.DeclineRate, "slots", cfg.Slots, "seed", cfg.Seed)
 	return serveHTTP("payment", *listen, srv, log)
+}
+
+func serveCatalog(args []string, stderr io.Writer) error {
+	fs := newFlagSet("serve catalog", stderr)
+	describe(fs, "gameday serve catalog [flags]", `
+Serves the catalogue stand-in (docs/checkout.md) until SIGINT or SIGTERM:
+the origin the reference checkout's product page is cached in front of.
+GET /products/{sku} answers a description after a latency drawn from
+-seed; past -capacity requests in a second it answers 503 at once.
+GET /stats counts the requests it took (requests, served, shed).`)
+	var (
+		listen = fs.String("listen", defaults.CatalogAddr, "address to serve the catalogue stand-in on")
+		cfg    catalog.Config
+		lf     logFlags
+	)
+	flags.Register(fs, []flags.Var{
+		flags.CatalogMinLatency.Bind(&cfg.MinLatency), flags.CatalogMaxLatency.Bind(&cfg.MaxLatency),
+		flags.CatalogCapacity.Bind(&cfg.Capacity), flags.CatalogSeed.Bind(&cfg.Seed),
+	})
+	log, err := lf.parse(fs, args, listen, stderr)
+	if err != nil {
+		return err
+	}
+	srv, err := catalog.New(cfg)
+	if err != nil {
+		return usageError{err}
+	}
+	log.Info("catalogue stand-in starting", "min_latency", cfg.MinLatency, "max_latency", cfg.MaxLatency, "capacity", cfg.Capacity, "seed", cfg.Seed)
+	return serveHTTP("catalog", *listen, srv, log)
 }
 
 func serveRouter(args []string, stderr io.Writer) error {

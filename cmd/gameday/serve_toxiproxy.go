@@ -38,15 +38,8 @@ dependencies — on proxies with a relay behind them: created with
 	anyListen := fs.Bool("allow-remote-listen", false, "let API callers open proxies on any address, not only loopback (and the system file's listen addresses)")
 	requestAware := fs.Bool("request-aware", false, "put a relay behind every proxy, so that the request-aware toxics (lost_reply, the HTTP toxics) work on all of them; it costs a loopback hop per request (docs/faults.md)")
 	var lf logFlags
-	lf.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	log, err := lf.logger(stderr)
+	log, err := lf.parse(fs, args, listen, stderr)
 	if err != nil {
-		return err
-	}
-	if err := checkListen(*listen); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -109,9 +109,11 @@ func checkAgainstSystem(sc *scenarios.Scenario, sys *system.System) error {
 		}
 		sys = s
 	}
-	if sys == nil && sc.System == "" && len(sc.Load.Streams) > 0 {
-		// The reference checkout's journeys, for the streams' mixes.
-		s, err := system.Reference(map[string]string{"CHECKOUT_URL": "http://127.0.0.1:1", "TOXIPROXY": "127.0.0.1:1"})
+	if sys == nil && sc.System == "" && needsReference(sc) {
+		// The reference checkout as the local environment starts it:
+		// its journeys, for the streams' mixes; its dependencies, for
+		// cache faults; its counters.
+		s, err := system.Reference(map[string]string{"CHECKOUT_URL": "http://127.0.0.1:1", "TOXIPROXY": "127.0.0.1:1", "CATALOG_URL": "http://127.0.0.1:1"})
 		if err != nil {
 			return err
 		}
@@ -121,6 +123,26 @@ func checkAgainstSystem(sc *scenarios.Scenario, sys *system.System) error {
 		return nil
 	}
 	return gameday.CheckScenario(sc, sys)
+}
+
+// needsReference reports whether sc, drilling the reference checkout, asks
+// for what only its system file says: journeys (streams), a dependency's
+// protocol and books (cache faults), a counter.
+func needsReference(sc *scenarios.Scenario) bool {
+	if len(sc.Load.Streams) > 0 {
+		return true
+	}
+	for _, f := range sc.Faults {
+		if f.Cache != nil {
+			return true
+		}
+	}
+	for _, e := range sc.Expect {
+		if e.Metric != nil && e.Metric.Counter != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // listCmd is "gameday list": the built-in scenarios, with the matrix row

@@ -21,6 +21,8 @@ func TestValidateCmd(t *testing.T) {
 	writeFile(t, bad, "name: mine\nmatrix: {dependency: none, failure: baseline}\nstock: 5\nload:\n  stages: [{duration: 5, target: 2}]\n  patince: 3s\n")
 	wrongTarget := filepath.Join(dir, "wrong-target.yaml")
 	writeFile(t, wrongTarget, "name: wrong\nsystem: "+abs(t, "../../examples/pyshop/gameday.yaml")+"\nmatrix: {dependency: mysql, failure: down}\nfaults:\n  - {name: f1, target: mysql, at: 1s, for: 1s, toxic: {type: timeout}}\n  - {name: f2, target: redis, at: 1s, for: 1s, process: kill}\nstock: 5\nload:\n  stages: [{duration: 5s, target: 2}]\n")
+	cacheFaults := filepath.Join(dir, "cache-faults.yaml")
+	writeFile(t, cacheFaults, "name: caches\nmatrix: {dependency: inventory, failure: cache-flush}\nstock: 5\nload:\n  stages: [{duration: 5s, target: 2}]\nfaults:\n  - {target: inventory, at: 1s, cache: {flush: \"*\"}}\n  - {target: payment, at: 1s, cache: {flush: \"*\"}}\n  - {target: sessions, at: 1s, cache: {flush: \"gameday:product:*\"}}\n")
 	badSys := filepath.Join(dir, "gameday.yaml")
 	writeFile(t, badSys, "name: shop\nbase_url: http://127.0.0.1:8080\nsku: s\npurchase:\n  steps:\n    - url: /buy\n      answers: [{status: 201, outcome: bought}]\n")
 
@@ -55,6 +57,15 @@ func TestValidateCmd(t *testing.T) {
 				bad + ":6: load.patince: unknown field",
 			},
 			errHas: "validate: 1 of 3 files invalid"},
+		// Cache faults on the reference checkout: never its books without
+		// saying so, never a dependency that does not speak Redis; its
+		// sessions' product cache is fair game.
+		{name: "cache faults", args: []string{cacheFaults}, usage: true,
+			stderrHas: []string{
+				cacheFaults + ":7: faults[0].cache: inventory holds the books (reference-checkout",
+				cacheFaults + ":8: faults[1].cache: a cache fault acts through Redis's own commands, and payment speaks http",
+			},
+			errHas: "validate: 1 of 1 files invalid"},
 		// A system file given where a scenario is wanted: each key is
 		// unknown to a scenario, and validate says to use --system.
 		{name: "system as a scenario", args: []string{ordersOnly}, usage: true,

@@ -21,7 +21,10 @@ type Described struct {
 	client   *toxi.Client
 	proxies  map[string]string
 	procs    map[string]*handle
-	info     Info
+	// upstreams are the dependencies' real addresses: the system file's,
+	// or the existing proxy's.
+	upstreams map[string]string
+	info      Info
 }
 
 var _ Environment = (*Described)(nil)
@@ -35,7 +38,7 @@ var _ Environment = (*Described)(nil)
 // (the request-aware toxics need one). engine acts on the containers the system file names as processes; nil
 // refuses such a system before anything is created.
 func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]string, requestAware []string, engine Engine) (_ *Described, err error) {
-	d := &Described{sys: sys, proxies: map[string]string{}, procs: map[string]*handle{},
+	d := &Described{sys: sys, proxies: map[string]string{}, procs: map[string]*handle{}, upstreams: map[string]string{},
 		info: Info{Kind: "external", Checkout: sys.Name + " " + sys.BaseURL}}
 	defer func() {
 		if err != nil {
@@ -74,7 +77,9 @@ func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]
 			name = n
 		}
 		d.proxies[dep] = name
+		d.upstreams[dep] = dd.Upstream
 		if p, ok := existing[name]; ok {
+			d.upstreams[dep] = p.Upstream
 			if dd.Upstream != "" && p.Upstream != dd.Upstream {
 				return nil, fmt.Errorf("%s: toxiproxy's proxy %q goes to %s, not to upstream %s", sys.Where("dependencies."+dep), name, p.Upstream, dd.Upstream)
 			}
@@ -110,6 +115,16 @@ func (d *Described) Process(dep string) (Process, bool) {
 		return nil, false
 	}
 	return h, true
+}
+
+// RedisOf is the Redis a dependency that speaks Redis is (its upstream),
+// with the password its system file gives.
+func (d *Described) RedisOf(dep string) (Redis, bool) {
+	dd, ok := d.sys.Dependencies[dep]
+	if !ok || dd.Protocol != "redis" || d.upstreams[dep] == "" {
+		return Redis{}, false
+	}
+	return Redis{Addr: d.upstreams[dep], Password: dd.Password}, true
 }
 
 // OwnToxiproxy reports whether the Toxiproxy dies with the runner (then

@@ -24,6 +24,9 @@ const (
 	Payment   = "payment"
 	Inventory = "inventory"
 	Sessions  = "sessions"
+	// Catalog is the catalogue stand-in the product page's cache is in
+	// front of: the local environment starts one.
+	Catalog = "catalog"
 )
 
 // Environment is what a drill runs against.
@@ -88,6 +91,9 @@ type Spec struct {
 	// payment" and "gameday serve checkout" that carry the scenario's
 	// settings (addresses are the environment's).
 	PaymentArgs, CheckoutArgs []string
+	// CatalogArgs are the flags for "gameday serve catalog" (its seed),
+	// in the environments that start the catalogue stand-in (local).
+	CatalogArgs []string
 	// Pods, when above 0, asks for that many pods of the checkout behind
 	// a router (docs/pods.md), which sends each shop to its pod by
 	// Routes (shop -> pod name, "pod-1" ...). Only the local environment
@@ -130,3 +136,32 @@ type Process interface {
 
 // ErrNoProcess is returned for a process fault the environment cannot do.
 var ErrNoProcess = errors.New("this environment has no such process")
+
+// Redis is how gameday reaches a dependency's Redis for a cache fault:
+// its address and the password it wants ("" for none).
+type Redis struct {
+	Addr     string
+	Password string
+}
+
+// CatalogURL is the base URL of the catalogue stand-in e started, where
+// its counts are read; "" when it started none (only local does).
+func CatalogURL(e Environment) string {
+	c, ok := e.(interface{ CatalogURL() string })
+	if !ok {
+		return ""
+	}
+	return c.CatalogURL()
+}
+
+// RedisOf is the Redis behind dependency dep, for a cache fault, when the
+// environment knows it: it says so with a RedisOf method (local: the
+// inventory and sessions servers it started; a described system: a
+// dependency that speaks Redis, at its upstream).
+func RedisOf(e Environment, dep string) (Redis, bool) {
+	r, ok := e.(interface{ RedisOf(string) (Redis, bool) })
+	if !ok {
+		return Redis{}, false
+	}
+	return r.RedisOf(dep)
+}

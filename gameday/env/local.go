@@ -35,6 +35,8 @@ type LocalOptions struct {
 	// PaymentArgs and CheckoutArgs are extra flags for "gameday serve
 	// payment" and "gameday serve checkout" (addresses are set here).
 	PaymentArgs, CheckoutArgs []string
+	// CatalogArgs are extra flags for "gameday serve catalog".
+	CatalogArgs []string
 	// EmbeddedRedis forces the embedded Redis-compatible server even when
 	// redis-server is installed.
 	EmbeddedRedis bool
@@ -63,6 +65,7 @@ func (LocalOptions) Fresh() bool  { return true }
 // from s.
 func (o LocalOptions) Start(ctx context.Context, s Spec) (Environment, error) {
 	o.Dir, o.PaymentArgs, o.CheckoutArgs, o.Pods, o.Routes = s.Dir, s.PaymentArgs, s.CheckoutArgs, s.Pods, s.Routes
+	o.CatalogArgs = s.CatalogArgs
 	o.RequestAware = s.RequestAware
 	e, err := StartLocal(ctx, o)
 	if err != nil {
@@ -79,8 +82,10 @@ type Local struct {
 	redis    map[string]Process
 	closers  []func() error
 	payment  *child
+	catalog  *child
 	checkout *child // the router, in an environment of pods
 	payURL   string
+	catURL   string
 	coURL    string
 	token    string
 	// proxies maps each dependency to its proxy's name.
@@ -189,7 +194,17 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	addrs[Payment] = l.payment.Addr()
 	l.payURL = "http://" + l.payment.Addr()
 
-	deps = append(deps, Payment)
+	// The catalogue the product page's cache is in front of, behind a
+	// proxy of its own: the origin a cleared cache sends its misses to.
+	l.catalog = &child{name: "catalog", bin: o.Binary, args: append([]string{"serve", "catalog"}, o.CatalogArgs...), log: filepath.Join(o.Dir, "catalog.log")}
+	if err := l.catalog.start(ctx, "127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	l.closers = append(l.closers, func() error { return l.catalog.stop(5 * time.Second) })
+	addrs[Catalog] = l.catalog.Addr()
+	l.catURL = "http://" + l.catalog.Addr()
+
+	deps = append(deps, Payment, Catalog)
 	proxied := map[string]string{}
 	l.proxies = map[string]string{}
 	if o.Unproxied {
@@ -215,7 +230,7 @@ func StartLocal(ctx context.Context, o LocalOptions) (_ *Local, err error) {
 	startCheckout := func(name, inventory, sessions string) (*child, error) {
 		args := append([]string{"serve", "checkout",
 			"-inventory-redis", inventory, "-session-redis", sessions,
-			"-payment-url", "http://" + proxied[Payment]}, o.CheckoutArgs...)
+			"-payment-url", "http://" + proxied[Payment], "-catalog-url", "http://" + proxied[Catalog]}, o.CheckoutArgs...)
 		c := &child{name: name, bin: o.Binary, args: args, log: filepath.Join(o.Dir, name+".log"), env: secrets}
 		if err := c.start(ctx, "127.0.0.1:0"); err != nil {
 			return nil, err
@@ -242,9 +257,13 @@ func (l *Local) CheckoutURL() string { return l.coURL }
 
 // OwnToxiproxy: the Toxiproxy is embedded in this process and goes with
 // it, so that faults on it need no journal.
-func (l *Local) OwnToxiproxy() bool      { return true }
-func (l *Local) AdminToken() string      { return l.token }
-func (l *Local) PaymentURL() string      { return l.payURL }
+func (l *Local) OwnToxiproxy() bool { return true }
+func (l *Local) AdminToken() string { return l.token }
+func (l *Local) PaymentURL() string { return l.payURL }
+
+// CatalogURL is the catalogue stand-in's base URL, past its proxy: where
+// its counts are read (GET /stats).
+func (l *Local) CatalogURL() string      { return l.catURL }
 func (l *Local) Toxiproxy() *toxi.Client { return l.client }
 
 // ProxyName: the local environment names each proxy after its
@@ -263,6 +282,9 @@ func (l *Local) Process(dep string) (Process, bool) {
 	if dep == Payment && l.payment != nil {
 		return l.payment, true
 	}
+	if dep == Catalog && l.catalog != nil {
+		return l.catalog, true
+	}
 	if dep == "checkout" && l.checkout != nil {
 		return l.checkout, true
 	}
@@ -270,6 +292,16 @@ func (l *Local) Process(dep string) (Process, bool) {
 		return l.pods[pod], true
 	}
 	return nil, false
+}
+
+// RedisOf is the Redis server behind inventory or sessions (a pod's
+// too), on loopback, with no password.
+func (l *Local) RedisOf(dep string) (Redis, bool) {
+	p, ok := l.redis[dep].(interface{ Addr() string })
+	if !ok || p.Addr() == "" {
+		return Redis{}, false
+	}
+	return Redis{Addr: p.Addr()}, true
 }
 
 // Close stops everything, the checkout first, in the reverse order of start.

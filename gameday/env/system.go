@@ -30,7 +30,7 @@ func SystemProcesses(e Environment) (find func(context.Context) (map[string]int,
 // runner's own process, whose timer is their evidence.
 func (l *Local) SystemPIDs(context.Context) (map[string]int, error) {
 	out := map[string]int{}
-	for _, c := range append([]*child{l.checkout, l.payment}, slices.Collect(maps.Values(l.pods))...) {
+	for _, c := range append([]*child{l.checkout, l.payment, l.catalog}, slices.Collect(maps.Values(l.pods))...) {
 		if pid := c.pid(); pid > 0 {
 			out[c.name] = pid
 		}

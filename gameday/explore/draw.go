@@ -22,7 +22,9 @@ type Space struct {
 	// on, in order; a family not listed is drawn on every target. A
 	// process family is listed with the targets whose process handle can
 	// carry it out, an HTTP family with those that speak plain HTTP (or do
-	// not say); every process family of Families must be listed.
+	// not say), a cache family with those that speak Redis (and, for one
+	// that clears keys, hold no books); every process and cache family of
+	// Families must be listed.
 	On map[string][]string
 }
 
@@ -40,6 +42,8 @@ func (sp Space) check() error {
 		switch {
 		case fam.Process && len(on) == 0:
 			return fmt.Errorf("family %s: no dependency's process handle can carry it out", f)
+		case fam.Cache != nil && len(on) == 0:
+			return fmt.Errorf("family %s: no dependency speaks Redis", f)
 		case listed && len(on) == 0:
 			return fmt.Errorf("family %s: drawn on no dependency", f)
 		}

@@ -54,7 +54,7 @@ func space(b *scenarios.Scenario) Space {
 func withoutProcess(names []string) []string {
 	return slices.DeleteFunc(slices.Clone(names), func(n string) bool {
 		f, _ := FamilyByName(n)
-		return f.Process
+		return f.Process || f.Cache != nil
 	})
 }
 
@@ -437,7 +437,7 @@ func TestFamiliesDrawnOnlyWhereTheyAct(t *testing.T) {
 func TestSearchFindsAProcessFault(t *testing.T) {
 	b := base(t)
 	sp := space(b)
-	sp.Families = FamilyNames()
+	sp.Families = slices.DeleteFunc(FamilyNames(), func(n string) bool { f, _ := FamilyByName(n); return f.Cache != nil })
 	sp.On = map[string][]string{"kill": {"redis"}, "pause": {"redis"}, "restart": {"redis"}}
 	killed := func(fs []scenarios.Fault) bool {
 		return slices.ContainsFunc(fs, func(f scenarios.Fault) bool {
@@ -466,6 +466,43 @@ func TestSearchFindsAProcessFault(t *testing.T) {
 	var md bytes.Buffer
 	if err := res.Markdown(&md, sp); err != nil || strings.Contains(md.String(), "| postgres | kill |") || !strings.Contains(md.String(), "| redis | kill |") {
 		t.Errorf("coverage: a process family is a row only where a handle can do it\n%s", md.String())
+	}
+}
+
+// A cache fault is drawn only on the dependencies On lists for it, found
+// like any other, and written as the cache fault it was: a scenario that
+// parses, with the whole database flushed.
+func TestSearchFindsACacheFault(t *testing.T) {
+	b := base(t)
+	sp := space(b)
+	sp.Families = append(withoutProcess(FamilyNames()), "cache_flush", "cache_expire", "cache_limit")
+	sp.On = map[string][]string{"cache_flush": {"redis"}, "cache_expire": {"redis"}, "cache_limit": {"redis", "postgres"}}
+	flushed := func(fs []scenarios.Fault) bool {
+		return slices.ContainsFunc(fs, func(f scenarios.Fault) bool {
+			if f.Cache != nil && f.Cache.Clears() && f.Target != "redis" {
+				t.Errorf("a cache fault that clears keys drawn on %s", f.Target)
+			}
+			return f.Cache != nil && f.Cache.Flush == "*"
+		})
+	}
+	o := Options{Base: b, Space: sp, Seed: 2, Trials: 40, Replays: 3, Needed: 2, MaxChecks: 40, Out: t.TempDir()}
+	res, err := Search(context.Background(), o, model(flushed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 1 {
+		t.Fatalf("%d findings in %d trials, want 1", len(res.Findings), len(res.Trials))
+	}
+	f := res.Findings[0]
+	if len(f.Shrunk.Faults) != 1 || f.Shrunk.Faults[0].Family != "cache_flush" {
+		t.Fatalf("shrunk to %+v, want the one flush", f.Shrunk.Faults)
+	}
+	sc, err := scenarios.LoadFile(f.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Faults) != 1 || sc.Faults[0].Cache == nil || sc.Faults[0].Cache.Flush != "*" || sc.Faults[0].Kind() != scenarios.KindCacheFlush {
+		t.Errorf("written %+v", sc.Faults)
 	}
 }
 

@@ -79,6 +79,12 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 			of.Down = true
 		case fam.Process:
 			of.Process = f.Family
+		case fam.Cache != nil:
+			c := fam.Cache(f.Intensity)
+			of.Cache = &outCache{Flush: c.Flush, Expire: c.Expire, MaxMemory: c.MaxMemory, Policy: c.Policy}
+			if c.Every > 0 {
+				of.Cache.Every = dur(c.Every.D())
+			}
 		default:
 			of.Toxic = &outToxic{Type: f.Family, Attributes: fam.attrs(f.Intensity)}
 		}
@@ -147,6 +153,15 @@ type outFault struct {
 	Down    bool      `yaml:"down,omitempty"`
 	Process string    `yaml:"process,omitempty"`
 	Toxic   *outToxic `yaml:"toxic,omitempty"`
+	Cache   *outCache `yaml:"cache,omitempty"`
+}
+
+type outCache struct {
+	Flush     string `yaml:"flush,omitempty"`
+	Expire    string `yaml:"expire,omitempty"`
+	Every     string `yaml:"every,omitempty"`
+	MaxMemory string `yaml:"maxmemory,omitempty"`
+	Policy    string `yaml:"policy,omitempty"`
 }
 
 type outToxic struct {

@@ -29,16 +29,24 @@ type Family struct {
 	// Process: it acts on the dependency's process (a process fault), so
 	// only on a dependency whose process handle can do it (Space.On).
 	Process bool
-	attrs   func(intensity float64) map[string]any
+	// Cache, for a cache fault, is the fault at an intensity: it acts on
+	// a Redis dependency's data, so only on one that speaks Redis; one
+	// that clears keys (Clears) never on a dependency the books are read
+	// from (Space.On).
+	Cache func(intensity float64) *scenarios.Cache
+	attrs func(intensity float64) map[string]any
 }
 
 // HTTP reports whether the family reads HTTP requests, so acts only on a
 // dependency that speaks plain HTTP (Space.On).
 func (f Family) HTTP() bool { return scenarios.ReadsHTTP(f.Name) }
 
+// Clears reports whether the family's faults delete or expire keys.
+func (f Family) Clears() bool { return f.Cache != nil && f.Cache(1).Clears() }
+
 // intense reports whether the family's faults have an intensity to
 // soften.
-func (f Family) intense() bool { return f.attrs != nil }
+func (f Family) intense() bool { return f.attrs != nil || (f.Cache != nil && f.Clears()) }
 
 // ms is a duration attribute, in whole milliseconds, as a scenario writes
 // it.
@@ -97,6 +105,19 @@ var Families = []Family{
 	{Name: "kill", Process: true},
 	{Name: "pause", Process: true},
 	{Name: "restart", Process: true},
+	// After those, for the same reason. A search knows no key of the
+	// system's, so a flush or an expiry clears every key of the Redis's
+	// database: every cached answer at once. The expiry repeats, more
+	// often the harsher it is; the memory limit holds the Redis at 95 %
+	// of what it uses with noeviction, refusing every write and losing
+	// nothing, so that it may be drawn on a store of the books too.
+	{Name: "cache_flush", Cache: func(float64) *scenarios.Cache { return &scenarios.Cache{Flush: "*"} }},
+	{Name: "cache_expire", Cache: func(i float64) *scenarios.Cache {
+		return &scenarios.Cache{Expire: "*", Every: scenarios.Duration(time.Duration(2000-1800*i) * time.Millisecond)}
+	}},
+	{Name: "cache_limit", Cache: func(float64) *scenarios.Cache {
+		return &scenarios.Cache{MaxMemory: "95%", Policy: "noeviction"}
+	}},
 }
 
 // FamilyByName returns the family named name.

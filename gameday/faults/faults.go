@@ -1,6 +1,7 @@
 // Package faults injects and removes a drill's faults: Toxiproxy toxics, a
-// proxy disabled (the dependency down), and a process killed, paused or
-// restarted. Every fault is removed when the run ends, whatever the reason;
+// proxy disabled (the dependency down), a process killed, paused or
+// restarted, and a Redis dependency's data flushed, expired or limited in
+// memory. Every fault is removed when the run ends, whatever the reason;
 // faults on a Toxiproxy that outlives the runner are written to a journal
 // first, so a runner killed outright leaves a record that the next start
 // uses to remove them.
@@ -25,10 +26,11 @@ import (
 type Fault struct {
 	Name   string
 	Target string // payment, inventory, sessions
-	// Exactly one of Toxic, Down and Process.
+	// Exactly one of Toxic, Down, Process and Cache.
 	Toxic   *toxi.Toxic // attributes in Toxiproxy's units
 	Down    bool
 	Process string // kill, pause, restart
+	Cache   *scenarios.Cache
 }
 
 // callTimeout bounds every Toxiproxy call: removing a toxic under heavy
@@ -38,12 +40,18 @@ type Fault struct {
 const (
 	callTimeout    = 5 * time.Second
 	processTimeout = time.Minute
+	// cacheTimeout bounds a cache fault's round: a scan of up to
+	// maxScanKeys keys.
+	cacheTimeout = 30 * time.Second
 )
 
 // timeoutFor is how long one action on f may take.
 func timeoutFor(f Fault) time.Duration {
-	if f.Process != "" {
+	switch {
+	case f.Process != "":
 		return processTimeout
+	case f.Cache != nil:
+		return cacheTimeout
 	}
 	return callTimeout
 }
@@ -63,12 +71,13 @@ type Injector struct {
 	inPlace map[string]bool  // applied for sure
 	hits    map[string]*runrecord.RequestHits
 	hitsErr map[string]error
+	caches  map[string]*cacheRun
 }
 
 // NewInjector returns an injector. journal may be nil for an environment
 // whose Toxiproxy dies with the runner.
 func NewInjector(e env.Environment, journal *Journal, runID string) *Injector {
-	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}, inPlace: map[string]bool{}, hits: map[string]*runrecord.RequestHits{}, hitsErr: map[string]error{}}
+	return &Injector{env: e, journal: journal, runID: runID, active: map[string]Fault{}, inPlace: map[string]bool{}, hits: map[string]*runrecord.RequestHits{}, hitsErr: map[string]error{}, caches: map[string]*cacheRun{}}
 }
 
 // JournalContainers journals the process faults on containers in j even
@@ -105,6 +114,8 @@ func (in *Injector) Apply(ctx context.Context, f Fault) error {
 		err = in.applyProxy(actx, f)
 	case f.Process != "":
 		err = in.applyProcess(actx, f)
+	case f.Cache != nil:
+		err = in.applyCache(actx, f)
 	default:
 		err = errors.New("fault has no kind")
 	}
@@ -256,6 +267,8 @@ func (in *Injector) Remove(ctx context.Context, name string) error {
 		if e, ok := in.containerEntry(f, p); ok && err == nil {
 			err = in.containerJournal().Remove(e)
 		}
+	case f.Cache != nil:
+		err = in.removeCache(ctx, f)
 	}
 	if err != nil {
 		return fmt.Errorf("remove fault %s: %w", f.Name, err)

@@ -52,6 +52,13 @@ type Entry struct {
 	// that paused it. Toxiproxy, Proxy and Container are empty then.
 	Dependency string      `json:"dependency,omitempty"`
 	Paused     *env.Paused `json:"paused,omitempty"`
+	// Redis, with MaxMemory and Policy, is the address of a dependency's
+	// Redis whose memory a cache fault limited: cleanup puts back
+	// maxmemory MaxMemory and maxmemory-policy Policy, with the password
+	// in GAMEDAY_REDIS_PASSWORD (the journal keeps no secret).
+	Redis     string `json:"redis,omitempty"`
+	MaxMemory *int64 `json:"maxmemory,omitempty"`
+	Policy    string `json:"policy,omitempty"`
 	// Lease is the time (RFC 3339, UTC) until which the runner is known
 	// to run: a live runner renews it every renewEvery while it has
 	// entries in the journal. Past it and leaseMargin (for clocks that
@@ -69,6 +76,8 @@ type Entry struct {
 // String names the fault for messages.
 func (e Entry) String() string {
 	switch {
+	case e.Redis != "":
+		return "memory limit of " + e.Dependency + " (Redis at " + e.Redis + ")"
 	case e.Paused != nil:
 		return "pause of " + e.Dependency + " (" + e.Paused.String() + ")"
 	case e.Container != "":
@@ -250,7 +259,7 @@ func (j *Journal) Remove(e Entry) error {
 	return j.update(false, func(es []Entry) []Entry {
 		out := es[:0]
 		for _, x := range es {
-			if !(x.RunID == e.RunID && x.Toxiproxy == e.Toxiproxy && x.Proxy == e.Proxy && x.Toxic == e.Toxic && x.Disabled == e.Disabled && x.Container == e.Container && x.Dependency == e.Dependency) {
+			if !(x.RunID == e.RunID && x.Toxiproxy == e.Toxiproxy && x.Proxy == e.Proxy && x.Toxic == e.Toxic && x.Disabled == e.Disabled && x.Container == e.Container && x.Dependency == e.Dependency && x.Redis == e.Redis) {
 				out = append(out, x)
 			}
 		}
@@ -335,6 +344,9 @@ func (j *Journal) Drop(run string) ([]Entry, error) {
 }
 
 func undo(ctx context.Context, engine env.Engine, e Entry) error {
+	if e.Redis != "" {
+		return undoLimit(ctx, e)
+	}
 	if e.Paused != nil {
 		ctx, cancel := context.WithTimeout(ctx, processTimeout)
 		defer cancel()

@@ -81,7 +81,7 @@ func metricExpectation(b *scenarios.MetricBound, samples []Sample, sampled bool,
 	default:
 		bounds = fmt.Sprintf("above %g", *b.Above)
 	}
-	r := ExpectationResult{Window: string(b.Window), Promise: fmt.Sprintf("%s stays %s %s", b.Query, bounds, WindowWords(b.Window))}
+	r := ExpectationResult{Window: string(b.Window), Promise: fmt.Sprintf("%s stays %s %s", b.What(), bounds, WindowWords(b.Window))}
 	unobserved := func(observed, needs string) ExpectationResult {
 		r.Observed, r.NotChecked, r.Needs = observed, true, needs
 		return r
@@ -122,7 +122,12 @@ func metricExpectation(b *scenarios.MetricBound, samples []Sample, sampled bool,
 		}
 	}
 	if n > 0 {
-		r.Observed = fmt.Sprintf("%g to %g over %d samples (%d outside)", lo, hi, n, bad)
+		if b.Counter != "" {
+			// A rate: four figures say it.
+			r.Observed = fmt.Sprintf("%.4g to %.4g over %d samples (%d outside)", lo, hi, n, bad)
+		} else {
+			r.Observed = fmt.Sprintf("%g to %g over %d samples (%d outside)", lo, hi, n, bad)
+		}
 	}
 	if missing > 0 {
 		r.Observed = strings.TrimPrefix(fmt.Sprintf("%s; %d without a value: %v", r.Observed, missing, firstMissing), "; ")

@@ -159,7 +159,7 @@ func Evaluate(sc *scenarios.Scenario, shoppers []Shopper, w Windows, ft FaultTim
 		case e.FastRefusals != nil:
 			out = append(out, fastRefusalsExpectation(e.FastRefusals, shoppers, ft, w.End))
 		case e.Metric != nil:
-			out = append(out, metricExpectation(e.Metric, metrics[e.Metric.Query], metrics != nil, w))
+			out = append(out, metricExpectation(e.Metric, metrics[e.Metric.Key()], metrics != nil, w))
 		}
 	}
 	return out

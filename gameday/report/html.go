@@ -194,6 +194,9 @@ func newPage(r *runrecord.Record) page {
 		if f.Hits != nil {
 			fv.Requests = f.Hits.Text()
 		}
+		if f.Cache != nil {
+			fv.Requests = f.Cache.Text()
+		}
 		p.Faults = append(p.Faults, fv)
 	}
 	p.Flash, p.FlashNote = flashViews(r.Flash)

@@ -380,6 +380,9 @@ func writeNotes(b *strings.Builder, r *runrecord.Record) {
 		if f.Hits != nil {
 			notes = append(notes, fmt.Sprintf("fault %s (%s %s) %s", md(f.Name), md(f.Target), md(f.Kind), md(f.Hits.Text())))
 		}
+		if f.Cache != nil {
+			notes = append(notes, fmt.Sprintf("fault %s (%s %s) %s", md(f.Name), md(f.Target), md(f.Kind), md(f.Cache.Text())))
+		}
 		if f.LiftError != "" {
 			notes = append(notes, fmt.Sprintf("fault %s (%s %s) could not be lifted at its time and stayed in place (a lift begun while the load ran stops it): %s", md(f.Name), md(f.Target), md(f.Kind), md(f.LiftError)))
 		}

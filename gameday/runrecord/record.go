@@ -526,6 +526,8 @@ type FaultRecord struct {
 	// whether it acted is not known, and the drill proves nothing of it
 	// (inconclusive, unless the books prove a failure).
 	HitsError string `json:"hits_error,omitempty"`
+	// Cache is what a cache fault did to the dependency's data.
+	Cache *CacheEffect `json:"cache,omitempty"`
 }
 
 // Idle says why a request-aware fault that was in place cannot be said to
@@ -535,6 +537,8 @@ type FaultRecord struct {
 // proved nothing of it.
 func (f FaultRecord) Idle() string {
 	switch {
+	case f.Error == "" && f.Cache != nil:
+		return f.Cache.Idle()
 	case f.Error != "" || !scenarios.RequestAware(f.Kind):
 		return ""
 	case f.Hits != nil && f.Hits.Idle():
@@ -545,6 +549,63 @@ func (f FaultRecord) Idle() string {
 			why = "they were never read"
 		}
 		return "may have acted: what it did could not be read (" + why + ")"
+	}
+	return ""
+}
+
+// CacheEffect is what a cache fault did to a Redis dependency's data
+// (docs/faults.md#cache-faults): the keys a flush or expiry matched, over
+// its rounds; what a memory limit evicted and refused, and what it put
+// back.
+type CacheEffect struct {
+	Redis   string `json:"redis"`
+	Pattern string `json:"pattern,omitempty"`
+	Rounds  int    `json:"rounds,omitempty"`
+	// Keys is the keys flushed or expired, summed over the rounds.
+	Keys int64 `json:"keys"`
+	// Lost says what the fault did that cannot be undone.
+	Lost string `json:"lost,omitempty"`
+	// MaxMemory and Policy are the limit set, Used what the Redis used
+	// when it was; Evicted the keys Redis evicted and Refused the writes
+	// it refused for memory (OOM) while it held; Restores the limit put
+	// back.
+	MaxMemory int64  `json:"maxmemory,omitempty"`
+	Used      int64  `json:"used,omitempty"`
+	Policy    string `json:"policy,omitempty"`
+	Evicted   int64  `json:"evicted,omitempty"`
+	Refused   int64  `json:"refused,omitempty"`
+	Restores  string `json:"restores,omitempty"`
+	// Error is why a later round of a repeated flush or expiry failed.
+	Error string `json:"error,omitempty"`
+}
+
+// Text says what the cache fault did, in a line.
+func (c *CacheEffect) Text() string {
+	var s string
+	if c.MaxMemory > 0 {
+		s = fmt.Sprintf("limited to %d bytes of the %d it used (%s): %d keys evicted, %d writes refused; put back %s", c.MaxMemory, c.Used, c.Policy, c.Evicted, c.Refused, c.Restores)
+	} else {
+		rounds := ""
+		if c.Rounds > 1 {
+			rounds = fmt.Sprintf(" in %d rounds", c.Rounds)
+		}
+		s = fmt.Sprintf("cleared %d keys matching %s%s; %s", c.Keys, c.Pattern, rounds, c.Lost)
+	}
+	if c.Error != "" {
+		s += "; a round failed: " + c.Error
+	}
+	return s
+}
+
+// Idle says why the cache fault cannot be said to have acted: a flush or
+// expiry that matched no key, a memory limit that evicted and refused
+// nothing; "" when it acted.
+func (c *CacheEffect) Idle() string {
+	switch {
+	case c.MaxMemory > 0 && c.Evicted == 0 && c.Refused == 0:
+		return fmt.Sprintf("evicted no key and refused no write under its limit of %d bytes: the limit changed nothing", c.MaxMemory)
+	case c.MaxMemory == 0 && c.Keys == 0:
+		return fmt.Sprintf("cleared no key: none matched %s", c.Pattern)
 	}
 	return ""
 }

@@ -111,6 +111,11 @@ func (v *validator) compile() *compiled {
 	if b.Settled != nil {
 		v.compileQuery(c, "books.settled", b.Settled)
 	}
+	for _, name := range slices.Sorted(maps.Keys(s.Counters)) {
+		if q := s.Counters[name]; q != nil {
+			v.compileQuery(c, "counters."+name, q)
+		}
+	}
 	return c
 }
 

@@ -311,6 +311,7 @@ func (s *System) validate() error {
 		}
 	}
 	v.books()
+	v.counters()
 	v.breakers()
 	var c *compiled
 	if len(v.errs) == 0 {
@@ -404,6 +405,9 @@ func (v *validator) dependencies() {
 		}
 		if d.Protocol != "" && !slices.Contains(Protocols, d.Protocol) {
 			v.add(p+".protocol", "%s: want one of %s (tcp: any other)", strictyaml.Quote(d.Protocol), strings.Join(Protocols, ", "))
+		}
+		if d.Password != "" && d.Protocol != "redis" {
+			v.add(p+".password", "only for a dependency that speaks Redis (protocol: redis): it is what a cache fault sends")
 		}
 	}
 }
@@ -723,6 +727,20 @@ func (v *validator) books() {
 			v.add("books.price", "needs books.orders: each approved charge is held to the price times its order's units")
 		case b.Charges == nil || !GivesAmount(&b.Charges.Query):
 			v.add("books.price", "nothing to hold to it: books.charges gives no amount (fields: {amount: ...}, or an SQL column amount)")
+		}
+	}
+}
+
+func (v *validator) counters() {
+	for _, name := range slices.Sorted(maps.Keys(v.s.Counters)) {
+		p := "counters." + name
+		if !depRE.MatchString(name) {
+			v.add(p, "a counter's name is lower-case letters, digits, '-' and '_'")
+		}
+		if q := v.s.Counters[name]; q == nil {
+			v.add(p, "empty: give a query that reads one number")
+		} else {
+			v.query(p, q, queryValue)
 		}
 	}
 }

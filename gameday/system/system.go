@@ -15,6 +15,8 @@ import (
 	"errors"
 	"math/big"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 	_ "time/tzdata" // books.charges.zone names a zone on any machine, a Pi's static binary included
@@ -67,6 +69,12 @@ type System struct {
 	// when the books are final. Each is optional; an oracle whose facts are
 	// missing is reported "not checked", never "passed".
 	Books Books `yaml:"books"`
+	// Counters are figures the system counts up that a scenario's
+	// promises may name (metric: {counter: NAME}), each read as one number
+	// every second while the load runs and judged as its rate: an
+	// origin's requests behind a cache, say. Each gives a single value
+	// (json: for an HTTP answer).
+	Counters map[string]*Query `yaml:"counters"`
 
 	// Breakers, when set, says where the breakers' states can be read
 	// (white-box). Without it, promise what users see instead: fast
@@ -230,6 +238,17 @@ type Dependency struct {
 	// and a search draws none there. "" is not known: anything may be put
 	// on it.
 	Protocol string `yaml:"protocol"`
+	// Books says the books are read from this dependency's data (the
+	// reference checkout's ledger lives in its inventory Redis, read over
+	// its admin API): a cache fault that flushes or expires its keys is
+	// refused unless the scenario says it means it. A dependency whose
+	// upstream is the address of a Redis store the books read is one
+	// without saying so.
+	Books bool `yaml:"books"`
+	// Password is what a cache fault sends Redis (AUTH) when it reaches
+	// the dependency at its upstream; write it as ${NAME}, from the
+	// environment. "" sends none.
+	Password string `yaml:"password"`
 }
 
 // Protocols are the values of Dependency.Protocol: tcp is any other.
@@ -238,6 +257,37 @@ var Protocols = []string{"http", "https", "redis", "postgres", "mysql", "tcp"}
 // SpeaksHTTP reports whether the HTTP toxics can read what the checkout
 // sends the dependency: its protocol is http, or not given.
 func (d *Dependency) SpeaksHTTP() bool { return d.Protocol == "" || d.Protocol == "http" }
+
+// HoldsBooks reports whether the books are read from dependency dep's
+// data: its file says books: true, or a Redis store the books read is at
+// its upstream.
+func (s *System) HoldsBooks(dep string) bool {
+	d, ok := s.Dependencies[dep]
+	if !ok {
+		return false
+	}
+	if d.Books {
+		return true
+	}
+	if d.Upstream == "" {
+		return false
+	}
+	for _, name := range s.Books.Stores() {
+		if st, ok := s.Stores[name]; ok && st.Redis != "" && redisHostPort(st.Redis) == d.Upstream {
+			return true
+		}
+	}
+	return false
+}
+
+// redisHostPort is the host:port of a Redis store's address (host:port,
+// or a redis:// URL).
+func redisHostPort(addr string) string {
+	if u, err := url.Parse(addr); err == nil && (u.Scheme == "redis" || u.Scheme == "rediss") {
+		return u.Host
+	}
+	return addr
+}
 
 // Process is a handle on a dependency's process: exactly one of
 // Container, Systemd, Command and PIDFile. Every action is bounded by
@@ -453,6 +503,28 @@ func (b Books) PriceOf() *big.Rat {
 		return nil
 	}
 	return r
+}
+
+// Stores names the stores the books are read from, each once.
+func (b Books) Stores() []string {
+	var out []string
+	add := func(q *Query) {
+		if q != nil && q.Store != "" && !slices.Contains(out, q.Store) {
+			out = append(out, q.Store)
+		}
+	}
+	if st := b.Stock; st != nil {
+		add(st.Available)
+		add(st.Initial)
+		add(st.Reserved)
+		add(st.Sold)
+	}
+	add(b.Orders)
+	if b.Charges != nil {
+		add(&b.Charges.Query)
+	}
+	add(b.Settled)
+	return out
 }
 
 // Stock reads the units of the SKU. Each is a number.

@@ -30,6 +30,21 @@ const (
 	// own 10m to a zero TokenTTL: TestFlagDefaultsAreTheCheckouts keeps
 	// the two the same.)
 	AdmissionTokenTTL = 10 * time.Minute
+	// ProductCacheTTL is how long a product's description stays in the
+	// cache.
+	ProductCacheTTL = 30 * time.Second
+	// CatalogTimeout is the deadline of one request to the catalogue.
+	CatalogTimeout = time.Second
+)
+
+// The catalogue stand-in's settings when none is given ("gameday serve
+// catalog"): an origin slower than its cache, with a capacity a cache
+// that is cleared at once would exceed.
+const (
+	CatalogMinLatency = 80 * time.Millisecond
+	CatalogMaxLatency = 160 * time.Millisecond
+	CatalogCapacity   = 20
+	CatalogAddr       = "127.0.0.1:8092"
 )
 
 // The payment stand-in's settings when none is given: what "gameday serve

@@ -48,6 +48,31 @@ var (
 		Usage: "checkouts a waiting room (lottery, fair, fair-deadline, paced) lets in at once", ZeroIsDefault: true}
 	AdmissionTokenTTL = Flag[time.Duration]{Name: "admission-token-ttl", Default: defaults.AdmissionTokenTTL,
 		Usage: "how long a fair waiting-room token stays valid after the first attempt", ZeroIsDefault: true}
+
+	CatalogURL = Flag[string]{Name: "catalog-url",
+		Usage: "base URL of the catalogue the product page's description comes from (empty: the page shows price and stock only)", ZeroIsDefault: true}
+	ProductCacheTTL = Flag[time.Duration]{Name: "product-cache-ttl", Default: defaults.ProductCacheTTL,
+		Usage: "how long a product's description stays in the cache (the sessions Redis)", ZeroIsDefault: true}
+	CatalogTimeout = Flag[time.Duration]{Name: "catalog-timeout", Default: defaults.CatalogTimeout,
+		Usage: "deadline of one request to the catalogue", ZeroIsDefault: true}
+	ProductCoalesce = Flag[string]{Name: "product-coalesce",
+		Usage: "on (empty: on): the cache misses of one product at the same moment wait for one catalogue request; off: each sends its own", ZeroIsDefault: true}
+	ProductServeStale = Flag[string]{Name: "product-serve-stale",
+		Usage: "on (empty: on): when the catalogue fails, the last description had is served, marked degraded; off: the page fails (503)", ZeroIsDefault: true}
+	GuestFallback = Flag[string]{Name: "guest-fallback",
+		Usage: "on (empty: on): a purchase whose session store fails goes on as a guest, marked degraded; off: it is refused (503, reason sessions)", ZeroIsDefault: true}
+)
+
+// The catalogue stand-in's flags ("gameday serve catalog").
+var (
+	CatalogMinLatency = Flag[time.Duration]{Name: "min-latency", Default: defaults.CatalogMinLatency,
+		Usage: "least latency of an answer"}
+	CatalogMaxLatency = Flag[time.Duration]{Name: "max-latency", Default: defaults.CatalogMaxLatency,
+		Usage: "most latency of an answer (drawn uniformly from the seed)"}
+	CatalogCapacity = Flag[int]{Name: "capacity", Default: defaults.CatalogCapacity,
+		Usage: "requests a second the catalogue takes; past it, 503 at once (0: no limit)"}
+	CatalogSeed = Flag[int64]{Name: "seed", Default: 1,
+		Usage: "seed of the latencies"}
 )
 
 // GuardFlags are the flags of one dependency's guard (breakers.Settings).

@@ -14,10 +14,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/books"
 	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/fleet"
 	"github.com/gameday-dev/gameday/gameday/hostmon"
@@ -25,6 +28,7 @@ import (
 	"github.com/gameday-dev/gameday/gameday/judge"
 	"github.com/gameday-dev/gameday/gameday/load"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
+	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/stats"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -55,6 +59,9 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 		}
 		// A request-aware toxic removed only now was read as it went.
 		for i, f := range dv.Faults {
+			if c := d.Inj.Cache(f.Name); c != nil {
+				dv.Faults[i].Cache = c // final once it is removed
+			}
 			if f.Hits == nil {
 				dv.Faults[i].Hits = d.Inj.Hits(f.Name)
 				if err := d.Inj.HitsError(f.Name); err != nil && dv.Faults[i].Hits == nil {
@@ -300,31 +307,48 @@ func ended(cause, loadErr error, guard *abortGuard) judge.Ended {
 	return e
 }
 
-// startMetrics samples the scenario's PromQL expressions every second
-// until ctx ends or done is called (which waits for the sampler). Without
-// any, it returns nil.
+// startMetrics samples the scenario's PromQL expressions and the
+// counters its promises name every second until ctx ends or done is
+// called (which waits for the sampler). Without any, it returns nil.
 func (d *drill) startMetrics(ctx context.Context, start time.Time, onHalt func(string)) (*metricSampler, func()) {
 	var queries []string
 	for _, e := range d.Scenario.Expect {
 		if e.Metric != nil {
-			queries = append(queries, e.Metric.Query)
+			queries = append(queries, e.Metric.Key())
 		}
 	}
 	var halt *scenarios.MetricBound
 	var haltFor time.Duration
 	if a := d.Scenario.Abort; a != nil && a.Metric != nil {
 		halt, haltFor = a.Metric, a.For.D()
-		queries = append(queries, a.Metric.Query)
+		queries = append(queries, a.Metric.Key())
 	}
 	if len(queries) == 0 {
 		return nil, func() {}
 	}
 	m := newMetricSampler(d.Sys.Prometheus, start)
+	closeCounters := func() {}
+	if slices.ContainsFunc(queries, func(q string) bool { return strings.HasPrefix(q, scenarios.CounterKey("")) }) {
+		// The counters are read as the books are, from their stores.
+		r, err := books.Open(ctx, d.Sys, system.Values{SKU: d.Sys.SKU}, 2*time.Second)
+		if err != nil {
+			m.counterErr = fmt.Errorf("reach the counters' stores: %w", err)
+		} else {
+			m.counter = func(ctx context.Context, name string) (float64, error) {
+				q, ok := d.Sys.Counters[name]
+				if !ok {
+					return 0, fmt.Errorf("%s names no counter %s", d.Sys.File, name)
+				}
+				return r.Value(ctx, q)
+			}
+			closeCounters = func() { _ = r.Close() }
+		}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); m.run(ctx, queries, halt, haltFor, onHalt) }()
-	return m, func() { cancel(); wg.Wait() }
+	return m, func() { cancel(); wg.Wait(); closeCounters() }
 }
 
 var (

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,8 +22,20 @@ type metricSampler struct {
 	start  time.Time
 	every  time.Duration
 
+	// counter reads a counter of the system by name (nil: none could be
+	// reached, counterErr says why); prev is each counter's last reading.
+	counter    func(context.Context, string) (float64, error)
+	counterErr error
+	prev       map[string]counterReading
+
 	mu      sync.Mutex
 	samples map[string][]metricSample // by query
+}
+
+// counterReading is a counter's value and when it was read.
+type counterReading struct {
+	at time.Duration
+	v  float64
 }
 
 // errNoValue is a query Prometheus answered with no single value: the
@@ -38,7 +51,7 @@ type metricSample struct {
 }
 
 func newMetricSampler(server string, start time.Time) *metricSampler {
-	return &metricSampler{server: server, hc: noredirect.Client(2 * time.Second), start: start, every: time.Second, samples: map[string][]metricSample{}}
+	return &metricSampler{server: server, hc: noredirect.Client(2 * time.Second), start: start, every: time.Second, samples: map[string][]metricSample{}, prev: map[string]counterReading{}}
 }
 
 // run samples every query until ctx ends. halt, when set, is checked after
@@ -51,11 +64,14 @@ func (m *metricSampler) run(ctx context.Context, queries []string, halt *scenari
 	for {
 		for _, q := range queries {
 			at := time.Since(m.start)
-			v, err := m.one(q)
+			v, err := m.one(ctx, q, at)
+			if errors.Is(err, errFirstReading) {
+				continue
+			}
 			m.mu.Lock()
 			m.samples[q] = append(m.samples[q], metricSample{at: at, v: v, err: err})
 			m.mu.Unlock()
-			if halt == nil || q != halt.Query {
+			if halt == nil || q != halt.Key() {
 				continue
 			}
 			if err == nil && halts(v, halt) {
@@ -78,7 +94,13 @@ func (m *metricSampler) run(ctx context.Context, queries []string, halt *scenari
 	}
 }
 
-func (m *metricSampler) one(q string) (float64, error) {
+// errFirstReading is a counter's first reading: a rate needs two.
+var errFirstReading = errors.New("the counter's first reading")
+
+func (m *metricSampler) one(ctx context.Context, q string, at time.Duration) (float64, error) {
+	if name, ok := strings.CutPrefix(q, scenarios.CounterKey("")); ok {
+		return m.rate(ctx, name, at)
+	}
 	vec, err := promQuery(m.hc, m.server, q)
 	if err != nil {
 		return 0, err
@@ -87,6 +109,36 @@ func (m *metricSampler) one(q string) (float64, error) {
 		return 0, fmt.Errorf("%w: %q gave %d series; want one value", errNoValue, q, len(vec))
 	}
 	return vec[0].value, nil
+}
+
+// rate reads counter name and gives its rise since the last reading, per
+// second. A counter that fell (its process started again) gives no rate
+// for that second: the sample is not observed.
+func (m *metricSampler) rate(ctx context.Context, name string, at time.Duration) (float64, error) {
+	if m.counter == nil {
+		err := m.counterErr
+		if err == nil {
+			err = errors.New("no counter can be read")
+		}
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	v, err := m.counter(ctx, name)
+	if err != nil {
+		return 0, err
+	}
+	prev, seen := m.prev[name]
+	m.prev[name] = counterReading{at: at, v: v}
+	switch {
+	case !seen:
+		return 0, errFirstReading
+	case v < prev.v:
+		return 0, fmt.Errorf("%s fell from %g to %g (its process started again?)", name, prev.v, v)
+	case at <= prev.at:
+		return 0, errFirstReading
+	}
+	return (v - prev.v) / (at - prev.at).Seconds(), nil
 }
 
 // halts reports whether a halt condition holds: the metric above its

@@ -84,7 +84,7 @@ func rebase(r *load.Report, start time.Time) {
 // and its fault's name: the same drill hits the same requests, where the
 // system sends them in the same order.
 func toFault(f scenarios.Fault, seed int64) (faults.Fault, error) {
-	out := faults.Fault{Name: f.Name, Target: f.Target, Down: f.Down, Process: f.Process}
+	out := faults.Fault{Name: f.Name, Target: f.Target, Down: f.Down, Process: f.Process, Cache: f.Cache}
 	if f.Toxic != nil {
 		attrs, err := f.Toxic.APIAttributes()
 		if err != nil {

@@ -150,6 +150,7 @@ func (tl *timeline) records(end time.Duration) []runrecord.FaultRecord {
 				c.EndMS = end.Milliseconds()
 			}
 			c.Hits = tl.inj.Hits(f.Name)
+			c.Cache = tl.inj.Cache(f.Name)
 			if err := tl.inj.HitsError(f.Name); err != nil {
 				c.HitsError = err.Error()
 			}

@@ -44,6 +44,17 @@ func CheckoutArgs(sc *scenarios.Scenario) []string {
 		vars = append(vars, f.Timeout.Bind((*time.Duration)(&g.b.Timeout)), f.ProbeTimeout.Bind((*time.Duration)(&g.b.ProbeTimeout)),
 			f.Failures.Bind(&g.b.Failures), f.OpenFor.Bind((*time.Duration)(&g.b.OpenFor)), f.MaxConcurrent.Bind(&g.b.MaxConcurrent))
 	}
+	// The switches are written only when off: a checkout of an older
+	// build, without them, still starts with every other setting.
+	for _, sw := range []struct {
+		f  flags.Flag[string]
+		on *bool
+	}{{flags.ProductCoalesce, c.Product.Coalesce}, {flags.ProductServeStale, c.Product.ServeStale}, {flags.GuestFallback, c.GuestFallback}} {
+		if sw.on != nil && !*sw.on {
+			off := "off"
+			vars = append(vars, sw.f.Bind(&off))
+		}
+	}
 	if a := &c.Admission; a.Mode != "" && a.Mode != "none" {
 		// The waiting room's settings only with one.
 		vars = append(vars, flags.Admission.Bind(&a.Mode), flags.AdmissionInProgress.Bind(&a.InProgress),

@@ -37,6 +37,8 @@ func (p *Env) Arm(ctx context.Context, sc *scenarios.Scenario, seed int64) (a Ar
 		if err := CheckScenario(sc, p.Sys); err != nil {
 			return a, err
 		}
+	} else if err := errors.Join(checkCaches(sc, p.Sys)...); err != nil {
+		return a, err
 	}
 	if err := d.checkTargets(); err != nil {
 		return a, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gameday-dev/gameday/gameday/env"
 	"github.com/gameday-dev/gameday/gameday/internal/ledger"
 	"github.com/gameday-dev/gameday/gameday/system"
 	"github.com/gameday-dev/gameday/internal/noredirect"
@@ -79,7 +80,36 @@ func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
 		}
 	}
 	errs = append(errs, checkStreams(sc, sys)...)
+	errs = append(errs, checkCaches(sc, sys)...)
 	return errors.Join(append(errs, needsPrometheus(sc, sys)...)...)
+}
+
+// checkCaches refuses a cache fault on a dependency that does not speak
+// Redis, and one that flushes or expires the keys of a dependency the
+// books are read from unless the scenario says it means it
+// (clears_books): the verdict is judged on those books.
+func checkCaches(sc *scenarios.Scenario, sys *system.System) []error {
+	var errs []error
+	for i, f := range sc.Faults {
+		dep, ok := sys.Dependencies[f.Target]
+		if f.Cache == nil || !ok {
+			continue
+		}
+		field := fmt.Sprintf("faults[%d].cache", i)
+		switch {
+		case dep.Protocol != "redis":
+			speaks := dep.Protocol
+			if speaks == "" {
+				speaks = "a protocol it does not name"
+			}
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("a cache fault acts through Redis's own commands, and %s speaks %s (dependencies.%s.protocol in %s): write protocol: redis there if it is a Redis", f.Target, speaks, f.Target, sys.File)})
+		case f.Cache.Clears() && sys.HoldsBooks(f.Target) && !f.Cache.ClearsBooks:
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("%s holds the books (%s): a %s of its keys clears what the verdict is judged on; write clears_books: true if the drill means it", f.Target, sys.File, f.Kind())})
+		}
+	}
+	return errs
 }
 
 // processNeeds names the programs a command process handle needs for a
@@ -94,18 +124,36 @@ func processNeeds(action string) string {
 // needsPrometheus refuses PromQL promises and halts on a system that names
 // no Prometheus server.
 func needsPrometheus(sc *scenarios.Scenario, sys *system.System) []error {
-	if sys.Prometheus != "" {
-		return nil
-	}
 	var errs []error
+	counter := func(field string, m *scenarios.MetricBound) {
+		if _, ok := sys.Counters[m.Counter]; m.Counter != "" && !ok {
+			have := "none"
+			if len(sys.Counters) > 0 {
+				have = strings.Join(slices.Sorted(maps.Keys(sys.Counters)), ", ")
+			}
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field + ".counter"), Field: field + ".counter",
+				Msg: fmt.Sprintf("%s names no counter %q (counters: %s)", sys.File, m.Counter, have)})
+		}
+	}
 	for i, e := range sc.Expect {
 		if e.Metric != nil {
+			counter(fmt.Sprintf("expect[%d].metric", i), e.Metric)
+		}
+	}
+	if a := sc.Abort; a != nil && a.Metric != nil {
+		counter("abort.metric", a.Metric)
+	}
+	if sys.Prometheus != "" {
+		return errs
+	}
+	for i, e := range sc.Expect {
+		if e.Metric != nil && e.Metric.Query != "" {
 			field := fmt.Sprintf("expect[%d].metric", i)
 			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
 				Msg: fmt.Sprintf("a PromQL promise needs a Prometheus server: %s names none (prometheus:)", sys.File)})
 		}
 	}
-	if a := sc.Abort; a != nil && a.Metric != nil {
+	if a := sc.Abort; a != nil && a.Metric != nil && a.Metric.Query != "" {
 		errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line("abort.metric"), Field: "abort.metric",
 			Msg: fmt.Sprintf("a PromQL halt condition needs a Prometheus server: %s names none (prometheus:)", sys.File)})
 	}
@@ -137,7 +185,15 @@ func (d armer) proxies() []string {
 func (d armer) checkTargets() error {
 	for i, f := range d.sc.Faults {
 		field := fmt.Sprintf("faults[%d].target", i)
-		if f.Process != "" {
+		if f.Cache != nil {
+			if _, ok := env.RedisOf(d.Environment, f.Target); ok {
+				continue
+			}
+			if _, ok := d.Sys.Dependencies[f.Target]; ok {
+				return &scenarios.Error{File: d.sc.File, Line: d.sc.Line(field), Field: field,
+					Msg: fmt.Sprintf("a cache fault on %s needs its Redis's address, and the %s environment does not know it (a system file's dependencies.%s.upstream, with protocol: redis)", f.Target, d.Environment.Info().Kind, f.Target)}
+			}
+		} else if f.Process != "" {
 			if _, ok := d.Environment.Process(f.Target); ok {
 				continue
 			}

@@ -114,7 +114,7 @@ func (p *Env) Up(ctx context.Context, dir string, progress func(string, ...any))
 			seed = p.Seed
 		}
 		e, err := st.Start(ctx, env.Spec{Dir: dir, RunID: runID,
-			PaymentArgs: PaymentArgs(sc, seed), CheckoutArgs: CheckoutArgs(sc),
+			PaymentArgs: PaymentArgs(sc, seed), CheckoutArgs: CheckoutArgs(sc), CatalogArgs: []string{"-seed", strconv.FormatInt(seed, 10)},
 			Pods: sc.Environment.Pods, Routes: p.routes(), RequestAware: sc.RequestAwareTargets()})
 		if err != nil {
 			return err
@@ -138,7 +138,7 @@ func (p *Env) Up(ctx context.Context, dir string, progress func(string, ...any))
 		// The reference checkout, described like any system, at the
 		// addresses this environment chose.
 		p.Vars = map[string]string{
-			"CHECKOUT_URL": p.Environment.CheckoutURL(), "PAYMENT_URL": p.Environment.PaymentURL(),
+			"CHECKOUT_URL": p.Environment.CheckoutURL(), "PAYMENT_URL": p.Environment.PaymentURL(), "CATALOG_URL": env.CatalogURL(p.Environment),
 			"TOXIPROXY": p.Environment.Toxiproxy().Addr(), "SETTLE_WITHIN": SettleLimit(sc).String(),
 		}
 		// Unknown to the environment, the token is the runner's own
@@ -155,7 +155,12 @@ func (p *Env) Up(ctx context.Context, dir string, progress func(string, ...any))
 			// The router answers purchases; the pods' books and breakers
 			// are each pod's own: the shops' ledgers read the books, the
 			// probe each pod's breakers (podAdmins).
-			p.Sys.Admin, p.Sys.Stores, p.Sys.Setup, p.Sys.Books = "", nil, nil, system.Books{}
+			// The catalogue they share stays, for its counter.
+			stores := map[string]*system.Store{}
+			if c, ok := p.Sys.Stores["catalog"]; ok {
+				stores["catalog"] = c
+			}
+			p.Sys.Admin, p.Sys.Stores, p.Sys.Setup, p.Sys.Books = "", stores, nil, system.Books{}
 		}
 	}
 	for _, n := range p.Environment.Info().Notes {
