@@ -108,8 +108,8 @@ type Config struct {
 	// defences: "" or On, on; Off, off (a drill proving it notices).
 	ProductCoalesce, ProductServeStale string
 	// GuestFallback: "" or On, a purchase whose session store fails goes
-	// on as a guest, marked degraded; Off, it is refused with 503 (reason
-	// sessions), as a checkout that cannot do without sessions does.
+	// on as a guest, marked degraded; Off, it is refused with 503
+	// (dependency sessions), as a checkout that cannot do without sessions does.
 	GuestFallback string
 
 	// Logger receives the checkout's logs; nil discards them.

@@ -17,8 +17,8 @@ import (
 	"github.com/gameday-dev/gameday/scenarios"
 )
 
-// A bug planted in an example, each one real checkouts have and each
-// reachable only through one kind of fault.
+// A bug planted in an example, each one real checkouts have, and the
+// faults that reach it.
 type planted struct {
 	name   string
 	system string
@@ -57,11 +57,15 @@ func TestExplorePlantedBugs(t *testing.T) {
 		t.Fatal(err)
 	}
 	bugs := []planted{{
-		// A charge whose answer was lost, sent again under a new key.
+		// A charge whose answer was lost, sent again under a new key. Any
+		// fault on the gateway that loses an answer after the provider
+		// took the charge reaches it: the answer discarded
+		// (http_lost_response, lost_reply), the connection reset once the
+		// request was in (reset_peer), the answer cut short (limit_data).
 		name: "ticketshop charge retried without its key", system: "ticketshop/gameday.yaml", budget: "2",
 		buggy:   func(t *testing.T) map[string]string { return ticketshop(t, true, "-fresh-key-retry") },
 		correct: func(t *testing.T) map[string]string { return ticketshop(t, true) },
-		broken:  []string{"double_charges"}, needs: toxicOn("gateway", "http_lost_response"),
+		broken:  []string{"double_charges"}, needs: toxicOn("gateway", "http_lost_response", "lost_reply", "reset_peer", "limit_data"),
 	}, {
 		// A hold that expires while its charge is in flight, the ticket
 		// sold all the same: a hold shorter than the time the shop gives

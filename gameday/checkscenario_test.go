@@ -149,6 +149,8 @@ faults:
 			":7: faults[0].cache: ledger holds the books"},
 		{"the books, meant", "  - {target: ledger, at: 1s, cache: {flush: \"*\", clears_books: true}}\n", "", ""},
 		{"a memory limit on the books", "  - {target: stock, at: 1s, cache: {maxmemory: 95%, policy: noeviction}}\n", "", ""},
+		{"a memory limit that may evict the books", "  - {target: stock, at: 1s, cache: {maxmemory: 95%}}\n", "",
+			":7: faults[0].cache.policy: stock holds the books (shop.yaml): a memory limit there evicts what the verdict is judged on unless its policy is noeviction"},
 		{"a counter", "  - {target: cache, at: 1s, for: 2s, cache: {flush: \"*\"}}\n", "expect:\n  - metric: {counter: origin_requests, below: 10}\n", ""},
 		{"no such counter", "  - {target: cache, at: 1s, for: 2s, cache: {flush: \"*\"}}\n", "expect:\n  - metric: {counter: origin_rps, below: 10}\n",
 			`:9: expect[0].metric.counter: shop.yaml names no counter "origin_rps" (counters: origin_requests)`},

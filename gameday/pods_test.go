@@ -236,8 +236,8 @@ func TestDescribedPodsAreDrilledPodByPod(t *testing.T) {
 	pods := l.Pods()
 	file := string(system.ReferenceYAML())
 	for _, r := range []struct{ from, to string }{
-		{"  inventory: {proxy: inventory}", `  inventory: {proxy: "${POD}-inventory"}`},
-		{"  sessions: {proxy: sessions}", `  sessions: {proxy: "${POD}-sessions"}`},
+		{"  inventory: {proxy: inventory, ", `  inventory: {proxy: "${POD}-inventory", `},
+		{"  sessions: {proxy: sessions, ", `  sessions: {proxy: "${POD}-sessions", `},
 	} {
 		if !strings.Contains(file, r.from) {
 			t.Fatalf("the reference system file has no %q", r.from)
@@ -249,13 +249,13 @@ func TestDescribedPodsAreDrilledPodByPod(t *testing.T) {
 	if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sys, err := system.LoadFile(path, map[string]string{"BASE_URL": l.CheckoutURL(), "PAYMENT_URL": l.PaymentURL(),
+	sys, err := system.LoadFile(path, map[string]string{"BASE_URL": l.CheckoutURL(), "PAYMENT_URL": l.PaymentURL(), "CATALOG_URL": l.CatalogURL(),
 		"TOXIPROXY": l.Toxiproxy().Addr(), "GAMEDAY_ADMIN_TOKEN": l.AdminToken()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := slices.Sorted(maps.Keys(sys.Dependencies)); !slices.Equal(got, []string{"payment", "pod-1/inventory", "pod-1/sessions", "pod-2/inventory", "pod-2/sessions"}) {
-		t.Fatalf("dependencies %v: want the shared payment once and each pod's own", got)
+	if got := slices.Sorted(maps.Keys(sys.Dependencies)); !slices.Equal(got, []string{"catalog", "payment", "pod-1/inventory", "pod-1/sessions", "pod-2/inventory", "pod-2/sessions"}) {
+		t.Fatalf("dependencies %v: want the shared payment and catalogue once and each pod's own", got)
 	}
 	sc, err := scenarios.Parse("described-pods.yaml", []byte(`
 name: described-pods

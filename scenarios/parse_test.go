@@ -81,7 +81,11 @@ func TestBadFiles(t *testing.T) {
 			{12, "faults[0].cache.every", "needs the fault's for"},
 			{17, "faults[1].cache.flush", "a key pattern (Redis's glob: product:*)"},
 			{17, "faults[1].cache.ttl", "only for expire"},
+			{22, "faults[2].cache.every", "3s is longer than the fault's for (2s): it would run once"},
+			{27, "faults[3].cache.ttl", "1s is not shorter than every (1s)"},
 		}},
+		// Each limit puts back what it found.
+		{"cache-limits-overlap", []wantErr{{15, "faults[1].at", "a memory limit of sessions while faults[0]'s is on it"}}},
 		// A promise about a fault that does not exist.
 		{"missing-fault", []wantErr{{17, "expect[0].breaker_opens.fault", `no fault is named "slow-payment" (faults: slow)`}}},
 		{"bad-window", []wantErr{{18, "expect[1].latency.window", `"sometimes" is not one of before, during, after, all`}}},

@@ -192,7 +192,7 @@ type Checkout struct {
 	// switched off, so that a drill can prove it notices.
 	Product ProductPage `yaml:"product"`
 	// GuestFallback, false, refuses a purchase whose session store fails
-	// (503, reason sessions) where the checkout would go on as a guest;
+	// (503, dependency sessions) where the checkout would go on as a guest;
 	// nil means true.
 	GuestFallback *bool `yaml:"guest_fallback"`
 }
@@ -539,7 +539,7 @@ type MetricBound struct {
 }
 
 // Key is what the promise's samples are kept under: its PromQL
-// expression, or "counter:NAME".
+// expression, or CounterKey(Counter).
 func (m *MetricBound) Key() string {
 	if m.Counter != "" {
 		return CounterKey(m.Counter)
@@ -547,8 +547,10 @@ func (m *MetricBound) Key() string {
 	return m.Query
 }
 
-// CounterKey is the key a counter's samples are kept under.
-func CounterKey(name string) string { return "counter:" + name }
+// CounterKey is the key a counter's samples are kept under: "counter
+// NAME", which no PromQL expression is (a recording rule's name may hold
+// a colon, never a space between two names).
+func CounterKey(name string) string { return "counter " + name }
 
 // What names what the promise reads, for its text: the expression, or
 // "the rate of NAME (a second)".

@@ -422,6 +422,11 @@ func (v *validator) faults() {
 			if f.Process != "" && g.Process != "" && f.Target == g.Target && f.At.D() < g.end(total) && g.At.D() < f.end(total) {
 				v.add(p+".at", "%s of %s while faults[%d] (%s) is on it: one process fault at a time on a dependency", f.Process, f.Target, j, g.Process)
 			}
+			// Each limit puts back what it found: two at once would
+			// put back each other's.
+			if limits(f) && limits(g) && f.Target == g.Target && f.At.D() < g.end(total) && g.At.D() < f.end(total) {
+				v.add(p+".at", "a memory limit of %s while faults[%d]'s is on it: one memory limit at a time on a dependency", f.Target, j)
+			}
 		}
 	}
 }
@@ -460,6 +465,10 @@ func (v *validator) cache(p string, f Fault) {
 			v.add(p+".every", "%s: at least 100ms (each round scans the keys)", c.Every)
 		case f.For <= 0:
 			v.add(p+".every", "needs the fault's for: how long the keys are cleared again and again")
+		case c.Every > f.For:
+			v.add(p+".every", "%s is longer than the fault's for (%s): it would run once", c.Every, f.For)
+		case c.Expire != "" && c.TTL >= c.Every:
+			v.add(p+".ttl", "%s is not shorter than every (%s): each round would give the keys their time again, and none would expire", c.TTL, c.Every)
 		}
 	}
 	if c.MaxMemory != "" {
@@ -485,6 +494,9 @@ func (v *validator) cache(p string, f Fault) {
 		v.add(p+".clears_books", "only for flush and expire")
 	}
 }
+
+// limits reports whether f limits its dependency's memory.
+func limits(f Fault) bool { return f.Cache != nil && f.Cache.MaxMemory != "" }
 
 // end is when f ends: At+For, or (For 0) the end of the load, total.
 func (f Fault) end(total time.Duration) time.Duration {

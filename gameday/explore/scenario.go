@@ -73,7 +73,8 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 		if !ok {
 			return nil, nil, fmt.Errorf("fault %d: no family %q", i, f.Family)
 		}
-		of := outFault{Name: s.faultName(i), Target: f.Target, At: dur(f.At), For: dur(min(f.For, total-f.At))}
+		length := min(f.For, total-f.At)
+		of := outFault{Name: s.faultName(i), Target: f.Target, At: dur(f.At), For: dur(length)}
 		switch {
 		case f.Family == "down":
 			of.Down = true
@@ -82,7 +83,8 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 		case fam.Cache != nil:
 			c := fam.Cache(f.Intensity)
 			of.Cache = &outCache{Flush: c.Flush, Expire: c.Expire, MaxMemory: c.MaxMemory, Policy: c.Policy}
-			if c.Every > 0 {
+			if c.Every > 0 && c.Every.D() <= length {
+				// A fault shorter than its interval clears once.
 				of.Cache.Every = dur(c.Every.D())
 			}
 		default:

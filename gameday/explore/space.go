@@ -45,8 +45,11 @@ func (f Family) HTTP() bool { return scenarios.ReadsHTTP(f.Name) }
 func (f Family) Clears() bool { return f.Cache != nil && f.Cache(1).Clears() }
 
 // intense reports whether the family's faults have an intensity to
-// soften.
-func (f Family) intense() bool { return f.attrs != nil || (f.Cache != nil && f.Clears()) }
+// soften: a toxic's attributes, or a cache fault that differs with it
+// (an expiry's interval).
+func (f Family) intense() bool {
+	return f.attrs != nil || (f.Cache != nil && *f.Cache(0.25) != *f.Cache(1))
+}
 
 // ms is a duration attribute, in whole milliseconds, as a scenario writes
 // it.

@@ -34,11 +34,15 @@ const (
 // cacheRun is a cache fault in place: its client, its rounds (a flush or
 // expiry repeated), and what it did so far.
 type cacheRun struct {
-	f      Fault
-	rdb    *redis.Client
-	redis  env.Redis
-	stop   chan struct{}
-	done   chan struct{}
+	f     Fault
+	rdb   *redis.Client
+	redis env.Redis
+	stop  chan struct{}
+	done  chan struct{}
+	// ctx is the rounds' context, cancelled when the fault is removed: a
+	// round under way stops with it.
+	ctx    context.Context
+	cancel context.CancelFunc
 	before redisStats // a memory limit's evictions and refusals at its start
 	prev   *memLimit  // the limit and policy a memory limit replaced
 
@@ -74,6 +78,7 @@ func (in *Injector) applyCache(ctx context.Context, f Fault) error {
 	}
 	c := f.Cache
 	run := &cacheRun{f: f, rdb: newRedisClient(r), redis: r, stop: make(chan struct{}), done: make(chan struct{})}
+	run.ctx, run.cancel = context.WithCancel(context.Background())
 	run.effect.Redis = r.Addr
 	in.mu.Lock()
 	in.caches[f.Name] = run
@@ -102,7 +107,14 @@ func (in *Injector) applyCache(ctx context.Context, f Fault) error {
 				return
 			case <-t.C:
 			}
-			rctx, cancel := context.WithTimeout(context.Background(), c.Every.D()+callTimeout)
+			// A tick and the removal at once: select picks either, and
+			// no round may follow the removal.
+			select {
+			case <-run.stop:
+				return
+			default:
+			}
+			rctx, cancel := context.WithTimeout(run.ctx, c.Every.D()+callTimeout)
 			err := run.round(rctx)
 			cancel()
 			if err != nil {
@@ -125,14 +137,23 @@ func (run *cacheRun) round(ctx context.Context) error {
 	if c.Flush == "*" {
 		n, err = run.rdb.DBSize(ctx).Result()
 		if err == nil {
-			err = run.rdb.FlushDB(ctx).Err()
+			// ASYNC: the keys are gone at once for every client, and
+			// Redis frees their memory in the background, so that a large
+			// database is not a flush that times out.
+			err = run.rdb.FlushDBAsync(ctx).Err()
 		}
 	} else {
 		n, err = run.eachKey(ctx, c.Pattern(), func(p redis.Pipeliner, key string) {
-			if c.Flush != "" {
+			switch {
+			case c.Flush != "":
 				p.Unlink(ctx, key)
-			} else {
-				p.PExpire(ctx, key, c.TTL.D())
+			case c.TTL <= 0:
+				p.PExpire(ctx, key, 0) // gone at once
+			default:
+				// LT: never a longer life than the key has (a key
+				// without one has an endless life), so that a round
+				// shortens and never lengthens (Redis 7).
+				p.Do(ctx, "pexpire", key, c.TTL.D().Milliseconds(), "lt")
 			}
 		})
 	}
@@ -141,7 +162,7 @@ func (run *cacheRun) round(ctx context.Context) error {
 		if c.Flush != "" {
 			what = "flush"
 		}
-		return fmt.Errorf("%s %s on the Redis at %s: %w", what, c.Pattern(), run.redis.Addr, err)
+		return fmt.Errorf("a round of %s %s on the Redis at %s failed: %w", what, c.Pattern(), run.redis.Addr, err)
 	}
 	run.mu.Lock()
 	run.effect.Rounds++
@@ -245,6 +266,7 @@ func (in *Injector) removeCache(ctx context.Context, f Fault) error {
 	case <-run.stop:
 	default:
 		close(run.stop)
+		run.cancel()
 	}
 	select {
 	case <-run.done:
@@ -252,12 +274,15 @@ func (in *Injector) removeCache(ctx context.Context, f Fault) error {
 		return fmt.Errorf("the rounds of %s did not stop: %w", f.Name, ctx.Err())
 	}
 	if run.prev != nil {
-		if after, err := readStats(ctx, run.rdb); err == nil {
-			run.mu.Lock()
+		after, err := readStats(ctx, run.rdb)
+		run.mu.Lock()
+		if err == nil {
 			run.effect.Evicted = after.evicted - run.before.evicted
 			run.effect.Refused = after.oom - run.before.oom
-			run.mu.Unlock()
+		} else if run.err == nil {
+			run.err = fmt.Errorf("what the limit evicted and refused could not be read: %w", err)
 		}
+		run.mu.Unlock()
 		if err := configSet(ctx, run.rdb, "maxmemory", strconv.FormatInt(run.prev.bytes, 10), "maxmemory-policy", run.prev.policy); err != nil {
 			return fmt.Errorf("put back the memory limit of the Redis at %s (%s): %w", run.redis.Addr, run.effect.Restores, err)
 		}

@@ -19,6 +19,7 @@ func TestCacheFaultThatDidNothingIsIdle(t *testing.T) {
 		{FaultRecord{Kind: "cache-limit", Cache: &CacheEffect{MaxMemory: 2 << 20}}, "evicted no key and refused no write"},
 		{FaultRecord{Kind: "cache-limit", Cache: &CacheEffect{MaxMemory: 2 << 20, Refused: 4}}, ""},
 		{FaultRecord{Kind: "cache-expire", Error: "no Redis", Cache: &CacheEffect{Pattern: "x"}}, ""},
+		{FaultRecord{Kind: "cache-expire", Cache: &CacheEffect{Pattern: "x", Keys: 40, Rounds: 3, Error: "expire x: i/o timeout"}}, "did not do all it was to: expire x: i/o timeout"},
 	} {
 		got := tc.rec.Idle()
 		if (tc.idle == "") != (got == "") || !strings.Contains(got, tc.idle) {

@@ -575,7 +575,9 @@ type CacheEffect struct {
 	Evicted   int64  `json:"evicted,omitempty"`
 	Refused   int64  `json:"refused,omitempty"`
 	Restores  string `json:"restores,omitempty"`
-	// Error is why a later round of a repeated flush or expiry failed.
+	// Error is why the fault did not do all it was to: a later round of
+	// a repeated flush or expiry failed, or what a memory limit evicted
+	// and refused could not be read.
 	Error string `json:"error,omitempty"`
 }
 
@@ -592,16 +594,19 @@ func (c *CacheEffect) Text() string {
 		s = fmt.Sprintf("cleared %d keys matching %s%s; %s", c.Keys, c.Pattern, rounds, c.Lost)
 	}
 	if c.Error != "" {
-		s += "; a round failed: " + c.Error
+		s += "; " + c.Error
 	}
 	return s
 }
 
-// Idle says why the cache fault cannot be said to have acted: a flush or
-// expiry that matched no key, a memory limit that evicted and refused
-// nothing; "" when it acted.
+// Idle says why the cache fault cannot be said to have acted as the
+// scenario says: a flush or expiry that matched no key, a memory limit
+// that evicted and refused nothing, one that did not do all it was to
+// (Error); "" when it acted.
 func (c *CacheEffect) Idle() string {
 	switch {
+	case c.Error != "":
+		return "did not do all it was to: " + c.Error
 	case c.MaxMemory > 0 && c.Evicted == 0 && c.Refused == 0:
 		return fmt.Sprintf("evicted no key and refused no write under its limit of %d bytes: the limit changed nothing", c.MaxMemory)
 	case c.MaxMemory == 0 && c.Keys == 0:

@@ -14,6 +14,7 @@ package system
 import (
 	"errors"
 	"math/big"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -273,7 +274,7 @@ func (s *System) HoldsBooks(dep string) bool {
 		return false
 	}
 	for _, name := range s.Books.Stores() {
-		if st, ok := s.Stores[name]; ok && st.Redis != "" && redisHostPort(st.Redis) == d.Upstream {
+		if st, ok := s.Stores[name]; ok && st.Redis != "" && sameAddr(redisHostPort(st.Redis), d.Upstream) {
 			return true
 		}
 	}
@@ -287,6 +288,23 @@ func redisHostPort(addr string) string {
 		return u.Host
 	}
 	return addr
+}
+
+// sameAddr reports whether two host:port addresses are one, loopback's
+// names taken as one host (localhost, 127.0.0.1, ::1).
+func sameAddr(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	loop := func(h string) string {
+		if h == "localhost" || h == "::1" || h == "127.0.0.1" {
+			return "loopback"
+		}
+		return h
+	}
+	return pa == pb && loop(ha) == loop(hb)
 }
 
 // Process is a handle on a dependency's process: exactly one of

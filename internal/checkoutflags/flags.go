@@ -60,7 +60,7 @@ var (
 	ProductServeStale = Flag[string]{Name: "product-serve-stale",
 		Usage: "on (empty: on): when the catalogue fails, the last description had is served, marked degraded; off: the page fails (503)", ZeroIsDefault: true}
 	GuestFallback = Flag[string]{Name: "guest-fallback",
-		Usage: "on (empty: on): a purchase whose session store fails goes on as a guest, marked degraded; off: it is refused (503, reason sessions)", ZeroIsDefault: true}
+		Usage: "on (empty: on): a purchase whose session store fails goes on as a guest, marked degraded; off: it is refused (503, dependency sessions)", ZeroIsDefault: true}
 )
 
 // The catalogue stand-in's flags ("gameday serve catalog").

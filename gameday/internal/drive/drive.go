@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -312,43 +311,59 @@ func ended(cause, loadErr error, guard *abortGuard) judge.Ended {
 // called (which waits for the sampler). Without any, it returns nil.
 func (d *drill) startMetrics(ctx context.Context, start time.Time, onHalt func(string)) (*metricSampler, func()) {
 	var queries []string
+	add := func(q string) {
+		// Each once: a counter read twice in a tick would give a rate
+		// over milliseconds.
+		if !slices.Contains(queries, q) {
+			queries = append(queries, q)
+		}
+	}
 	for _, e := range d.Scenario.Expect {
 		if e.Metric != nil {
-			queries = append(queries, e.Metric.Key())
+			add(e.Metric.Key())
 		}
 	}
 	var halt *scenarios.MetricBound
 	var haltFor time.Duration
 	if a := d.Scenario.Abort; a != nil && a.Metric != nil {
 		halt, haltFor = a.Metric, a.For.D()
-		queries = append(queries, a.Metric.Key())
+		add(a.Metric.Key())
 	}
 	if len(queries) == 0 {
 		return nil, func() {}
 	}
 	m := newMetricSampler(d.Sys.Prometheus, start)
-	closeCounters := func() {}
-	if slices.ContainsFunc(queries, func(q string) bool { return strings.HasPrefix(q, scenarios.CounterKey("")) }) {
-		// The counters are read as the books are, from their stores.
-		r, err := books.Open(ctx, d.Sys, system.Values{SKU: d.Sys.SKU}, 2*time.Second)
-		if err != nil {
-			m.counterErr = fmt.Errorf("reach the counters' stores: %w", err)
-		} else {
-			m.counter = func(ctx context.Context, name string) (float64, error) {
-				q, ok := d.Sys.Counters[name]
-				if !ok {
-					return 0, fmt.Errorf("%s names no counter %s", d.Sys.File, name)
-				}
-				return r.Value(ctx, q)
-			}
-			closeCounters = func() { _ = r.Close() }
-		}
-	}
+	m.openCounters = d.counterReader
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); m.run(ctx, queries, halt, haltFor, onHalt) }()
-	return m, func() { cancel(); wg.Wait(); closeCounters() }
+	return m, func() { cancel(); wg.Wait() }
+}
+
+// counterReader reaches the stores of the system's counters (only those:
+// the books' own are the ledger's) and reads a counter by name; close
+// lets go of them.
+func (d *drill) counterReader(ctx context.Context) (read func(context.Context, string) (float64, error), close func(), err error) {
+	sys := *d.Sys // the same compiled queries, fewer stores
+	sys.Stores = map[string]*system.Store{}
+	for _, q := range d.Sys.Counters {
+		if st, ok := d.Sys.Stores[q.Store]; ok {
+			sys.Stores[q.Store] = st
+		}
+	}
+	r, err := books.Open(ctx, &sys, system.Values{SKU: d.Sys.SKU}, 2*time.Second)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reach the counters' stores: %w", err)
+	}
+	read = func(ctx context.Context, name string) (float64, error) {
+		q, ok := d.Sys.Counters[name]
+		if !ok {
+			return 0, fmt.Errorf("%s names no counter %s", d.Sys.File, name)
+		}
+		return r.Value(ctx, q)
+	}
+	return read, func() { _ = r.Close() }, nil
 }
 
 var (

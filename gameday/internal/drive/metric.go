@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,11 +23,14 @@ type metricSampler struct {
 	start  time.Time
 	every  time.Duration
 
-	// counter reads a counter of the system by name (nil: none could be
-	// reached, counterErr says why); prev is each counter's last reading.
-	counter    func(context.Context, string) (float64, error)
-	counterErr error
-	prev       map[string]counterReading
+	// openCounters reaches the system's counters, from the sampler's own
+	// goroutine before its first reading (nil: the system has none);
+	// counter then reads one by name, or counterErr says why none can be.
+	// prev is each counter's last reading.
+	openCounters func(context.Context) (func(context.Context, string) (float64, error), func(), error)
+	counter      func(context.Context, string) (float64, error)
+	counterErr   error
+	prev         map[string]counterReading
 
 	mu      sync.Mutex
 	samples map[string][]metricSample // by query
@@ -58,13 +62,22 @@ func newMetricSampler(server string, start time.Time) *metricSampler {
 // every sample of its query: it has held for its For when every sample of
 // the last For did.
 func (m *metricSampler) run(ctx context.Context, queries []string, halt *scenarios.MetricBound, haltFor time.Duration, onHalt func(string)) {
+	if m.openCounters != nil && slices.ContainsFunc(queries, isCounter) {
+		read, closeCounters, err := m.openCounters(ctx)
+		if err != nil {
+			m.counterErr = err
+		} else {
+			m.counter = read
+			defer closeCounters()
+		}
+	}
 	t := time.NewTicker(m.every)
 	defer t.Stop()
 	var holding time.Duration = -1
 	for {
 		for _, q := range queries {
 			at := time.Since(m.start)
-			v, err := m.one(ctx, q, at)
+			v, err := m.one(ctx, q, &at)
 			if errors.Is(err, errFirstReading) {
 				continue
 			}
@@ -97,7 +110,13 @@ func (m *metricSampler) run(ctx context.Context, queries []string, halt *scenari
 // errFirstReading is a counter's first reading: a rate needs two.
 var errFirstReading = errors.New("the counter's first reading")
 
-func (m *metricSampler) one(ctx context.Context, q string, at time.Duration) (float64, error) {
+// isCounter reports whether a sampled key is a counter's.
+func isCounter(q string) bool { return strings.HasPrefix(q, scenarios.CounterKey("")) }
+
+// one reads query q: a PromQL expression's value, or a counter's rate,
+// whose reading time it writes to at (the rate is of the time between
+// two readings, not two askings).
+func (m *metricSampler) one(ctx context.Context, q string, at *time.Duration) (float64, error) {
 	if name, ok := strings.CutPrefix(q, scenarios.CounterKey("")); ok {
 		return m.rate(ctx, name, at)
 	}
@@ -112,9 +131,10 @@ func (m *metricSampler) one(ctx context.Context, q string, at time.Duration) (fl
 }
 
 // rate reads counter name and gives its rise since the last reading, per
-// second. A counter that fell (its process started again) gives no rate
-// for that second: the sample is not observed.
-func (m *metricSampler) rate(ctx context.Context, name string, at time.Duration) (float64, error) {
+// second, the reading's time written to at. A counter that fell (its
+// process started again) gives no rate for that second: it is read afresh
+// from there, as at its first reading.
+func (m *metricSampler) rate(ctx context.Context, name string, at *time.Duration) (float64, error) {
 	if m.counter == nil {
 		err := m.counterErr
 		if err == nil {
@@ -128,17 +148,13 @@ func (m *metricSampler) rate(ctx context.Context, name string, at time.Duration)
 	if err != nil {
 		return 0, err
 	}
+	*at = time.Since(m.start)
 	prev, seen := m.prev[name]
-	m.prev[name] = counterReading{at: at, v: v}
-	switch {
-	case !seen:
-		return 0, errFirstReading
-	case v < prev.v:
-		return 0, fmt.Errorf("%s fell from %g to %g (its process started again?)", name, prev.v, v)
-	case at <= prev.at:
+	m.prev[name] = counterReading{at: *at, v: v}
+	if !seen || v < prev.v || *at <= prev.at {
 		return 0, errFirstReading
 	}
-	return (v - prev.v) / (at - prev.at).Seconds(), nil
+	return (v - prev.v) / (*at - prev.at).Seconds(), nil
 }
 
 // halts reports whether a halt condition holds: the metric above its

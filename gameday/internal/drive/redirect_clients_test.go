@@ -68,7 +68,7 @@ func TestRunnerClientsFollowNoRedirect(t *testing.T) {
 	_, err = probe.fetchMetric()
 	check("breaker probe, PromQL", err)
 
-	_, err = newMetricSampler(redirect.URL, time.Now()).one(context.Background(), "breaker_state", 0)
+	_, err = newMetricSampler(redirect.URL, time.Now()).one(context.Background(), "breaker_state", new(time.Duration))
 	check("metric sampler", err)
 
 	if n := reached.Load(); n != 0 {

@@ -91,7 +91,15 @@ func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
 func checkCaches(sc *scenarios.Scenario, sys *system.System) []error {
 	var errs []error
 	for i, f := range sc.Faults {
-		dep, ok := sys.Dependencies[f.Target]
+		target := f.Target
+		if _, ok := sys.Dependencies[target]; !ok {
+			// A pod's dependency (pod-2/inventory) is the system's
+			// (inventory) in each pod.
+			if _, dep, inPod := strings.Cut(target, "/"); inPod {
+				target = dep
+			}
+		}
+		dep, ok := sys.Dependencies[target]
 		if f.Cache == nil || !ok {
 			continue
 		}
@@ -104,9 +112,13 @@ func checkCaches(sc *scenarios.Scenario, sys *system.System) []error {
 			}
 			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
 				Msg: fmt.Sprintf("a cache fault acts through Redis's own commands, and %s speaks %s (dependencies.%s.protocol in %s): write protocol: redis there if it is a Redis", f.Target, speaks, f.Target, sys.File)})
-		case f.Cache.Clears() && sys.HoldsBooks(f.Target) && !f.Cache.ClearsBooks:
+		case f.Cache.Clears() && sys.HoldsBooks(target) && !f.Cache.ClearsBooks:
 			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
 				Msg: fmt.Sprintf("%s holds the books (%s): a %s of its keys clears what the verdict is judged on; write clears_books: true if the drill means it", f.Target, sys.File, f.Kind())})
+		case f.Cache.MaxMemory != "" && f.Cache.Policy != "noeviction" && sys.HoldsBooks(target) && !f.Cache.ClearsBooks:
+			pf := field + ".policy"
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: cmp.Or(sc.Line(pf), sc.Line(field)), Field: pf,
+				Msg: fmt.Sprintf("%s holds the books (%s): a memory limit there evicts what the verdict is judged on unless its policy is noeviction (which refuses writes and loses nothing); write policy: noeviction, or clears_books: true if the drill means it", f.Target, sys.File)})
 		}
 	}
 	return errs
