@@ -465,8 +465,6 @@ func (v *validator) cache(p string, f Fault) {
 			v.add(p+".every", "%s: at least 100ms (each round scans the keys)", c.Every)
 		case f.For <= 0:
 			v.add(p+".every", "needs the fault's for: how long the keys are cleared again and again")
-		case c.Every > f.For:
-			v.add(p+".every", "%s is longer than the fault's for (%s): it would run once", c.Every, f.For)
 		case c.Expire != "" && c.TTL >= c.Every:
 			v.add(p+".ttl", "%s is not shorter than every (%s): each round would give the keys their time again, and none would expire", c.TTL, c.Every)
 		}

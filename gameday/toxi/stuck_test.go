@@ -297,3 +297,34 @@ func TestRemovalThatHangsAStockToxiproxyEndsNamingIt(t *testing.T) {
 		t.Errorf("error %v is not context.DeadlineExceeded", err)
 	}
 }
+
+// A toxic removed from many connections at once, each holding a chunk the
+// toxic after it will never read (a reset_peer that has reset its
+// connection and returned): the removal gives up on all of them together
+// within about HandOnWithin, where a bound of each connection's own made
+// it last a second a connection, past the API's deadline (an explore
+// trial drew a latency on a payment gateway, then a reset_peer after it).
+func TestRemovalFromManyConnectionsIsBoundedTogether(t *testing.T) {
+	c := testenv.Toxiproxy(t)
+	ctx := context.Background()
+	up, _ := countingStreamer(t)
+	listen := testenv.Proxy(t, c, "gateway", up)
+	testenv.AddToxic(t, c, "gateway", toxi.Toxic{Name: "slow", Type: "latency", Attributes: map[string]any{"latency": 2000}})
+	const conns = 12
+	for range conns {
+		conn, err := net.Dial("tcp", listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		go func() { _, _ = io.Copy(io.Discard, conn) }()
+	}
+	time.Sleep(300 * time.Millisecond) // every connection's latency holds chunks
+	testenv.AddToxic(t, c, "gateway", toxi.Toxic{Name: "reset", Type: "reset_peer", Attributes: map[string]any{"timeout": 250}})
+	time.Sleep(500 * time.Millisecond)
+	within(t, 3*time.Second, "remove the latency toxic from 12 connections", func() error {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return c.RemoveToxic(rctx, "gateway", "slow")
+	})
+}

@@ -15,11 +15,11 @@ import (
 
 func passThrough(stub *toxics.ToxicStub) { tcp.PassThrough(stub) }
 
-func (t *LostReply) Cleanup(stub *toxics.ToxicStub)        { tcp.Cleanup(stub) }
-func (t *HTTPError) Cleanup(stub *toxics.ToxicStub)        { tcp.Cleanup(stub) }
-func (t *HTTPLostResponse) Cleanup(stub *toxics.ToxicStub) { tcp.Cleanup(stub) }
-func (t *HTTPLatency) Cleanup(stub *toxics.ToxicStub)      { tcp.Cleanup(stub) }
-func (t *HTTPMalformed) Cleanup(stub *toxics.ToxicStub)    { tcp.Cleanup(stub) }
+func (t *LostReply) Cleanup(stub *toxics.ToxicStub)        { t.Toxicity.Cleanup(stub) }
+func (t *HTTPError) Cleanup(stub *toxics.ToxicStub)        { t.Toxicity.Cleanup(stub) }
+func (t *HTTPLostResponse) Cleanup(stub *toxics.ToxicStub) { t.Toxicity.Cleanup(stub) }
+func (t *HTTPLatency) Cleanup(stub *toxics.ToxicStub)      { t.Toxicity.Cleanup(stub) }
+func (t *HTTPMalformed) Cleanup(stub *toxics.ToxicStub)    { t.Toxicity.Cleanup(stub) }
 
 var (
 	_ toxics.CleanupToxic = (*LostReply)(nil)

@@ -58,7 +58,7 @@ func (t *Bandwidth) Pipe(stub *toxics.ToxicStub) {
 }
 
 // Cleanup hands on what the toxic kept.
-func (t *Bandwidth) Cleanup(stub *toxics.ToxicStub) { Cleanup(stub) }
+func (t *Bandwidth) Cleanup(stub *toxics.ToxicStub) { t.Toxicity.Cleanup(stub) }
 
 var _ toxics.CleanupToxic = (*Bandwidth)(nil)
 

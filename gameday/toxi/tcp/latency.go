@@ -63,7 +63,7 @@ func (t *Latency) Pipe(stub *toxics.ToxicStub) {
 }
 
 // Cleanup hands on what the toxic kept.
-func (t *Latency) Cleanup(stub *toxics.ToxicStub) { Cleanup(stub) }
+func (t *Latency) Cleanup(stub *toxics.ToxicStub) { t.Toxicity.Cleanup(stub) }
 
 var (
 	_ toxics.CleanupToxic  = (*Latency)(nil)

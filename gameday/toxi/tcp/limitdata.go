@@ -50,6 +50,6 @@ func (t *LimitData) Pipe(stub *toxics.ToxicStub) {
 }
 
 // Cleanup hands on what the toxic kept.
-func (t *LimitData) Cleanup(stub *toxics.ToxicStub) { Cleanup(stub) }
+func (t *LimitData) Cleanup(stub *toxics.ToxicStub) { t.Toxicity.Cleanup(stub) }
 
 var _ toxics.CleanupToxic = (*LimitData)(nil)

@@ -12,7 +12,7 @@ type Noop struct {
 func (t *Noop) Pipe(stub *toxics.ToxicStub) { PassThrough(stub) }
 
 // Cleanup hands on what the toxic kept.
-func (t *Noop) Cleanup(stub *toxics.ToxicStub) { Cleanup(stub) }
+func (t *Noop) Cleanup(stub *toxics.ToxicStub) { t.Toxicity.Cleanup(stub) }
 
 var _ toxics.CleanupToxic = (*Noop)(nil)
 

@@ -71,6 +71,6 @@ func (t *Slicer) Pipe(stub *toxics.ToxicStub) {
 }
 
 // Cleanup hands on what the toxic kept.
-func (t *Slicer) Cleanup(stub *toxics.ToxicStub) { Cleanup(stub) }
+func (t *Slicer) Cleanup(stub *toxics.ToxicStub) { t.Toxicity.Cleanup(stub) }
 
 var _ toxics.CleanupToxic = (*Slicer)(nil)

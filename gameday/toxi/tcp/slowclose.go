@@ -42,6 +42,6 @@ func (t *SlowClose) Pipe(stub *toxics.ToxicStub) {
 }
 
 // Cleanup hands on what the toxic kept.
-func (t *SlowClose) Cleanup(stub *toxics.ToxicStub) { Cleanup(stub) }
+func (t *SlowClose) Cleanup(stub *toxics.ToxicStub) { t.Toxicity.Cleanup(stub) }
 
 var _ toxics.CleanupToxic = (*SlowClose)(nil)

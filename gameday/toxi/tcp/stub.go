@@ -36,12 +36,18 @@ import (
 )
 
 // HandOnWithin bounds how long the removal of a toxic waits to hand on the
-// chunk it kept. A toxic after it that reads nothing for that long has
-// closed the connection or is holding it up on purpose, or the client
-// reads nothing; the connection is then closed rather than a chunk
+// chunks its connections kept, all of them together: Toxiproxy removes a
+// toxic from one connection after another, holding the proxy's lock, so
+// a bound of each connection's own would grow with their number. A toxic after it that reads nothing for that
+// long has closed the connection or is holding it up on purpose, or the
+// client reads nothing; the connection is then closed rather than a chunk
 // dropped from the middle of its stream (Toxiproxy's timeout toxic closes
-// it too when removed).
-const HandOnWithin = time.Second
+// it too when removed). Past the bound each connection still gets
+// handOnAtLeast, for a toxic after it that reads at once.
+const (
+	HandOnWithin  = time.Second
+	handOnAtLeast = 10 * time.Millisecond
+)
 
 // kept is what a toxic keeps in its stub between runs.
 type kept struct {
@@ -123,18 +129,42 @@ func sleepUntil(stub *toxics.ToxicStub, t time.Time) bool {
 }
 
 // Cleanup is the Cleanup of every toxic here (and of gameday's
-// request-aware ones), called by Toxiproxy as the toxic is removed, once
-// its Pipe has returned: the chunk it kept goes on at once, or, when the
-// toxic after it does not take it within HandOnWithin, the connection is
-// closed.
-func Cleanup(stub *toxics.ToxicStub) {
-	k, _ := stub.State.(*kept)
-	if k == nil || k.pending == nil {
-		return
+// request-aware ones), called by Toxiproxy as the toxic is removed from
+// each connection, once its Pipe has returned: the chunk it kept goes on
+// at once, and so does what waited in its input when its removal began
+// (what arrives after, Toxiproxy hands on once it has stopped the toxic
+// before it), or, when the toxic after
+// it does not take them within what is left of the removal's HandOnWithin
+// (at least handOnAtLeast each), the connection is closed. Toxiproxy
+// would hand what waits in the input on itself, after this, waiting five
+// seconds for each chunk the toxic after it does not take: behind a
+// reset_peer that has reset its connection and stopped reading, a latency
+// toxic's line of chunks held the removal, and the proxy's lock, for far
+// longer than the API's deadline. A connection closed here is one
+// Toxiproxy leaves as it is.
+func (x *Toxicity) Cleanup(stub *toxics.ToxicStub) {
+	var c *stream.StreamChunk
+	if k, _ := stub.State.(*kept); k != nil {
+		c, k.pending = k.pending, nil
 	}
-	c := k.pending
-	k.pending = nil
-	if err := stub.WriteOutput(c, HandOnWithin); err != nil {
-		stub.Close()
+	for waiting := len(stub.Input); ; waiting-- {
+		if c != nil {
+			if err := stub.WriteOutput(c, max(x.removalLeft(), handOnAtLeast)); err != nil {
+				stub.Close()
+				return
+			}
+		}
+		if waiting <= 0 {
+			return
+		}
+		select {
+		case c = <-stub.Input:
+			if c == nil { // the input ended: so does the connection
+				stub.Close()
+				return
+			}
+		default:
+			return
+		}
 	}
 }

@@ -33,7 +33,7 @@ func (t *Timeout) Cleanup(stub *toxics.ToxicStub) {
 		t.TimeoutToxic.Cleanup(stub)
 		return
 	}
-	Cleanup(stub)
+	t.Toxicity.Cleanup(stub)
 }
 
 var _ toxics.CleanupToxic = (*Timeout)(nil)

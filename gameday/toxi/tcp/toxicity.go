@@ -1,6 +1,9 @@
 package tcp
 
 import (
+	"sync"
+	"time"
+
 	"github.com/Shopify/toxiproxy/v2/toxics"
 )
 
@@ -28,6 +31,22 @@ type Toxicity struct {
 	// set it: a connection is hit when its draw, uniform in [0, 1), is
 	// below it, as in Toxiproxy. nil is 1 (every connection).
 	Share *float32 `json:"gameday_toxicity,omitempty"`
+
+	// giveUp is when the toxic's removal stops waiting to hand on what
+	// its connections kept: HandOnWithin after it began (Cleanup).
+	removal sync.Mutex
+	giveUp  time.Time
+}
+
+// removalLeft is what is left of the toxic's removal's HandOnWithin,
+// which its first connection's Cleanup starts.
+func (x *Toxicity) removalLeft() time.Duration {
+	x.removal.Lock()
+	defer x.removal.Unlock()
+	if x.giveUp.IsZero() {
+		x.giveUp = time.Now().Add(HandOnWithin)
+	}
+	return time.Until(x.giveUp)
 }
 
 func (x *Toxicity) toxicity() *Toxicity { return x }
