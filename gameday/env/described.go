@@ -124,7 +124,7 @@ func (d *Described) RedisOf(dep string) (Redis, bool) {
 	if !ok || dd.Protocol != "redis" || d.upstreams[dep] == "" {
 		return Redis{}, false
 	}
-	return Redis{Addr: d.upstreams[dep], Password: dd.Password}, true
+	return Redis{Addr: d.upstreams[dep], Password: dd.Password, DB: dd.Database}, true
 }
 
 // OwnToxiproxy reports whether the Toxiproxy dies with the runner (then

@@ -138,10 +138,12 @@ type Process interface {
 var ErrNoProcess = errors.New("this environment has no such process")
 
 // Redis is how gameday reaches a dependency's Redis for a cache fault:
-// its address and the password it wants ("" for none).
+// its address, the password it wants ("" for none), and the database the
+// system keeps its keys in.
 type Redis struct {
 	Addr     string
 	Password string
+	DB       int
 }
 
 // CatalogURL is the base URL of the catalogue stand-in e started, where

@@ -63,7 +63,7 @@ type redisStats struct {
 }
 
 func newRedisClient(r env.Redis) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: r.Addr, Password: r.Password, DialTimeout: 2 * time.Second,
+	return redis.NewClient(&redis.Options{Addr: r.Addr, Password: r.Password, DB: r.DB, DialTimeout: 2 * time.Second,
 		ReadTimeout: 3 * time.Second, WriteTimeout: 2 * time.Second, PoolSize: 2, MaxRetries: -1, DisableIdentity: true})
 }
 
@@ -117,7 +117,8 @@ func (in *Injector) applyCache(ctx context.Context, f Fault) error {
 			rctx, cancel := context.WithTimeout(run.ctx, c.Every.D()+callTimeout)
 			err := run.round(rctx)
 			cancel()
-			if err != nil {
+			// A round the removal cut short is no failure of the fault's.
+			if err != nil && run.ctx.Err() == nil {
 				run.mu.Lock()
 				if run.err == nil {
 					run.err = err

@@ -223,6 +223,28 @@ func TestCacheMemoryLimitAsAShare(t *testing.T) {
 	}
 }
 
+// A cache fault acts in the database the system keeps its keys in: the
+// same pattern in another database is left alone.
+func TestCacheFaultActsInTheSystemsDatabase(t *testing.T) {
+	rdb, e := cacheSetup(t)
+	ctx := context.Background()
+	fill(t, rdb, "item:", 5) // database 0
+	db1 := redis.NewClient(&redis.Options{Addr: e.servers["cache"].Addr, DB: 1})
+	defer db1.Close()
+	fill(t, db1, "item:", 3)
+	e.servers["items"] = env.Redis{Addr: e.servers["cache"].Addr, DB: 1}
+	in := NewInjector(e, nil, "run1")
+	if err := in.Apply(ctx, Fault{Name: "flush", Target: "items", Cache: &scenarios.Cache{Flush: "item:*"}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = in.Remove(ctx, "flush")
+	n0, _ := rdb.DBSize(ctx).Result()
+	n1, _ := db1.DBSize(ctx).Result()
+	if n0 != 5 || n1 != 0 || in.Cache("flush").Keys != 3 {
+		t.Errorf("database 0 keeps %d of 5, database 1 %d of 3, %d said cleared; want 5, 0 and 3", n0, n1, in.Cache("flush").Keys)
+	}
+}
+
 // A cache fault on a dependency whose Redis the environment does not know
 // fails, naming it.
 func TestCacheFaultNeedsTheRedis(t *testing.T) {

@@ -409,6 +409,12 @@ func (v *validator) dependencies() {
 		if d.Password != "" && d.Protocol != "redis" {
 			v.add(p+".password", "only for a dependency that speaks Redis (protocol: redis): it is what a cache fault sends")
 		}
+		switch {
+		case d.Database != 0 && d.Protocol != "redis":
+			v.add(p+".database", "only for a dependency that speaks Redis (protocol: redis): the database a cache fault acts on")
+		case d.Database < 0:
+			v.add(p+".database", "%d: a Redis database is numbered from 0", d.Database)
+		}
 	}
 }
 

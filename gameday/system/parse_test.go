@@ -50,6 +50,9 @@ func TestBadSystemFiles(t *testing.T) {
 		// A protocol is one gameday knows (what the HTTP toxics can read
 		// depends on it).
 		{"unknown protocol", "    upstream: 127.0.0.1:5432\n", "    upstream: 127.0.0.1:5432\n    protocol: postgresql\n", 15, "dependencies.db.protocol", `"postgresql": want one of http, https, redis, postgres, mysql, tcp (tcp: any other)`},
+		// A cache fault's password and database are a Redis's.
+		{"a password for postgres", "    upstream: 127.0.0.1:5432\n", "    upstream: 127.0.0.1:5432\n    protocol: postgres\n    password: secret\n", 16, "dependencies.db.password", "only for a dependency that speaks Redis"},
+		{"a database for postgres", "    upstream: 127.0.0.1:5432\n", "    upstream: 127.0.0.1:5432\n    protocol: postgres\n    database: 2\n", 16, "dependencies.db.database", "only for a dependency that speaks Redis"},
 		// A proxy cannot listen where its dependency is.
 		{"listen is upstream", "listen: 127.0.0.1:15432", "listen: 127.0.0.1:5432", 13, "dependencies.db.listen", `"127.0.0.1:5432" is also its upstream`},
 		// Each driver's placeholders.

@@ -248,8 +248,11 @@ type Dependency struct {
 	Books bool `yaml:"books"`
 	// Password is what a cache fault sends Redis (AUTH) when it reaches
 	// the dependency at its upstream; write it as ${NAME}, from the
-	// environment. "" sends none.
+	// environment. "" sends none. Database is the Redis database the
+	// system keeps its keys in (SELECT), which a flush or an expiry acts
+	// on; default 0.
 	Password string `yaml:"password"`
+	Database int    `yaml:"database"`
 }
 
 // Protocols are the values of Dependency.Protocol: tcp is any other.
