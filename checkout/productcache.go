@@ -87,20 +87,9 @@ func newProductCache(cfg Config, rdb *redis.Client, guard *breakers.Guard, m *me
 // (stored in the cache for the next), else, serving stale, the last one
 // had; stale says it is that.
 func (c *productCache) get(ctx context.Context, sku string) (p catalog.Product, stale bool, err error) {
-	if c.rdb != nil {
-		var raw []byte
-		gerr := c.guard.Do(ctx, func(ctx context.Context) error {
-			var err error
-			raw, err = c.rdb.Get(ctx, productKey(sku)).Bytes()
-			if errors.Is(err, redis.Nil) {
-				return nil // a miss is an answer
-			}
-			return err
-		})
-		if gerr == nil && raw != nil && json.Unmarshal(raw, &p) == nil {
-			c.results.WithLabelValues("hit").Inc()
-			return p, false, nil
-		}
+	if p, ok := c.cached(ctx, sku); ok {
+		c.results.WithLabelValues("hit").Inc()
+		return p, false, nil
 	}
 	c.results.WithLabelValues("miss").Inc()
 	// The catalogue request: the one in flight for sku, coalescing, or
@@ -171,13 +160,36 @@ func (c *productCache) start(sku string, landed func()) *flight {
 	return f
 }
 
+// cached is sku's description from the cache; ok is false for a miss, and
+// for a cache that did not answer.
+func (c *productCache) cached(ctx context.Context, sku string) (p catalog.Product, ok bool) {
+	if c.rdb == nil {
+		return p, false
+	}
+	var raw []byte
+	err := c.guard.Do(ctx, func(ctx context.Context) error {
+		var err error
+		raw, err = c.rdb.Get(ctx, productKey(sku)).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return nil // a miss is an answer
+		}
+		return err
+	})
+	return p, err == nil && raw != nil && json.Unmarshal(raw, &p) == nil
+}
+
 // fetch asks the catalogue for sku within the catalogue timeout, on a
 // context of its own (a coalesced request outlives the shopper who
 // started it), and keeps what it answered: in the cache for its TTL, and
-// in memory for serving stale.
+// in memory for serving stale. It looks in the cache once more first: a
+// miss that comes to start a request just after the last one filled the
+// cache finds it there.
 func (c *productCache) fetch(sku string) (catalog.Product, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
+	if p, ok := c.cached(ctx, sku); ok {
+		return p, nil
+	}
 	var p catalog.Product
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/products/"+url.PathEscape(sku), nil)
 	if err != nil {

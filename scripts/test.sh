@@ -104,8 +104,10 @@ solo_tests='TestFlashSaleFiguresWithinPrediction|TestShardedDrillMatchesOneProce
 arm64_test='TestArm64ReleaseDrillsUnderEmulation'
 solo_pkgs=(./gameday/load ./gameday/report)
 docker_tests='TestContainers.*|TestCleanupRemovesKilledRunnersContainers|TestCompose.*|TestPaymentOutageFireDrill|TestSwarmWorkers'
-lane_b_tests='TestFaultThatCannotBeLiftedStopsTheDrill|TestMoneyBugFailsEvenWhenAFaultCannotBeRemoved|TestStoreDay|TestCacheDrillsNoticeTheFallbacksOff'
+lane_b_tests='TestFaultThatCannotBeLiftedStopsTheDrill|TestMoneyBugFailsEvenWhenAFaultCannotBeRemoved|TestStoreDay'
 lane_c_pkgs=(./examples)
+lane_c_tests='TestCacheDrillsNoticeTheFallbacksOff'
+
 lane_d_tests='TestExplorePlantedBugs'
 idle_pkgs=(./deploy/kubernetes ./docs ./gameday/books ./gameday/explore ./gameday/flash
 	./gameday/judge ./gameday/predict ./gameday/redisserver ./internal/checkoutdefaults
@@ -118,7 +120,7 @@ mapfile -t lane_b_pkgs < <(go list ./... | grep -v -x -F \
 	$(printf -- "-e $mod/%s " "${idle_pkgs[@]#./}"))
 # A name above that is no longer a test would quietly move nothing.
 listed=$(go test -race -list '.*' ./gameday)
-for name in ${solo_tests//|/ } $arm64_test ${docker_tests//|/ } ${lane_b_tests//|/ }; do
+for name in ${solo_tests//|/ } $arm64_test ${docker_tests//|/ } ${lane_b_tests//|/ } ${lane_c_tests//|/ }; do
 	grep -qxE "$name" <<<"$listed" || {
 		echo "test: $name, named in scripts/test.sh, is not a test of ./gameday" >&2
 		exit 1
@@ -158,7 +160,7 @@ lane_idle() {
 	race "${idle_pkgs[@]}" || rc=1
 	return "$rc"
 }
-lane_a() { race -skip "^($solo_tests|$arm64_test|$docker_tests|$lane_b_tests)\$" ./gameday; }
+lane_a() { race -skip "^($solo_tests|$arm64_test|$docker_tests|$lane_b_tests|$lane_c_tests)\$" ./gameday; }
 lane_docker() { race -run "^($docker_tests)\$" ./gameday; }
 lane_b() {
 	local rc=0
@@ -166,7 +168,12 @@ lane_b() {
 	race -run "^($lane_b_tests)\$" ./gameday || rc=1
 	return "$rc"
 }
-lane_c() { race -skip "^($lane_d_tests)\$" "${lane_c_pkgs[@]}"; }
+lane_c() {
+	local rc=0
+	race -skip "^($lane_d_tests)\$" "${lane_c_pkgs[@]}" || rc=1
+	race -run "^($lane_c_tests)\$" ./gameday || rc=1
+	return "$rc"
+}
 lane_d() {
 	at_idle
 	grep -qxE "$lane_d_tests" < <(go test -race -list '.*' ./examples) || {

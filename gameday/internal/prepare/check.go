@@ -85,9 +85,9 @@ func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
 }
 
 // checkCaches refuses a cache fault on a dependency that does not speak
-// Redis, and one that flushes or expires the keys of a dependency the
-// books are read from unless the scenario says it means it
-// (clears_books): the verdict is judged on those books.
+// Redis, and, on a dependency the books are read from, a flush or an
+// expiry, or a memory limit whose policy may evict, unless the scenario
+// says it means it (clears_books): the verdict is judged on those books.
 func checkCaches(sc *scenarios.Scenario, sys *system.System) []error {
 	var errs []error
 	for i, f := range sc.Faults {
