@@ -45,7 +45,10 @@ func PostgresServer(tb testing.TB) *Postgres {
 	}
 	run := func(name string, args ...string) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(bin, name), args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		// Killed with the test binary, however it ends: a binary killed
+		// (a timeout, a lane stopped) runs no Cleanup, and a server it
+		// started lived on after a run of the test command.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 		cmd.Dir = dir
 		return cmd
 	}
