@@ -352,6 +352,45 @@ func TestTicketshop(t *testing.T) {
 			t.Errorf("double charges %d, answers lost %+v: at most one per answer lost", rec.Invariants.DoubleCharges, h)
 		}
 	})
+	// A hold made and its answer lost (a lost_reply aimed at the hold
+	// script's kind): the buyer's retry finds it by its reference and the
+	// drill passes; retried at once without that key, a second ticket is
+	// taken and the first is lost (lost_units).
+	t.Run("hold answer lost", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/hold-answer-lost.yaml", ticketshop(t, true))
+		if rec.Verdict != gameday.VerdictPass {
+			t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
+		}
+		lostReplies(t, rec)
+		if k := rec.Faults[0].Hits.Kinds; len(k) != 1 || k["EVALSHA ca159073"] == 0 {
+			t.Errorf("kinds hit %v: want the hold script's alone", k)
+		}
+	})
+	t.Run("hold retried without its key", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/hold-answer-lost.yaml", ticketshop(t, true, "-unkeyed-hold-retry"))
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.LostUnits == 0 {
+			t.Fatalf("verdict %s (%s), lost units %d: want the tickets taken twice caught", rec.Verdict, rec.Reason, rec.Invariants.LostUnits)
+		}
+		if h := rec.Faults[0].Hits; h == nil || rec.Invariants.LostUnits > h.Lost {
+			t.Errorf("lost units %d, answers lost %+v: at most one per answer lost", rec.Invariants.LostUnits, h)
+		}
+	})
+	// A sale recorded and its answer lost: the charge stands and the
+	// buyer's retry finds the ticket; undone instead (-void-on-sell-error),
+	// the ticket stays sold with its charge voided.
+	t.Run("sale answer lost", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/sale-answer-lost.yaml", ticketshop(t, true))
+		if rec.Verdict != gameday.VerdictPass {
+			t.Fatalf("verdict %s: %s", rec.Verdict, rec.Reason)
+		}
+		lostReplies(t, rec)
+	})
+	t.Run("sale undone after its answer was lost", func(t *testing.T) {
+		rec := drill(t, "ticketshop/gameday.yaml", "ticketshop/drills/sale-answer-lost.yaml", ticketshop(t, true, "-void-on-sell-error"))
+		if rec.Verdict != gameday.VerdictFail || rec.Invariants.OrdersWithoutCharge == 0 {
+			t.Fatalf("verdict %s (%s), orders without charge %d: want the tickets whose charge was voided caught", rec.Verdict, rec.Reason, rec.Invariants.OrdersWithoutCharge)
+		}
+	})
 	// Charges slower than a hold lasts: a shop whose holds last until
 	// paid passes; one whose holds expire first (-hold-ttl, shorter than
 	// a charge can take) sells each such ticket to its buyer after it

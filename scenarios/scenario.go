@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -111,12 +112,37 @@ func (s *Scenario) bare() *Scenario {
 }
 
 // SystemPath is System resolved against the scenario file's directory (or
-// the working directory, for a catalogue scenario).
+// the working directory, for a catalogue scenario). A path that goes down
+// only (no "..": "gameday.yaml", "systems/shop.yaml") and is not there is
+// looked for in each directory above it in turn, the nearest first, as
+// git finds its repository: a scenario written with the system's path
+// from the top of its repository (as gameday explore writes a finding's)
+// finds it from whatever folder of the repository it is committed in.
 func (s *Scenario) SystemPath() string {
 	if s.System == "" || filepath.IsAbs(s.System) || strings.HasPrefix(s.File, "catalogue:") || s.File == "" {
 		return s.System
 	}
-	return filepath.Join(filepath.Dir(s.File), s.System)
+	here := filepath.Join(filepath.Dir(s.File), s.System)
+	if _, err := os.Stat(here); err == nil || !filepath.IsLocal(s.System) {
+		return here
+	}
+	abs, err := filepath.Abs(filepath.Dir(s.File))
+	if err != nil {
+		return here
+	}
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		if p := filepath.Join(dir, s.System); fileExists(p) {
+			return p
+		}
+		if filepath.Dir(dir) == dir {
+			return here
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // MatrixRow names the dependency and failure mode a scenario proves.

@@ -74,7 +74,7 @@ var toxicTypes = map[string]map[string]attribute{
 	"noop": {},
 	// gameday's: lets the request reach the upstream whole, loses its
 	// answer, then resets the connection (or holds it: then: hold). Which
-	// requests: those matching match, the first first, every every-th,
+	// requests: those of kind kind, matching match, the first first, every every-th,
 	// a share probability; seed drives the draws (the run's by default).
 	"lost_reply": picking(map[string]attribute{
 		"match": {unit: unitPattern}, "then": {unit: unitChoice, choices: []string{"reset", "hold"}},
@@ -94,8 +94,11 @@ var toxicTypes = map[string]map[string]attribute{
 }
 
 // picking adds to a request-aware toxic's attributes those that pick
-// among the requests it matches: first, every, probability, seed.
+// among the requests it matches: kind (only requests of that kind, as
+// gameday names them: "COMMIT", "EVAL", "POST /v1/charges"), first,
+// every, probability, seed.
 func picking(attrs map[string]attribute) map[string]attribute {
+	attrs["kind"] = attribute{unit: unitText}
 	attrs["first"], attrs["every"], attrs["seed"] = attribute{unit: unitCount}, attribute{unit: unitCount}, attribute{unit: unitCount}
 	attrs["probability"] = attribute{unit: unitShare}
 	return attrs

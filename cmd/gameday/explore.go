@@ -29,8 +29,9 @@ import (
 const exploreWhat = `
 Searches the fault space of a described system for what breaks its books.
 Each trial is a short drill of the system: BASE's load, stock and patience
-(without BASE, 8 s of 20 arrivals a second, 100 units, 4 s of patience, 2
-retries), with a fault schedule drawn from the seed: 1 to -max-faults
+(without BASE, 8 s of 20 arrivals a second, 100 units, 2 retries, and 4 s
+of patience, or books.settle_within for a system whose purchase is polled),
+with a fault schedule drawn from the seed: 1 to -max-faults
 faults, each of a family turned on for that trial (a random half of
 -families), on one of the system's dependencies, beginning in a phase of
 the sale (before the peak, at the peak, as it sells out, while payments
@@ -58,6 +59,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	sysFile := fs.String("system", "", "the system file (gameday.yaml) to explore; default BASE's system")
 	budget := fs.String("budget", "50", "how many trials (50) or how long (20m)")
 	seed := fs.Uint64("seed", 1, "the seed of every draw")
+	strategy := fs.String("strategy", explore.StrategyRandom, "how trials are drawn: guided (from the seed and what earlier trials showed: a corpus of schedules that showed new behaviour, mutated, and faults aimed at the kinds of request the system sends) or random (each drawn blind from the seed)")
 	fams := fs.String("families", "", "the fault families to draw from, comma-separated (default all: "+fmt.Sprint(explore.FamilyNames())+")")
 	maxFaults := fs.Int("max-faults", 3, "at most this many faults in a trial")
 	replays := fs.Int("replays", 5, "replays of a finding, and of each step of its shrinking")
@@ -70,6 +72,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	runsDir := fs.String("runs-dir", "runs", "directory that receives each trial's run directory")
 	journal := fs.String("journal", faults.DefaultJournalPath(), "file recording, until they are removed, the faults on a Toxiproxy that outlives the runner")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	first := fs.String("first", "", "stop at the first trial that breaks the books (any) or one of these invariants (oversold,lost_units), with no finding made of it (not replayed, shrunk or written): for comparing strategies and seeds (docs/benchmarks.md)")
 	describe(fs, "gameday explore [-system FILE] [-budget N|DURATION] [-seed S] [-families a,b] [BASE.yaml]", exploreWhat)
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -78,7 +81,19 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	if len(rest) > 1 {
 		return usagef("explore: at most one base scenario, got %d", len(rest))
 	}
-	o := explore.Options{Seed: *seed, Replays: *replays, Needed: *needed, Confirm: *confirm, MaxChecks: *maxChecks, Out: *out}
+	if *strategy != explore.StrategyGuided && *strategy != explore.StrategyRandom {
+		return usagef("explore: -strategy %q: guided or random", *strategy)
+	}
+	var stopAt []string
+	if *first != "" && *first != "any" {
+		for _, n := range strings.Split(*first, ",") {
+			if n = strings.TrimSpace(n); !slices.Contains(scenarios.InvariantNames(), n) {
+				return usagef("explore: -first %q: %q is no invariant (any, or of %s)", *first, n, strings.Join(scenarios.InvariantNames(), ", "))
+			}
+			stopAt = append(stopAt, strings.TrimSpace(n))
+		}
+	}
+	o := explore.Options{Seed: *seed, Strategy: *strategy, StopAtFirst: *first != "", StopAt: stopAt, Replays: *replays, Needed: *needed, Confirm: *confirm, MaxChecks: *maxChecks, Out: *out}
 	if n, err := strconv.Atoi(*budget); err == nil && n > 0 {
 		o.Trials = n
 	} else if d, err := time.ParseDuration(*budget); err == nil && d > 0 {
@@ -116,6 +131,12 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	sys, err := system.LoadFile(base.SystemPath(), nil)
 	if err != nil {
 		return usageError{err}
+	}
+	if len(rest) == 0 {
+		// The default trial's patience, from the system: a purchase it
+		// accepts and the shopper then polls waits as long as the books
+		// may take to finish it.
+		base.Load.Patience = scenarios.Duration(defaultPatience(sys))
 	}
 	for _, d := range slices.Sorted(maps.Keys(sys.Dependencies)) {
 		o.Space.Targets = append(o.Space.Targets, d)
@@ -195,15 +216,29 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	// Prepared for every family the search may draw: a request-aware one
 	// needs a relay behind the proxy of each dependency it may be drawn
-	// on, which only preparing creates.
+	// on, which only preparing creates. Where the Toxiproxy is gameday's
+	// (it serves the request-aware families), every dependency's proxy
+	// gets one, so that each trial sees the kinds of request every
+	// dependency receives (docs/explore.md#request-kinds).
 	prep := base.Clone()
 	prep.Faults = nil
+	relayAll := slices.ContainsFunc(families, func(f string) bool {
+		fam, _ := explore.FamilyByName(f)
+		return fam.RequestAware
+	}) || sys.Toxiproxy == ""
 	for _, t := range o.Space.Targets {
+		if !sys.Dependencies[t].Proxied() {
+			continue // a process alone: no proxy
+		}
+		need := relayAll
 		for _, f := range families {
 			if fam, _ := explore.FamilyByName(f); fam.RequestAware && slices.Contains(o.Space.TargetsOf(f), t) {
-				prep.Faults = append(prep.Faults, scenarios.Fault{Name: "relay-" + t, Target: t, Toxic: &scenarios.Toxic{Type: f}})
+				need = true
 				break
 			}
+		}
+		if need {
+			prep.Faults = append(prep.Faults, scenarios.Fault{Name: "relay-" + t, Target: t, Toxic: &scenarios.Toxic{Type: "lost_reply"}})
 		}
 	}
 	jr := faults.OpenJournal(*journal)
@@ -218,7 +253,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return explore.Outcome{}, err
 		}
-		out := explore.Outcome{Verdict: rec.Verdict, Dir: dir, Reason: rec.Reason, Idle: idleFaults(sc, rec)}
+		out := explore.Outcome{Verdict: rec.Verdict, Dir: dir, Reason: rec.Reason, Idle: idleFaults(sc, rec), Observed: explore.Observe(rec, sc, o.Space.Phases)}
 		for _, c := range rec.InvariantChecks {
 			// Dropped arrivals are the generator's, not the system's.
 			if !c.Held && !c.NotChecked && c.Unjudged == "" && c.Invariant != "dropped" {
@@ -248,6 +283,11 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "explore: %d trials, %d findings; report %s (and .html)\n", len(res.Trials), len(res.Findings), reportFile)
 	if res.Stopped != "" {
 		fmt.Fprintf(stdout, "explore: stopped (%s): go on with the same command and -resume, which begins with trial %d\n", res.Stopped, res.ResumesAt())
+	}
+	if *first != "" && res.FirstBroken >= 0 {
+		tr := res.Trials[len(res.Trials)-1]
+		fmt.Fprintf(stdout, "explore: trial %d broke %s (the first; %d trials drawn %s): no finding made of it (-first)\n", res.FirstBroken, strings.Join(tr.Broken, ", "), res.FirstBroken+1, res.Strategy)
+		return exitError{exitFailed, "explore found what breaks the books"}
 	}
 	for _, fd := range res.Findings {
 		switch {
@@ -285,6 +325,28 @@ func idleFaults(sc *scenarios.Scenario, rec *runrecord.Record) []string {
 	return idle
 }
 
+// defaultPatience is how long a shopper of the default trial waits for
+// sys to answer: 4 s, a buyer's patience with a checkout that answers at
+// once; for a system that accepts a purchase and has the shopper poll for
+// it (a step answers retry_later: queued, pending), as long as its books
+// may take to finish one (books.settle_within, 30 s unless the file says
+// otherwise), so that a purchase still in the queue is not given up on
+// before the system could have done it.
+func defaultPatience(sys *system.System) time.Duration {
+	for _, st := range sys.Purchase.Steps {
+		for _, r := range st.Answers {
+			if r.Outcome == "retry_later" {
+				return max(defaultShopperPatience, sys.Books.SettleWithin.D())
+			}
+		}
+	}
+	return defaultShopperPatience
+}
+
+// defaultShopperPatience is the default trial's patience for a system
+// that answers a purchase at once.
+const defaultShopperPatience = 4 * time.Second
+
 // baseFor is the base scenario of a search of the system in sysFile:
 // base with its system replaced, or without one the default trial.
 func baseFor(sysFile string, base *scenarios.Scenario) (*scenarios.Scenario, error) {
@@ -315,17 +377,32 @@ load:
 // can carry it out; an HTTP family only where the dependency speaks plain
 // HTTP or its file does not say (dependencies.NAME.protocol); a cache
 // family only where it speaks Redis, and one that clears keys never where
-// the books are read from (dependencies.NAME.books). A family
-// given with -families (given) that can act on no dependency is refused,
+// the books are read from (dependencies.NAME.books); a network family (a
+// toxic, down, a request-aware one) never on a process alone (proxy:
+// none). A family given with -families (given) that can act on no dependency is refused,
 // naming it; of the default, every family, those are left out (dropped)
 // and the search goes on without them. A system that declares neither
 // handles nor protocols so draws exactly what it would have drawn had
 // process faults and protocols not been known.
 func drawable(sys *system.System, targets, families []string, given bool) (kept, dropped []string, on map[string][]string, err error) {
 	on = map[string][]string{}
+	proxied := slices.DeleteFunc(slices.Clone(targets), func(t string) bool {
+		return sys.Dependencies[t] != nil && !sys.Dependencies[t].Proxied()
+	})
 	for _, f := range families {
 		fam, _ := explore.FamilyByName(f)
 		if !fam.Process && !fam.HTTP() && fam.Cache == nil {
+			switch {
+			case len(proxied) == len(targets):
+				// Every dependency: drawn on the targets as listed.
+			case len(proxied) == 0:
+				dropped = append(dropped, f)
+				continue
+			default:
+				// Not on a process alone (proxy: none), which carries
+				// process faults only.
+				on[f] = proxied
+			}
 			kept = append(kept, f)
 			continue
 		}
@@ -333,7 +410,7 @@ func drawable(sys *system.System, targets, families []string, given bool) (kept,
 		for _, t := range targets {
 			d := sys.Dependencies[t]
 			switch {
-			case d == nil:
+			case d == nil, fam.Cache != nil && !d.Proxied(), fam.HTTP() && !d.Proxied():
 			case fam.Process && d.Process.Can(f), fam.HTTP() && d.SpeaksHTTP():
 				can = append(can, t)
 			case fam.Cache != nil && d.Protocol == "redis" && !(fam.Clears() && sys.HoldsBooks(t)):
@@ -359,18 +436,23 @@ func drawable(sys *system.System, targets, families []string, given bool) (kept,
 
 // whyNot says why the families dropped act on no dependency of sys.
 func whyNot(sys *system.System, dropped []string) string {
-	var proc, reads, caches []string
+	var proc, reads, caches, network []string
 	for _, f := range dropped {
 		switch fam, _ := explore.FamilyByName(f); {
 		case fam.Process:
 			proc = append(proc, f)
 		case fam.Cache != nil:
 			caches = append(caches, f)
-		default:
+		case fam.HTTP():
 			reads = append(reads, f)
+		default:
+			network = append(network, f)
 		}
 	}
 	var why []string
+	if len(network) > 0 {
+		why = append(why, fmt.Sprintf("every dependency of %s is a process alone (proxy: none in %s), which %s cannot act on", sys.Name, sys.File, strings.Join(network, ", ")))
+	}
 	if len(proc) > 0 {
 		why = append(why, fmt.Sprintf("no dependency of %s has a process handle that can %s (dependencies.NAME.process in %s)", sys.Name, strings.Join(proc, " or "), sys.File))
 	}

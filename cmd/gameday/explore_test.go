@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gameday-dev/gameday/gameday"
 	"github.com/gameday-dev/gameday/gameday/explore"
 	"github.com/gameday-dev/gameday/gameday/runrecord"
 	gdsystem "github.com/gameday-dev/gameday/gameday/system"
@@ -221,5 +222,46 @@ func TestExploreIdleFaults(t *testing.T) {
 	}}
 	if got, want := idleFaults(sc, rec), []string{"f2-gateway-http-error", "f3-db-down"}; !slices.Equal(got, want) {
 		t.Errorf("idle %v, want %v", got, want)
+	}
+}
+
+// A process alone (a queue worker, proxy: none) carries the process
+// families and nothing else; a scenario that puts a network fault on it
+// is refused, naming its line.
+func TestExploreProcessAlone(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "gameday.yaml")
+	src := `name: queued
+base_url: http://127.0.0.1:1
+sku: s
+purchase: {steps: [{url: /buy, answers: [{status: 200, outcome: confirmed}, {status: 202, outcome: retry_later}]}]}
+dependencies:
+  db:
+    listen: 127.0.0.1:15432
+    upstream: 127.0.0.1:5432
+  worker:
+    proxy: none
+    process: {pid_file: worker.pid, start: [sh, -c, "sleep 60 & echo $! > worker.pid"]}
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := gdsystem.LoadFile(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, _, on, err := drawable(sys, []string{"db", "worker"}, explore.FamilyNames(), false)
+	if err != nil || fmt.Sprint(on["kill"]) != "[worker]" || fmt.Sprint(on["latency"]) != "[db]" || fmt.Sprint(on["lost_reply"]) != "[db]" || !slices.Contains(kept, "latency") {
+		t.Errorf("kept %v, on %v, %v", kept, on, err)
+	}
+	if got := defaultPatience(sys); got != sys.Books.SettleWithin.D() {
+		t.Errorf("a polled purchase's default patience: %s, want books.settle_within %s", got, sys.Books.SettleWithin.D())
+	}
+	sc, err := scenarios.Parse(filepath.Join(dir, "bad.yaml"), []byte("name: bad\nsystem: gameday.yaml\nmatrix: {dependency: worker, failure: latency}\nstock: 1\nload: {stages: [{duration: 1s, target: 1}]}\nfaults:\n  - {name: slow, target: worker, toxic: {type: latency, attributes: {latency: 100ms}}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gameday.CheckScenario(sc, sys); err == nil || !strings.Contains(err.Error(), "bad.yaml:7: faults[0].target: worker is a process alone") {
+		t.Errorf("a latency on a process alone: %v", err)
 	}
 }

@@ -63,6 +63,9 @@ dependencies — on proxies with a relay behind them: created with
 		c := toxi.NewClient(e.APIAddr())
 		for _, dep := range slices.Sorted(maps.Keys(sys.Dependencies)) {
 			d := sys.Dependencies[dep]
+			if !d.Proxied() {
+				continue // a process alone
+			}
 			if d.Listen == "" || d.Upstream == "" {
 				_ = e.Close()
 				return usagef("serve toxiproxy: %s: dependency %s has no listen and upstream to create its proxy from", *sysFile, dep)

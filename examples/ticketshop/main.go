@@ -38,6 +38,16 @@ import (
 )
 
 var (
+	// KEYS: left, holds, gens, held; ARGV: now (ms), ref. A ticket
+	// taken for ref with no look at a hold ref may already have: the
+	// -unkeyed-hold-retry bug's retry.
+	takeScript = redis.NewScript(`
+if tonumber(redis.call('GET', KEYS[1]) or '0') <= 0 then return 0 end
+redis.call('DECR', KEYS[1])
+local g = redis.call('HINCRBY', KEYS[3], ARGV[2], 1)
+redis.call('HSET', KEYS[2], ARGV[2], g)
+redis.call('ZADD', KEYS[4], ARGV[1], ARGV[2])
+return g`)
 	// KEYS: left, holds, gens, held; ARGV: ref, now (ms). The hold's
 	// generation (held, or already held), 0 sold out; held keeps when
 	// each hold was made. A hold pays with the key "REF/GEN"; a
@@ -92,6 +102,12 @@ type shop struct {
 	breaker  bool
 	giveBack bool
 	freshKey bool
+	// unkeyedHold: a hold whose answer never came is taken again at once,
+	// without looking for the one the first call may have made.
+	unkeyedHold bool
+	// voidOnSellError: a sale whose record's answer never came is
+	// undone: the charge voided, the hold given back.
+	voidOnSellError bool
 	// holdTTL > 0: holds older than it go back on sale (expire).
 	holdTTL time.Duration
 	events  sync.Map // the events held, for expire
@@ -117,10 +133,13 @@ func main() {
 	giveBack := flag.Bool("give-back", true, "give a hold back when its payment fails or is refused (false: the bug of a hold kept for a retry that never comes)")
 	freshKey := flag.Bool("fresh-key-retry", false, "send a charge whose answer never came again at once, with a new idempotency key (the bug of a key made per call, not per order: the first charge stands too)")
 	payTimeout := flag.Duration("pay-timeout", time.Second, "how long a charge may take before the shop gives up on it (voids it, gives the hold back)")
+	unkeyedHold := flag.Bool("unkeyed-hold-retry", false, "take a hold whose answer never came again at once, without its key (the bug of a reservation retried without its idempotency key: when the first call's hold was made and only its answer lost, a second ticket is taken and the first is lost for good)")
+	voidOnSellError := flag.Bool("void-on-sell-error", false, "void the charge and give the hold back when recording the sale fails (the bug of compensating for a write whose answer was lost: the ticket stays sold, its money is given back)")
 	holdTTL := flag.Duration("hold-ttl", 0, "give a hold back on sale once it is this old, and sell a ticket whose charge went through whether or not its hold still stands (the bug of a hold that expires while its charge is in flight: the ticket is sold to its buyer and to the next; 0: holds do not expire)")
 	flag.Parse()
 	s := &shop{
 		breaker: *withBreaker, giveBack: *giveBack, freshKey: *freshKey, holdTTL: *holdTTL,
+		unkeyedHold: *unkeyedHold, voidOnSellError: *voidOnSellError,
 		rdb:     redis.NewClient(&redis.Options{Addr: *redisAddr, MaxRetries: -1, ContextTimeoutEnabled: true, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, DialTimeout: 500 * time.Millisecond}),
 		gateway: strings.TrimRight(*gateway, "/"),
 		hc:      &http.Client{Timeout: *payTimeout},
@@ -290,6 +309,15 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := sellScript.Run(context.WithoutCancel(ctx), s.rdb, []string{"holds:" + req.Event, sold, "held:" + req.Event}, ref, string(ticket), trust).Int()
 	if err != nil {
+		if s.voidOnSellError {
+			// The bug: "the sale failed, so undo the payment". The
+			// record may have been written and only its answer lost:
+			// the ticket stays sold, its charge voided.
+			go s.void(key)
+			s.giveBackHold(ctx, req.Event, ref)
+		}
+		// Else the charge stands and a retry finds the ticket sold, or
+		// the hold still there and pays again under the same key.
 		fail(w, http.StatusServiceUnavailable, "busy")
 		return
 	}
@@ -308,8 +336,14 @@ func (s *shop) purchase(w http.ResponseWriter, r *http.Request) {
 // the hold's generation, 0 when none is left.
 func (s *shop) holdTicket(ctx context.Context, event, ref string) (int, error) {
 	s.events.Store(event, true)
-	return holdScript.Run(ctx, s.rdb, []string{"left:" + event, "holds:" + event, "gens:" + event, "held:" + event},
-		ref, time.Now().UnixMilli()).Int()
+	keys := []string{"left:" + event, "holds:" + event, "gens:" + event, "held:" + event}
+	g, err := holdScript.Run(ctx, s.rdb, keys, ref, time.Now().UnixMilli()).Int()
+	if err != nil && s.unkeyedHold && ctx.Err() == nil {
+		// The bug: "it failed, so take one again", with no look at the
+		// hold the first call may have made.
+		return takeScript.Run(ctx, s.rdb, keys, time.Now().UnixMilli(), ref).Int()
+	}
+	return g, err
 }
 
 // expire gives back the holds older than -hold-ttl, a few times a TTL,

@@ -72,6 +72,9 @@ func StartDescribed(ctx context.Context, sys *system.System, proxies map[string]
 	}
 	for _, dep := range slices.Sorted(maps.Keys(sys.Dependencies)) {
 		dd := sys.Dependencies[dep]
+		if !dd.Proxied() {
+			continue // a process alone: no proxy
+		}
 		name := dd.Proxy
 		if n := proxies[dep]; n != "" {
 			name = n

@@ -75,6 +75,15 @@ type Fault struct {
 	For time.Duration `json:"for_ns"`
 	// Intensity in (0, 1] sets its attributes (Family).
 	Intensity float64 `json:"intensity"`
+	// Kind, for a request-aware fault, is the one kind of request it
+	// acts on ("COMMIT", "POST /v1/charges"): an aimed fault, drawn by a
+	// guided search at a kind the dependency was seen to receive. ""
+	// acts on every request.
+	Kind string `json:"kind,omitempty"`
+	// hit are the kinds of request the fault acted on in the trial that
+	// ran it, the most first: what shrinking may narrow an unaimed fault
+	// to. Not logged.
+	hit []string
 	// Drawn is the fault's place in the schedule drawn, counted from 1:
 	// its identity, which its name in a scenario (f0, f1, …), and so a
 	// request-aware toxic's default seed, follows through shrinking. 0 is
@@ -97,6 +106,10 @@ type Schedule struct {
 	Length float64 `json:"length"`
 	// Load is the base scenario's load, which Length scales.
 	Load time.Duration `json:"load_ns"`
+	// From says, for a schedule a guided search made from one of its
+	// corpus, which trial's and how ("trial 3: fault 1 moved to at the
+	// peak"); "" for one drawn afresh.
+	From string `json:"from,omitempty"`
 }
 
 // Encode is the schedule as the search's log holds it: one line of JSON.
@@ -122,7 +135,12 @@ const quantum = 10 * time.Millisecond
 // (one of On's for the family, when it is listed), in a phase, with a
 // length and an intensity (which a family without attributes ignores).
 func (sp Space) Draw(seed uint64, trial int) Schedule {
-	r := rand.New(rand.NewPCG(seed, uint64(trial)))
+	return sp.drawWith(rand.New(rand.NewPCG(seed, uint64(trial))), trial, nil)
+}
+
+// drawWith draws trial number trial from r as Draw says, each
+// request-aware fault aimed by aim when it is given (a guided search).
+func (sp Space) drawWith(r *rand.Rand, trial int, aim func(*rand.Rand, *Fault)) Schedule {
 	s := Schedule{Trial: trial, Rate: 1, Length: 1, Load: sp.Load}
 	for _, f := range sp.Families {
 		if r.IntN(2) == 0 {
@@ -134,30 +152,53 @@ func (sp Space) Draw(seed uint64, trial int) Schedule {
 	}
 	n := 1 + r.IntN(max(sp.MaxFaults, 1))
 	for range n {
-		ph := sp.Phases[r.IntN(len(sp.Phases))]
-		at := ph.From + time.Duration(r.Int64N(int64(ph.To-ph.From)+1))
-		at = min(at.Round(quantum), sp.Load-quantum)
-		// From a tenth to half of the load, within it.
-		d := time.Duration(float64(sp.Load) * (0.1 + 0.4*r.Float64())).Round(quantum)
-		d = max(min(d, sp.Load-at), quantum)
-		family := s.Families[r.IntN(len(s.Families))]
-		targets := sp.TargetsOf(family)
-		f := Fault{
-			Family: family, Target: targets[r.IntN(len(targets))],
-			Phase: ph.Name, At: at, For: d,
-			Intensity: []float64{0.25, 0.5, 0.75, 1}[r.IntN(4)],
-		}
-		// Two faults of one family on one dependency at once are one
-		// fault, harsher; two process faults on one process at once (a
-		// pause of a killed process) are no fault a drill can carry out:
-		// the second is not drawn.
-		if !slices.ContainsFunc(s.Faults, func(g Fault) bool {
-			return g.Target == f.Target && overlaps(f, g) && (g.Family == f.Family || (isProcess(g.Family) && isProcess(f.Family)))
-		}) {
-			s.Faults = append(s.Faults, f)
-		}
+		s.add(sp.drawFault(r, s.Families, aim))
 	}
 	return s
+}
+
+// intensities are the intensities a fault is drawn at.
+var intensities = []float64{0.25, 0.5, 0.75, 1}
+
+// drawFault draws one fault of one of families: a phase and a time in it,
+// a length, a family, a target, an intensity, in that order from r. With
+// aim (a guided search), a request-aware fault is then aimed, or not, by
+// aim.
+func (sp Space) drawFault(r *rand.Rand, families []string, aim func(*rand.Rand, *Fault)) Fault {
+	ph := sp.Phases[r.IntN(len(sp.Phases))]
+	at := ph.From + time.Duration(r.Int64N(int64(ph.To-ph.From)+1))
+	at = min(at.Round(quantum), sp.Load-quantum)
+	// From a tenth to half of the load, within it.
+	d := time.Duration(float64(sp.Load) * (0.1 + 0.4*r.Float64())).Round(quantum)
+	d = max(min(d, sp.Load-at), quantum)
+	family := families[r.IntN(len(families))]
+	targets := sp.TargetsOf(family)
+	f := Fault{
+		Family: family, Target: targets[r.IntN(len(targets))],
+		Phase: ph.Name, At: at, For: d,
+		Intensity: intensities[r.IntN(len(intensities))],
+	}
+	if aim != nil {
+		aim(r, &f)
+	}
+	return f
+}
+
+// add adds f to the schedule unless it clashes with a fault there: two
+// faults of one family on one dependency at once are one fault, harsher;
+// two process faults on one process at once (a pause of a killed process)
+// are no fault a drill can carry out. It reports whether f was added.
+func (s *Schedule) add(f Fault) bool {
+	if slices.ContainsFunc(s.Faults, func(g Fault) bool { return clash(f, g) }) {
+		return false
+	}
+	s.Faults = append(s.Faults, f)
+	return true
+}
+
+// clash reports whether faults a and b cannot both be in one schedule.
+func clash(a, b Fault) bool {
+	return a.Target == b.Target && overlaps(a, b) && (a.Family == b.Family || (isProcess(a.Family) && isProcess(b.Family)))
 }
 
 func overlaps(a, b Fault) bool { return a.At < b.At+b.For && b.At < a.At+a.For }

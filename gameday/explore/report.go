@@ -1,9 +1,11 @@
 package explore
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -19,6 +21,18 @@ type reportView struct {
 	Tried    []triedRow
 	Phases   []string
 	Coverage []coverRow
+	// Strategy and Corpus say how the trials were drawn; Requests what
+	// each dependency was seen to receive, by phase.
+	Strategy string
+	Corpus   int
+	Requests []requestRow
+}
+
+// requestRow is one kind of request a dependency received in some trial,
+// and the phases it was seen in.
+type requestRow struct {
+	Target, Kind string
+	Phases       []bool
 }
 
 type triedRow struct {
@@ -34,14 +48,43 @@ type coverRow struct {
 }
 
 func (r *Result) view(sp Space) reportView {
-	v := reportView{Seed: r.Seed, Trials: len(r.Trials), Stopped: r.Stopped, Findings: r.Findings}
+	v := reportView{Seed: r.Seed, Trials: len(r.Trials), Stopped: r.Stopped, Findings: r.Findings, Strategy: r.Strategy, Corpus: r.Corpus}
+	if v.Strategy == "" {
+		v.Strategy = StrategyRandom
+	}
+	seen := map[[2]string]map[string]bool{}
 	for _, t := range r.Trials {
-		v.Tried = append(v.Tried, triedRow{t.Schedule.Trial, faultsText(t.Schedule, t.Idle), string(t.Verdict), strings.Join(t.Broken, ", ")})
+		faults := faultsText(t.Schedule, t.Idle)
+		if t.Schedule.From != "" {
+			faults += "; from " + t.Schedule.From
+		}
+		v.Tried = append(v.Tried, triedRow{t.Schedule.Trial, faults, string(t.Verdict), strings.Join(t.Broken, ", ")})
+		for dep, byPhase := range t.Observed.Kinds {
+			for ph, ks := range byPhase {
+				for _, k := range ks {
+					key := [2]string{dep, k}
+					if seen[key] == nil {
+						seen[key] = map[string]bool{}
+					}
+					seen[key][ph] = true
+				}
+			}
+		}
 	}
 	for _, n := range PhaseNames {
 		if slices.ContainsFunc(sp.Phases, func(p Phase) bool { return p.Name == n }) {
 			v.Phases = append(v.Phases, n)
 		}
+	}
+	keys := slices.SortedFunc(maps.Keys(seen), func(a, b [2]string) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
+	for _, k := range keys {
+		row := requestRow{Target: k[0], Kind: k[1]}
+		for _, p := range v.Phases {
+			row.Phases = append(row.Phases, seen[k][p])
+		}
+		v.Requests = append(v.Requests, row)
 	}
 	for _, t := range sp.Targets {
 		for _, fam := range sp.Families {
@@ -67,6 +110,9 @@ func faultsText(s Schedule, idle []string) string {
 		if fam, _ := FamilyByName(f.Family); fam.intense() {
 			what = append(what, fmt.Sprintf("×%g", f.Intensity))
 		}
+		if f.Kind != "" {
+			what = append(what, "aimed at "+f.Kind)
+		}
 		if slices.Contains(idle, s.faultName(i)) {
 			what = append(what, "acted on no request: not counted in the coverage")
 		}
@@ -88,7 +134,7 @@ func (r *Result) Markdown(w io.Writer, sp Space) error {
 	v := r.view(sp)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# gameday explore, seed %d\n\n", v.Seed)
-	fmt.Fprintf(&b, "%d trials, %d findings.", v.Trials, len(v.Findings))
+	fmt.Fprintf(&b, "%d trials, %d findings; %s.", v.Trials, len(v.Findings), strategyText(v))
 	if v.Stopped != "" {
 		fmt.Fprintf(&b, " Stopped: %s (go on with -resume).", v.Stopped)
 	}
@@ -140,8 +186,37 @@ func (r *Result) Markdown(w io.Writer, sp Space) error {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString("\n## Requests the system sent\n\nThe kinds of request each dependency received through its proxy's relay, and the phases they were seen in, over every trial: what aimed faults are drawn at.\n\n")
+	if len(v.Requests) == 0 {
+		b.WriteString("None seen: no dependency's proxy had a relay behind it (a stock Toxiproxy), or the system sent nothing.\n")
+	} else {
+		b.WriteString("| dependency | kind |")
+		for _, p := range v.Phases {
+			fmt.Fprintf(&b, " %s |", p)
+		}
+		b.WriteString("\n| --- | --- |" + strings.Repeat(" :---: |", len(v.Phases)) + "\n")
+		for _, row := range v.Requests {
+			fmt.Fprintf(&b, "| %s | %s |", row.Target, strings.ReplaceAll(row.Kind, "|", "\\|"))
+			for _, on := range row.Phases {
+				if on {
+					b.WriteString(" ✓ |")
+				} else {
+					b.WriteString(" – |")
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// strategyText says how a search's trials were drawn.
+func strategyText(v reportView) string {
+	if v.Strategy == StrategyGuided {
+		return fmt.Sprintf("guided: %d schedules in the corpus at the end (docs/explore.md#guided-search)", v.Corpus)
+	}
+	return "random: every trial drawn blind from the seed"
 }
 
 // What the reports say of an unfinished finding.
@@ -197,7 +272,7 @@ code { font-size: .9rem; }
 <body>
 <main>
 <h1>gameday explore, seed {{.Seed}}</h1>
-<p>{{.Trials}} trials, {{len .Findings}} findings.{{if .Stopped}} Stopped: {{.Stopped}} (go on with <code>-resume</code>).{{end}}</p>
+<p>{{.Trials}} trials, {{len .Findings}} findings; {{if eq .Strategy "guided"}}guided: {{.Corpus}} schedules in the corpus at the end{{else}}random: every trial drawn blind from the seed{{end}}.{{if .Stopped}} Stopped: {{.Stopped}} (go on with <code>-resume</code>).{{end}}</p>
 <h2>Findings</h2>
 {{- if not .Findings}}
 <p>None: no trial broke the books. What was tried is in the coverage table below; what explore cannot find is in docs/explore.md.</p>
@@ -245,6 +320,18 @@ code { font-size: .9rem; }
 <tr><td>{{.Target}}</td><td>{{.Family}}</td>{{range .Cells}}{{if .}}<td class="num">{{.}}</td>{{else}}<td class="never">–</td>{{end}}{{end}}</tr>
 {{- end}}
 </table>
+<h2>Requests the system sent</h2>
+<p>The kinds of request each dependency received through its proxy's relay, and the phases they were seen in, over every trial: what aimed faults are drawn at.</p>
+{{- if .Requests}}
+<table>
+<tr><th>dependency</th><th>kind</th>{{range .Phases}}<th>{{.}}</th>{{end}}</tr>
+{{- range .Requests}}
+<tr><td>{{.Target}}</td><td><code>{{.Kind}}</code></td>{{range .Phases}}{{if .}}<td>✓</td>{{else}}<td class="never">–</td>{{end}}{{end}}</tr>
+{{- end}}
+</table>
+{{- else}}
+<p>None seen: no dependency's proxy had a relay behind it (a stock Toxiproxy), or the system sent nothing.</p>
+{{- end}}
 </main>
 </body>
 </html>

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,12 +22,12 @@ import (
 // books' invariants, which is what explore judges. description says
 // where it came from.
 func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description string) ([]byte, *scenarios.Scenario, error) {
-	sys, err := filepath.Rel(filepath.Dir(pathutil.Abs(path)), pathutil.Abs(base.SystemPath()))
+	sys, err := systemFrom(path, base.SystemPath())
 	if err != nil {
-		return nil, nil, fmt.Errorf("the system file %s from %s: %w", base.SystemPath(), path, err)
+		return nil, nil, err
 	}
 	out := outScenario{
-		Name: name, Description: description, System: filepath.ToSlash(sys),
+		Name: name, Description: description, System: sys,
 		Seed: base.Seed, Stock: base.Stock,
 		Matrix: outMatrix{Dependency: "none", Failure: "none"},
 		// The base's load, every field of it, its stages scaled below.
@@ -88,7 +89,7 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 				of.Cache.Every = dur(c.Every.D())
 			}
 		default:
-			of.Toxic = &outToxic{Type: f.Family, Attributes: fam.attrs(f.Intensity)}
+			of.Toxic = &outToxic{Type: f.Family, Attributes: f.attributes(fam)}
 		}
 		out.Faults = append(out.Faults, of)
 		if out.Matrix.Dependency == "none" {
@@ -113,6 +114,63 @@ func (s Schedule) Scenario(base *scenarios.Scenario, path, name, description str
 		return nil, nil, fmt.Errorf("the scenario explore wrote does not parse (a bug of explore's): %w", err)
 	}
 	return data, sc, nil
+}
+
+// attributes are fault f's toxic's attributes: its family's at its
+// intensity and, for an aimed fault, its kind; an aimed fault at the
+// lowest intensities acts on the first request of its kind alone (first:
+// 1), as a hand-written drill of one lost COMMIT does.
+func (f Fault) attributes(fam Family) map[string]any {
+	a := fam.attrs(f.Intensity)
+	if f.Kind != "" {
+		a["kind"] = f.Kind
+		if _, ok := a["probability"]; ok && f.Intensity <= 0.25 {
+			delete(a, "probability")
+			a["first"] = 1
+		}
+	}
+	return a
+}
+
+// systemFrom is how a scenario kept at path names the system file
+// system: where both are in one git repository, the system's path from
+// the repository's top ("gameday.yaml", "systems/shop.yaml"), which a
+// scenario finds from any folder of the repository it is moved to
+// (scenarios.Scenario.SystemPath looks in the folders above it); else, or
+// when another file of that name in a folder between would be found
+// first, its path from path's folder.
+func systemFrom(path, system string) (string, error) {
+	dir, abs := filepath.Dir(pathutil.Abs(path)), pathutil.Abs(system)
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil {
+		return "", fmt.Errorf("the system file %s from %s: %w", system, path, err)
+	}
+	top := repoTop(filepath.Dir(abs))
+	if top == "" || (dir != top && !strings.HasPrefix(dir, top+string(filepath.Separator))) {
+		return filepath.ToSlash(rel), nil
+	}
+	fromTop, err := filepath.Rel(top, abs)
+	if err != nil {
+		return filepath.ToSlash(rel), nil
+	}
+	probe := &scenarios.Scenario{File: path, System: fromTop}
+	if pathutil.Abs(probe.SystemPath()) != abs {
+		return filepath.ToSlash(rel), nil
+	}
+	return filepath.ToSlash(fromTop), nil
+}
+
+// repoTop is the folder of the git repository dir is in (the nearest
+// holding .git), or "".
+func repoTop(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }
 
 // faultName is the name fault i of s has in a scenario: its place in the

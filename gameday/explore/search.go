@@ -30,6 +30,10 @@ type Outcome struct {
 	Idle []string
 	// Dir is the trial's run directory; Reason its verdict's reason.
 	Dir, Reason string
+	// Observed is what the trial showed beyond its verdict: the kinds of
+	// request each dependency received, what each fault acted on, its
+	// behaviour. A guided search learns from it.
+	Observed Observed
 }
 
 // Runner carries out one trial: a drill of sc.
@@ -42,6 +46,14 @@ type Options struct {
 	Base  *scenarios.Scenario
 	Space Space
 	Seed  uint64
+	// Strategy is how trials are drawn: StrategyRandom (Draw) or
+	// StrategyGuided (Guide); "" is random.
+	Strategy string
+	// StopAtFirst ends the search at the first trial that breaks an
+	// invariant (one of StopAt, when given), with no finding made of it:
+	// what a comparison of strategies counts.
+	StopAtFirst bool
+	StopAt      []string
 	// Trials bounds how many trials are drawn; Within how long the search
 	// may take (0: no bound). One of the two must be set.
 	Trials int
@@ -124,6 +136,9 @@ type TrialRecord struct {
 	Broken   []string          `json:"broken,omitempty"`
 	Idle     []string          `json:"idle,omitempty"`
 	Finding  *Finding          `json:"finding,omitempty"`
+	// Observed is what the trial showed: a guided search resumed learns
+	// it again, and so draws what the search run through drew.
+	Observed *Observed `json:"observed,omitempty"`
 }
 
 // ReadJournal reads the trials a search's journal (trials.jsonl) records,
@@ -163,6 +178,10 @@ type Tried struct {
 	Verdict  runrecord.Verdict
 	Broken   []string
 	Idle     []string
+	// Observed is what it showed; New the features of behaviour no trial
+	// before it showed (a guided search puts its schedule in the corpus).
+	Observed Observed
+	New      []string
 }
 
 // Result is a search's trials, findings and coverage.
@@ -176,6 +195,13 @@ type Result struct {
 	// Stopped says why the search ended before its budget ("" when it
 	// did not).
 	Stopped string
+	// Strategy is how the trials were drawn; Corpus how many schedules a
+	// guided search's corpus held at its end.
+	Strategy string
+	Corpus   int
+	// FirstBroken is the first trial that broke an invariant, -1 when
+	// none did.
+	FirstBroken int
 }
 
 // CoverKey is one cell of the coverage table.
@@ -195,7 +221,31 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 	if err := o.Space.check(); err != nil {
 		return nil, fmt.Errorf("explore: %w", err)
 	}
-	res := &Result{Seed: o.Seed, Coverage: map[CoverKey]int{}}
+	strategy := o.Strategy
+	switch strategy {
+	case "":
+		strategy = StrategyRandom
+	case StrategyRandom, StrategyGuided:
+	default:
+		return nil, fmt.Errorf("explore: no strategy %q: random or guided", o.Strategy)
+	}
+	res := &Result{Seed: o.Seed, Coverage: map[CoverKey]int{}, Strategy: strategy, FirstBroken: -1}
+	var guide *Guide
+	draw := func(i int) Schedule { return o.Space.Draw(o.Seed, i) }
+	if strategy == StrategyGuided {
+		guide = NewGuide()
+		draw = func(i int) Schedule { return guide.Next(o.Space, o.Seed, i) }
+	}
+	// learn takes in what trial s showed: what a guided search's next
+	// draws follow.
+	learn := func(s Schedule, ob Observed) []string {
+		if guide == nil {
+			return nil
+		}
+		fresh := guide.Learn(s, ob)
+		res.Corpus = guide.Corpus()
+		return fresh
+	}
 	start := time.Now()
 	// A trial's scenario is parsed as if it were a file in Out (its system
 	// named from there); only findings are written.
@@ -216,14 +266,21 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 	// The trials of the search resumed: each must be the trial this
 	// search draws in its place, or the journal is another search's.
 	for i, tr := range o.Done {
-		s := o.Space.Draw(o.Seed, i)
+		s := draw(i)
 		if enc := s.Encode(); !bytes.Equal(enc, tr.Schedule) {
-			return nil, fmt.Errorf("explore: trial %d of the journal is not what seed %d draws from this space and base (another search's journal? start afresh): journal %s, drawn %s", i, o.Seed, tr.Schedule, enc)
+			return nil, fmt.Errorf("explore: trial %d of the journal is not what seed %d draws %s from this space and base (another search's journal? start afresh): journal %s, drawn %s", i, o.Seed, strategy, tr.Schedule, enc)
 		}
 		if err := o.logDrawn(s); err != nil {
 			return res, err
 		}
-		res.tried(Tried{Schedule: s, Verdict: tr.Verdict, Broken: tr.Broken, Idle: tr.Idle})
+		var ob Observed
+		if tr.Observed != nil {
+			ob = *tr.Observed
+		}
+		res.tried(Tried{Schedule: s, Verdict: tr.Verdict, Broken: tr.Broken, Idle: tr.Idle, Observed: ob, New: learn(s, ob)})
+		if breaksAny(tr.Broken, o.StopAt) && tr.Verdict == runrecord.VerdictFail && res.FirstBroken < 0 {
+			res.FirstBroken = i
+		}
 		if tr.Finding != nil {
 			res.Findings = append(res.Findings, *tr.Finding)
 		}
@@ -241,7 +298,7 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 		case o.Within > 0 && time.Since(start) >= o.Within:
 			return res, nil
 		}
-		s := o.Space.Draw(o.Seed, i)
+		s := draw(i)
 		if err := o.logDrawn(s); err != nil {
 			return res, err
 		}
@@ -270,9 +327,15 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 			progress(o.Progress, "explore: %s", res.Stopped)
 			return res, nil
 		}
-		res.tried(Tried{Schedule: s, Verdict: out.Verdict, Broken: out.Broken, Idle: out.Idle})
+		res.tried(Tried{Schedule: s, Verdict: out.Verdict, Broken: out.Broken, Idle: out.Idle, Observed: out.Observed, New: learn(s, out.Observed)})
 		progress(o.Progress, "explore: trial %d: %s %s", i, out.Verdict, strings.Join(out.Broken, ", "))
-		f, err := o.finding(ctx, s, out, res.Findings, run, fails)
+		if out.Verdict == runrecord.VerdictFail && breaksAny(out.Broken, o.StopAt) && res.FirstBroken < 0 {
+			res.FirstBroken = i
+			if o.StopAtFirst {
+				return res, nil
+			}
+		}
+		f, err := o.finding(ctx, s.withHits(out.Observed.Hit), out, res.Findings, run, fails)
 		var nc notCarriedOut
 		if errors.As(err, &nc) {
 			// The same for a run of its replays, its shrinking or its
@@ -298,7 +361,7 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 		// A finding made whole is journaled even if the search was
 		// stopped meanwhile (its scenario is in Out); the next turn of
 		// the loop sees the interruption.
-		tr := TrialRecord{Schedule: s.Encode(), Verdict: out.Verdict, Broken: out.Broken, Idle: out.Idle, Finding: f}
+		tr := TrialRecord{Schedule: s.Encode(), Verdict: out.Verdict, Broken: out.Broken, Idle: out.Idle, Finding: f, Observed: &out.Observed}
 		if f != nil {
 			res.Findings = append(res.Findings, *f)
 		}
@@ -312,6 +375,24 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 			}
 		}
 	}
+}
+
+// strategy is o's strategy's name ("" is random).
+func (o Options) strategy() string {
+	if o.Strategy == "" {
+		return StrategyRandom
+	}
+	return o.Strategy
+}
+
+// withHits is s with each fault's hit (the kinds of request it acted on)
+// from hit, by fault name: what shrinking may narrow it to.
+func (s Schedule) withHits(hit map[string][]string) Schedule {
+	c := s.clone()
+	for i := range c.Faults {
+		c.Faults[i].hit = hit[c.faultName(i)]
+	}
+	return c
 }
 
 // logDrawn writes schedule s to the search's log.
@@ -467,8 +548,8 @@ func (o Options) finding(ctx context.Context, s Schedule, out Outcome, earlier [
 	var found string
 	for n, k := range tries {
 		f.Shrunk = chain[k]
-		found = fmt.Sprintf("Found by gameday explore, seed %d, trial %d: breaks %s%s. Shrunk from %d faults to %d",
-			o.Seed, i, strings.Join(out.Broken, ", "), aimText(out.Broken, aim), len(s.Faults), len(f.Shrunk.Faults))
+		found = fmt.Sprintf("Found by gameday explore (search seed %d, %s, trial %d; the seed below is the drill's, which the trial ran with): breaks %s%s. Shrunk from %d faults to %d",
+			o.Seed, o.strategy(), i, strings.Join(out.Broken, ", "), aimText(out.Broken, aim), len(s.Faults), len(f.Shrunk.Faults))
 		if _, err := write(found + ".\nReplay: gameday run " + f.File); err != nil {
 			return nil, err
 		}

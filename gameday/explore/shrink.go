@@ -25,12 +25,15 @@ const (
 	minIntensity = 0.1
 	minRate      = 0.25
 	minLength    = 0.25
+	// maxNarrow is how many kinds an unaimed fault is tried aimed at.
+	maxNarrow = 3
 )
 
 // Shrink looks for a smaller schedule that still fails, in order: no
 // fault at all (a system that fails without one), then dropping faults
-// (delta debugging over the list), then each fault shorter (halved), then
-// softer (its intensity halved), then a lower rate (fewer shoppers), then
+// (delta debugging over the list), then narrower (an unaimed
+// request-aware fault aimed at a kind of request it acted on), then each
+// fault shorter (halved), then softer (its intensity halved), then a lower rate (fewer shoppers), then
 // a shorter load. A step is kept only when check says the smaller
 // schedule still fails; each kind goes on while its steps are kept. At
 // most maxChecks schedules are checked; ctx ending stops it with what it
@@ -86,6 +89,31 @@ func Shrink(ctx context.Context, s Schedule, check Check, maxChecks int) (Schedu
 				break
 			}
 			n = min(2*n, len(cur.Faults))
+		}
+	}
+	// An unaimed request-aware fault narrowed to a kind of request it
+	// acted on in the trial, the most acted on first: a finding that
+	// says the COMMIT is the point, not every request to Postgres.
+	for i := range cur.Faults {
+		f := cur.Faults[i]
+		if fam, _ := FamilyByName(f.Family); !fam.RequestAware || f.Kind != "" {
+			continue
+		}
+		tried := 0
+		for _, k := range f.hit {
+			if k == "connect" || k == "close" || k == "other" {
+				continue
+			}
+			if tried++; tried > maxNarrow {
+				break
+			}
+			c := cur.clone()
+			c.Faults[i].Kind = k
+			if ok, err := try(fmt.Sprintf("fault %d aimed at %s", c.number(i), k), c); err != nil {
+				return cur, sh.steps, err
+			} else if ok {
+				break
+			}
 		}
 	}
 	for i := range cur.Faults {

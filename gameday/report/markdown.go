@@ -95,6 +95,7 @@ func writeSummary(b *strings.Builder, r *runrecord.Record, href string) {
 	writeBooks(b, r)
 	writeShops(b, r)
 	writeBreakers(b, r)
+	writeRequests(b, r)
 	writeNotes(b, r)
 }
 
@@ -371,6 +372,26 @@ func writeBreakers(b *strings.Builder, r *runrecord.Record) {
 // writeNotes lists what the operator must know: faults that were not
 // applied, the environment's notes, the run's notes and answers no rule
 // understood, at most mdMaxNotes of them.
+// writeRequests lists the kinds of request each relayed dependency
+// received, how many and in which seconds of the run; nothing when no
+// proxy had a relay behind it.
+func writeRequests(b *strings.Builder, r *runrecord.Record) {
+	if len(r.Requests) == 0 && r.RequestsError == "" {
+		return
+	}
+	b.WriteString("### Requests the dependencies received\n\n")
+	if r.RequestsError != "" {
+		fmt.Fprintf(b, "Not all could be read: %s\n\n", md(r.RequestsError))
+	}
+	b.WriteString("| Dependency | Kind | Requests | Seen |\n| --- | --- | ---: | --- |\n")
+	for _, d := range r.Requests {
+		for _, k := range d.Kinds {
+			fmt.Fprintf(b, "| %s | `%s` | %d | %s |\n", md(d.Dependency), strings.ReplaceAll(k.Kind, "|", "\\|"), k.Count, k.Span())
+		}
+	}
+	b.WriteString("\n")
+}
+
 func writeNotes(b *strings.Builder, r *runrecord.Record) {
 	var notes []string
 	for _, f := range r.Faults {

@@ -124,6 +124,50 @@ type Record struct {
 	// second, for the report to show side by side: a shopper counts on
 	// the pod its shop was on when it arrived.
 	Pods []Pod `json:"pods,omitempty"`
+	// Requests are the kinds of request each dependency received, where
+	// its proxy has a relay behind it: by kind and by second of the run.
+	Requests []DependencyRequests `json:"requests,omitempty"`
+	// RequestsError says why the requests could not be read.
+	RequestsError string `json:"requests_error,omitempty"`
+}
+
+// DependencyRequests are the kinds of request one dependency received
+// through its proxy's relay (docs/explore.md#request-kinds): a Postgres or
+// MySQL statement by verb and table ("UPDATE products", "COMMIT"), a Redis
+// command ("EVAL"), an HTTP request by method and path pattern ("POST
+// /v1/charges").
+type DependencyRequests struct {
+	Dependency string        `json:"dependency"`
+	Kinds      []RequestKind `json:"kinds"`
+}
+
+// RequestKind is how many requests of one kind a dependency received,
+// and when: PerSecond[i] is those that began in second i of the run (its
+// start is the fault timeline's, as a fault's at).
+type RequestKind struct {
+	Kind      string  `json:"kind"`
+	Count     int64   `json:"count"`
+	PerSecond []int64 `json:"per_second"`
+}
+
+// Span says when a kind was seen, in a phrase: "0–7 s".
+func (k RequestKind) Span() string {
+	first, last := -1, -1
+	for i, n := range k.PerSecond {
+		if n > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return "–"
+	}
+	if first == last {
+		return fmt.Sprintf("%d s", first)
+	}
+	return fmt.Sprintf("%d–%d s", first, last)
 }
 
 // Pod is one pod's part of the sale.
@@ -626,6 +670,8 @@ type RequestHits struct {
 	Lost    int64    `json:"lost,omitempty"`
 	NotHTTP int64    `json:"not_http,omitempty"`
 	First   []string `json:"first,omitempty"`
+	// Kinds counts the requests it acted on by their kind (Requests).
+	Kinds map[string]int64 `json:"kinds,omitempty"`
 }
 
 // Text says what the toxic did, in a line: "acted on 3 of 212 matching

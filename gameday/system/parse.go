@@ -376,6 +376,24 @@ func (v *validator) dependencies() {
 			v.add(p, "empty: want listen and upstream, or proxy")
 			continue
 		}
+		if !d.Proxied() {
+			// A process alone (a queue worker): nothing to proxy, and
+			// only process faults act on it.
+			if d.Process == nil {
+				v.add(p+".proxy", "none is a process alone, which only process faults act on: give its process (dependencies.%s.process)", name)
+			} else {
+				v.process(p+".process", d.Process)
+			}
+			for _, f := range []struct {
+				field string
+				set   bool
+			}{{"listen", d.Listen != ""}, {"upstream", d.Upstream != ""}, {"protocol", d.Protocol != ""}, {"books", d.Books}, {"password", d.Password != ""}, {"database", d.Database != 0}} {
+				if f.set {
+					v.add(p+"."+f.field, "a process alone (proxy: none) has no network address: nothing goes through a proxy to it")
+				}
+			}
+			continue
+		}
 		if other, dup := proxies[d.Proxy]; dup {
 			v.add(p+".proxy", "%q is also %s's proxy: each dependency needs its own", d.Proxy, other)
 		}

@@ -64,6 +64,9 @@ func TestBadSystemFiles(t *testing.T) {
 			19, "books.orders.sql", `store "pg" is PostgreSQL, whose placeholders are $1, $2, ..., not ?`},
 		// Two proxies cannot take one address.
 		{"listen twice", "stores:\n", "  cache:\n    listen: 127.0.0.1:15432\n    upstream: 127.0.0.1:6379\nstores:\n", 13, "dependencies.db.listen", `"127.0.0.1:15432" is also cache's listen address`},
+		// A process alone has a process and nothing a proxy needs.
+		{"process alone without a process", "stores:\n", "  worker: {proxy: none}\nstores:\n", 15, "dependencies.worker.proxy", "none is a process alone, which only process faults act on: give its process"},
+		{"process alone with an address", "stores:\n", "  worker:\n    proxy: none\n    listen: 127.0.0.1:15999\n    process: {pid_file: worker.pid}\nstores:\n", 17, "dependencies.worker.listen", "a process alone (proxy: none) has no network address"},
 		// A book query names a store that is not there.
 		{"unknown store", "{store: kv, redis:", "{store: cache, redis:", 19, "books.stock.available.store", `"cache": no such store (stores: kv)`},
 		// An SQL query on a Redis store.

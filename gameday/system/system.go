@@ -221,7 +221,7 @@ type Rule struct {
 // Dependency is a dependency of the system, by the user's name.
 type Dependency struct {
 	// Proxy is the proxy's name on Toxiproxy; default the dependency's
-	// name.
+	// name. none makes the dependency a process alone (Proxied).
 	Proxy string `yaml:"proxy"`
 	// Listen is the address the system under test connects to (the proxy
 	// listens there), Upstream the real server's. Both are required when
@@ -254,6 +254,14 @@ type Dependency struct {
 	Password string `yaml:"password"`
 	Database int    `yaml:"database"`
 }
+
+// NoProxy is the value of Dependency.Proxy for a process alone.
+const NoProxy = "none"
+
+// Proxied reports whether the dependency has a proxy in front of it: all
+// but a process alone (proxy: none), a process with no network address
+// (a queue worker), on which only process faults act.
+func (d *Dependency) Proxied() bool { return d.Proxy != NoProxy }
 
 // Protocols are the values of Dependency.Protocol: tcp is any other.
 var Protocols = []string{"http", "https", "redis", "postgres", "mysql", "tcp"}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,6 +113,16 @@ func (c *Client) Served(ctx context.Context) (caps Capabilities, stock bool, err
 		return Capabilities{}, true, nil
 	}
 	return caps, false, err
+}
+
+// Requests returns the kinds of request the relay behind proxy saw from
+// the second since (Unix time) on: gameday's Toxiproxy only, on a proxy
+// with a relay.
+func (c *Client) Requests(ctx context.Context, proxy string, since int64) (Requests, error) {
+	var out Requests
+	path := strings.Replace(RequestsPath, "{proxy}", url.PathEscape(proxy), 1) + "?since=" + strconv.FormatInt(since, 10)
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
+	return out, err
 }
 
 // Proxy returns one proxy with its toxics.

@@ -134,6 +134,7 @@ func routes(api *toxiproxy.ApiServer, g listenGuard, rs *relays) http.Handler {
 	r.HandleFunc("/proxies/{proxy}/toxics/{toxic}", rs.toxicsChanged(api.ToxicDelete)).Methods("DELETE")
 	r.HandleFunc("/version", api.Version).Methods("GET")
 	r.HandleFunc(CapabilitiesPath, rs.capabilities).Methods("GET")
+	r.HandleFunc(RequestsPath, rs.requests).Methods("GET")
 	return refuseBrowsers(r)
 }
 

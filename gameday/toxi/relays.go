@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
@@ -432,4 +433,36 @@ func (rs *relays) capabilities(w http.ResponseWriter, _ *http.Request) {
 	rs.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(Capabilities{Toxics: types, RequestAware: RequestAwareToxics, Relayed: relayed})
+}
+
+// RequestsPath is the route that says what kinds of request a relayed
+// proxy's relay saw (Requests), from the second given as ?since= (Unix
+// time; 0 or none: all it keeps, the last hour).
+const RequestsPath = "/gameday/proxies/{proxy}/requests"
+
+// Requests is what gameday's Toxiproxy answers at RequestsPath: the kinds
+// of the requests the proxy's relay saw (relay.Kind), each by the second.
+type Requests struct {
+	Proxy string            `json:"proxy"`
+	Kinds []relay.KindCount `json:"kinds"`
+}
+
+func (rs *relays) requests(w http.ResponseWriter, r *http.Request) {
+	name := mux.Vars(r)["proxy"]
+	rl := rs.relayed(name)
+	if rl == nil {
+		apiError(w, http.StatusNotFound, fmt.Sprintf("proxy %s has no relay behind it: only a relayed proxy sees requests", name))
+		return
+	}
+	var since int64
+	if v := r.URL.Query().Get("since"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			apiError(w, http.StatusBadRequest, fmt.Sprintf("since: %q is not a Unix time in seconds", v))
+			return
+		}
+		since = n
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(Requests{Proxy: name, Kinds: rl.Kinds(since)})
 }

@@ -196,6 +196,11 @@ func (d *drill) drive(ctx context.Context) (dv *Result) {
 	stopHost()
 	hostDone.Wait()
 	dv.Host = host.Record()
+	reqs, err := d.requests(ctx, start)
+	dv.Requests = reqs
+	if err != nil {
+		dv.RequestsError = err.Error()
+	}
 
 	if report == nil {
 		dv.fail(runrecord.VerdictError, "run the load: %v", loadErr)

@@ -97,6 +97,10 @@ type Result struct {
 	Moves  []runrecord.Move
 	Faults []runrecord.FaultRecord
 	Host   *runrecord.Host
+	// Requests are the kinds of request each relayed dependency received
+	// (RequestsError: why they could not be read).
+	Requests      []runrecord.DependencyRequests
+	RequestsError string
 	// Filled as far as the load went (its shards also when they could not
 	// all join).
 	Load      runrecord.LoadSummary

@@ -66,6 +66,9 @@ func CheckScenario(sc *scenarios.Scenario, sys *system.System) error {
 		case !ok:
 			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
 				Msg: fmt.Sprintf("%q is not a dependency of %s (%s: %s)", f.Target, sys.Name, sys.File, deps)})
+		case f.Process == "" && !dep.Proxied():
+			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
+				Msg: fmt.Sprintf("%s is a process alone (proxy: none in %s): only a process fault (kill, pause, restart) acts on it", f.Target, sys.File)})
 		case f.Process != "" && dep.Process == nil:
 			errs = append(errs, &scenarios.Error{File: sc.File, Line: sc.Line(field), Field: field,
 				Msg: fmt.Sprintf("a process fault on %s needs a process to act on: %s declares none (dependencies.%s.process)", f.Target, sys.File, f.Target)})

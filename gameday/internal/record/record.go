@@ -52,6 +52,7 @@ func Drive(rec *runrecord.Record, in Input) {
 	rec.Load, rec.Unmatched, rec.EmptyKept = dv.Load, dv.Unmatched, dv.EmptyKept
 	if dv.Loaded {
 		rec.Moves, rec.Faults, rec.Host = dv.Moves, dv.Faults, dv.Host
+		rec.Requests, rec.RequestsError = dv.Requests, dv.RequestsError
 	}
 	if dv.Answered {
 		rec.TransportErrors, rec.Outcomes, rec.Series, rec.Pods = dv.TransportErrors, dv.Outcomes, dv.Series, dv.Pods

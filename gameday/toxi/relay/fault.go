@@ -91,6 +91,8 @@ type Fault struct {
 	every    int64
 	prob     float64
 	pick     *Pick
+	// kind: only requests of this kind (Kind), compared without case.
+	kind string
 
 	// lost_reply: match over the request's bytes.
 	match *regexp.Regexp
@@ -125,7 +127,7 @@ func NewFault(name string, toxicity float32, t toxics.Toxic) (f *Fault, ok bool,
 		return nil, true, fmt.Errorf("%s: %v", name, err)
 	}
 	p := rt.pick()
-	f = &Fault{Name: name, toxicity: float64(toxicity), first: p.First, every: p.Every, prob: 1, pick: p}
+	f = &Fault{Name: name, toxicity: float64(toxicity), first: p.First, every: p.Every, prob: 1, pick: p, kind: p.Kind}
 	if p.Probability != nil {
 		f.prob = *p.Probability
 	}
@@ -175,10 +177,13 @@ func (f *Fault) setMatch(m *HTTPMatch) {
 	}
 }
 
-// takes says whether f acts on the request whose first bytes are req
-// (and, for an HTTP request, whose head is h), counting it when it
+// takes says whether f acts on the request of kind kind whose first bytes
+// are req (and, for an HTTP request, whose head is h), counting it when it
 // matches.
-func (f *Fault) takes(req []byte, h *head) bool {
+func (f *Fault) takes(req []byte, h *head, kind string) bool {
+	if f.kind != "" && !strings.EqualFold(f.kind, kind) {
+		return false
+	}
 	if f.match != nil && !f.match.Match(req) {
 		return false
 	}
@@ -196,6 +201,7 @@ func (f *Fault) takes(req []byte, h *head) bool {
 	return f.pick.take(f.first, f.every, f.prob)
 }
 
-// acted records that f did what it does to the request whose first bytes
-// are req: called as it does it, before the client can see it done.
-func (f *Fault) acted(req []byte) { f.pick.Hits.hit(req) }
+// acted records that f did what it does to the request of kind kind whose
+// first bytes are req: called as it does it, before the client can see it
+// done.
+func (f *Fault) acted(req []byte, kind string) { f.pick.Hits.hit(req, kind) }

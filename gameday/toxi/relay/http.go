@@ -324,6 +324,7 @@ func withoutFraming(raw []byte) []byte {
 // without its framing) are kept, up to maxRequest, as they are forwarded.
 type exchange struct {
 	method string
+	kind   string // the request's kind (Kind)
 	// answer, when the relay answers the request itself, is what it
 	// sends in the request's turn; closing ends the connection after.
 	answer  []byte
@@ -359,7 +360,7 @@ func (ex *exchange) settle(p *pair) *Fault {
 	defer ex.mu.Unlock()
 	if ex.open {
 		ex.open = false
-		ex.fault = p.decide(ex.req, nil)
+		ex.fault = p.decide(ex.req, nil, ex.kind)
 	}
 	return ex.fault
 }
@@ -422,7 +423,9 @@ func (hc *httpConn) requests() {
 			return
 		}
 		b := requestBody(h)
-		ex := &exchange{method: h.method, req: raw, fault: p.decide(raw, h)}
+		kind := HTTPKind(h.method, h.target)
+		p.r.seen.count(kind, time.Now())
+		ex := &exchange{method: h.method, kind: kind, req: raw, fault: p.decide(raw, h, kind)}
 		if f := ex.fault; f != nil && f.answer != nil {
 			// Answered here: the body is read and dropped, unless the
 			// client waits for a 100 Continue before sending it; then the
@@ -610,7 +613,7 @@ func (hc *httpConn) answers(first []byte, firstErr error) {
 		if ex.answer != nil {
 			// Counted first: the client may look at the hits the moment
 			// it has its answer.
-			ex.fault.acted(ex.req)
+			ex.fault.acted(ex.req, ex.kind)
 			if _, err := p.down.Write(ex.answer); err != nil {
 				p.abort()
 				return
@@ -715,7 +718,7 @@ func (hc *httpConn) answer(ex *exchange) bool {
 		// The work is done and answered: the answer goes nowhere.
 		err := copyBody(io.Discard, hc.up, b, nil)
 		if err == nil || b.toClose {
-			f.acted(ex.req)
+			f.acted(ex.req, ex.kind)
 		}
 		switch {
 		case f.bad && err == nil:
@@ -736,7 +739,7 @@ func (hc *httpConn) answer(ex *exchange) bool {
 		// Counted as the hold begins: the answer is delayed from now on,
 		// and a fault lifted (its hits read) before the hold ends acted
 		// on every answer it was holding.
-		f.acted(ex.req)
+		f.acted(ex.req, ex.kind)
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
@@ -794,7 +797,7 @@ func (hc *httpConn) spoil(ex *exchange, h *head, b body) bool {
 		// and the fault did nothing to it.
 		return hc.sent(fmt.Appendf(start, "Content-Length: 0\r\n\r\n"), !b.toClose && !h.closing)
 	}
-	ex.fault.acted(ex.req)
+	ex.fault.acted(ex.req, ex.kind)
 	var out []byte
 	goesOn := false
 	switch ex.fault.malformed {

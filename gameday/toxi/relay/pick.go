@@ -23,6 +23,9 @@ import (
 // the relay, once per connection; Toxicity holds it, so that Toxiproxy
 // always runs the toxic's pass-through (package tcp says why).
 type Pick struct {
+	// Kind, when given, is the only kind of request the toxic matches
+	// (Kind: "COMMIT", "EVAL", "POST /v1/charges"), without case.
+	Kind        string   `json:"kind,omitempty"`
 	First       int64    `json:"first"`
 	Every       int64    `json:"every"`
 	Probability *float64 `json:"probability,omitempty"`
@@ -37,7 +40,7 @@ type Pick struct {
 }
 
 // pickAttributes are the attributes Pick adds to a toxic.
-var pickAttributes = []string{"first", "every", "probability", "seed", "hits"}
+var pickAttributes = []string{"kind", "first", "every", "probability", "seed", "hits"}
 
 // check checks the attributes Pick reads, as a client sent them.
 func (p *Pick) check(kind string) error {
@@ -116,6 +119,8 @@ type Hits struct {
 	Hit     int64
 	First   []string
 	NotHTTP int64
+	// Kinds counts the requests acted on by kind (Kind).
+	Kinds map[string]int64
 	// lostToo: the counts also show hit as lost (lost_reply's word).
 	lostToo bool
 }
@@ -129,10 +134,16 @@ func (h *Hits) matched(k int64) {
 	h.mu.Unlock()
 }
 
-func (h *Hits) hit(req []byte) {
+func (h *Hits) hit(req []byte, kind string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.Hit++
+	if h.Kinds == nil {
+		h.Kinds = map[string]int64{}
+	}
+	if _, ok := h.Kinds[kind]; ok || len(h.Kinds) < maxKinds {
+		h.Kinds[kind]++
+	}
 	if len(h.First) < shownHits {
 		h.First = append(h.First, FirstLine(req))
 	}
@@ -160,12 +171,13 @@ func (h *Hits) MarshalJSON() ([]byte, error) {
 		first = []string{}
 	}
 	out := struct {
-		Matched int64    `json:"matched"`
-		Hit     int64    `json:"hit"`
-		Lost    *int64   `json:"lost,omitempty"`
-		NotHTTP *int64   `json:"not_http,omitempty"`
-		First   []string `json:"first"`
-	}{Matched: h.Matched, Hit: h.Hit, First: first}
+		Matched int64            `json:"matched"`
+		Hit     int64            `json:"hit"`
+		Lost    *int64           `json:"lost,omitempty"`
+		NotHTTP *int64           `json:"not_http,omitempty"`
+		First   []string         `json:"first"`
+		Kinds   map[string]int64 `json:"kinds,omitempty"`
+	}{Matched: h.Matched, Hit: h.Hit, First: first, Kinds: h.Kinds}
 	if h.lostToo {
 		out.Lost = &h.Hit
 	} else {

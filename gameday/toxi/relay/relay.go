@@ -42,8 +42,10 @@ type Relay struct {
 	ln       net.Listener
 	upstream string
 	faults   atomic.Pointer[[]*Fault]
-	ctx      context.Context // ends when the relay closes: dials stop
-	stop     context.CancelFunc
+	// seen counts the requests by kind (kinds.go).
+	seen kindCounts
+	ctx  context.Context // ends when the relay closes: dials stop
+	stop context.CancelFunc
 
 	mu     sync.Mutex
 	conns  map[*pair]struct{}
@@ -69,6 +71,10 @@ func (r *Relay) Addr() string { return r.ln.Addr().String() }
 
 // Upstream is where the relay forwards to.
 func (r *Relay) Upstream() string { return r.upstream }
+
+// Kinds are the kinds of the requests the relay saw from the second since
+// (Unix time) on, each by the second it began in (Kind).
+func (r *Relay) Kinds(since int64) []KindCount { return r.seen.since(since) }
 
 // SetFaults replaces the request-aware faults the relay applies; a
 // connection already open applies the new ones from its next request. A
@@ -191,6 +197,8 @@ type pair struct {
 	reqLen   int64
 	whole    bool
 	answered bool
+	// kind is the request's kind (Kind), read from its first bytes.
+	kind string
 	// applies holds, per fault, whether it acts on this connection (its
 	// toxicity, drawn once per connection, as Toxiproxy draws its own).
 	applies map[*Pick]bool
@@ -269,6 +277,8 @@ func (p *pair) note(b []byte) {
 		p.req = p.req[:0]
 		p.reqLen = 0
 		p.whole = faulty
+		p.kind = Kind(b)
+		p.r.seen.count(p.kind, time.Now())
 	}
 	p.reqLen += int64(len(b))
 	if p.whole && len(p.req) < maxRequest {
@@ -336,23 +346,24 @@ func (p *pair) judge() *Fault {
 			f.pick.Hits.notHTTP()
 			continue
 		}
-		if p.acts(f) && f.takes(p.req, nil) {
-			f.acted(p.req) // the answer is lost next
+		if p.acts(f) && f.takes(p.req, nil, p.kind) {
+			f.acted(p.req, p.kind) // the answer is lost next
 			return f
 		}
 	}
 	return nil
 }
 
-// decide is judge for a request of an HTTP connection (http.go): by the
-// HTTP toxics when its head h has been read (req is the head), by
-// lost_reply when it is whole (h is nil; req is its head and body data, up
-// to maxRequest). It returns the fault that acts on it, or nil.
-func (p *pair) decide(req []byte, h *head) *Fault {
+// decide is judge for a request of an HTTP connection (http.go), of kind
+// kind: by the HTTP toxics when its head h has been read (req is the
+// head), by lost_reply when it is whole (h is nil; req is its head and
+// body data, up to maxRequest). It returns the fault that acts on it, or
+// nil.
+func (p *pair) decide(req []byte, h *head, kind string) *Fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, f := range p.r.current() {
-		if f.http() == (h != nil) && p.acts(f) && f.takes(req, h) {
+		if f.http() == (h != nil) && p.acts(f) && f.takes(req, h, kind) {
 			return f
 		}
 	}

@@ -148,7 +148,7 @@ func TestLostReplyLosesTheAnswerOfWorkDone(t *testing.T) {
 		t.Errorf("the upstream did %q, want %q: the lost answer's work was done, once per ask", got, want)
 	}
 	hits, err := json.Marshal(&r.current()[0].pick.Hits)
-	if want := `{"matched":2,"hit":1,"lost":1,"first":["CHARGE order-1\\x0a"]}`; err != nil || string(hits) != want {
+	if want := `{"matched":2,"hit":1,"lost":1,"first":["CHARGE order-1\\x0a"],"kinds":{"CHARGE":1}}`; err != nil || string(hits) != want {
 		t.Errorf("hits = %s, %v, want %s", hits, err, want)
 	}
 }
