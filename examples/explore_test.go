@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gameday-dev/gameday/gameday/explore"
 	"github.com/gameday-dev/gameday/internal/testenv"
 	"github.com/gameday-dev/gameday/scenarios"
 )
@@ -283,4 +284,88 @@ func mustAtoi(t *testing.T, s string) int {
 		t.Fatal(fmt.Errorf("%q: %w", s, err))
 	}
 	return n
+}
+
+// The strategies side by side (docs/benchmarks.md#explore-guided-against-random):
+// for each planted bug, every family, the same short sale, seeds 1 to
+// GAMEDAY_EXPLORE_SEEDS (10), a random and a guided search each stopped
+// at the first trial that breaks what the bug breaks (-first), in turn
+// seed by seed so that the machine's drift falls on both; trials to that
+// trial, median and worst, a search that did not meet it within
+// GAMEDAY_EXPLORE_BUDGET (30) counted as the budget. A measurement, run
+// by hand: GAMEDAY_EXPLORE_STRATEGIES=1 go test ./examples -run
+// TestExploreStrategies -v -timeout 6h (GAMEDAY_EXPLORE_BUGS narrows it
+// to the bugs whose names contain one of its comma-separated words).
+func TestExploreStrategies(t *testing.T) {
+	if os.Getenv("GAMEDAY_EXPLORE_STRATEGIES") == "" {
+		t.Skip("a measurement: GAMEDAY_EXPLORE_STRATEGIES=1 runs it")
+	}
+	seeds, budget := envInt(t, "GAMEDAY_EXPLORE_SEEDS", 10), envInt(t, "GAMEDAY_EXPLORE_BUDGET", 30)
+	bin := filepath.Join(t.TempDir(), "gameday")
+	if err := testenv.GoBuild(bin, "../cmd/gameday"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, system string
+		vars         func(t *testing.T) map[string]string
+		broken       []string
+	}{
+		{"ticketshop charge retried without its key", "ticketshop/gameday.yaml",
+			func(t *testing.T) map[string]string { return ticketshop(t, true, "-fresh-key-retry") }, []string{"double_charges"}},
+		{"ticketshop hold expired while its charge completes", "ticketshop/gameday.yaml",
+			func(t *testing.T) map[string]string {
+				return ticketshop(t, true, "-pay-timeout", "2s", "-hold-ttl", "500ms")
+			}, []string{"units_created", "oversold"}},
+		{"ticketshop hold retried without its key", "ticketshop/gameday.yaml",
+			func(t *testing.T) map[string]string { return ticketshop(t, true, "-unkeyed-hold-retry") }, []string{"lost_units"}},
+		{"ticketshop sale undone after its answer was lost", "ticketshop/gameday.yaml",
+			func(t *testing.T) map[string]string { return ticketshop(t, true, "-void-on-sell-error") }, []string{"orders_without_charge"}},
+		{"pyshop unit given back after a lost reply", "pyshop/gameday.yaml",
+			func(t *testing.T) map[string]string { return pyshop(t, "compensating") },
+			[]string{"units_created", "oversold", "orders_without_charge"}},
+	} {
+		if only := os.Getenv("GAMEDAY_EXPLORE_BUGS"); only != "" && !slices.ContainsFunc(strings.Split(only, ","), func(w string) bool { return strings.Contains(c.name, w) }) {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			vars, base := c.vars(t), shortSale(t, c.system)
+			first := regexp.MustCompile(`explore: trial (\d+) broke`)
+			trials := map[string][]int{}
+			for seed := 1; seed <= seeds; seed++ {
+				for _, strategy := range []string{"random", "guided"} {
+					output, code := runCmd(t, bin, "", vars, "explore", "-strategy", strategy, "-first", strings.Join(c.broken, ","),
+						"-budget", strconv.Itoa(budget), "-seed", strconv.Itoa(seed), "-quiet",
+						"-out", t.TempDir(), "-runs-dir", t.TempDir(), "-journal", filepath.Join(t.TempDir(), "journal.json"), base)
+					n := budget
+					switch m := first.FindStringSubmatch(output); {
+					case code == 1 && m != nil:
+						n = mustAtoi(t, m[1]) + 1
+					case code != 0:
+						t.Fatalf("seed %d, %s: exit %d:\n%s", seed, strategy, code, output)
+					}
+					trials[strategy] = append(trials[strategy], n)
+					t.Logf("seed %d, %s: %d trials", seed, strategy, n)
+				}
+			}
+			worst := func(ns []int) string {
+				w := slices.Max(ns)
+				if w >= budget {
+					return fmt.Sprintf("%d+", budget)
+				}
+				return strconv.Itoa(w)
+			}
+			t.Logf("| %s | %v | %g | %s | %v | %g | %s |", c.name,
+				trials["random"], explore.Median(trials["random"]), worst(trials["random"]),
+				trials["guided"], explore.Median(trials["guided"]), worst(trials["guided"]))
+		})
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	return mustAtoi(t, v)
 }

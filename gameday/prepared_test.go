@@ -106,6 +106,30 @@ load:
 		}
 		report(b, time.Since(start))
 	})
+	// As gameday explore prepares: a relay behind every dependency's
+	// proxy, each trial's request kinds read back after it.
+	b.Run("prepared-relayed", func(b *testing.B) {
+		o := options(b)
+		o.TimeScale, o.PredictRuns = 1, -1
+		prep := sc.Clone()
+		for _, dep := range []string{"payment", "inventory", "sessions", "catalog"} {
+			prep.Faults = append(prep.Faults, scenarios.Fault{Name: "relay-" + dep, Target: dep, Toxic: &scenarios.Toxic{Type: "lost_reply"}})
+		}
+		p, err := gameday.Prepare(context.Background(), prep, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Close()
+		b.ResetTimer()
+		start := time.Now()
+		for range b.N {
+			rec, _, err := p.Drive(context.Background(), sc)
+			if err != nil || rec.Verdict != gameday.VerdictPass || len(rec.Requests) == 0 {
+				b.Fatalf("%v %+v", err, rec)
+			}
+		}
+		report(b, time.Since(start))
+	})
 	b.Run("whole", func(b *testing.B) {
 		o := options(b)
 		o.TimeScale, o.PredictRuns = 1, -1

@@ -114,10 +114,12 @@ func (s *Scenario) bare() *Scenario {
 // SystemPath is System resolved against the scenario file's directory (or
 // the working directory, for a catalogue scenario). A path that goes down
 // only (no "..": "gameday.yaml", "systems/shop.yaml") and is not there is
-// looked for in each directory above it in turn, the nearest first, as
-// git finds its repository: a scenario written with the system's path
-// from the top of its repository (as gameday explore writes a finding's)
-// finds it from whatever folder of the repository it is committed in.
+// looked for in each directory above it in turn, the nearest first, up to
+// the top of the scenario's git repository (the directory holding .git)
+// and never past it: a scenario written with the system's path from the
+// top of its repository (as gameday explore writes a finding's) finds it
+// from whatever folder of the repository it is committed in. Outside a
+// repository nothing is looked for.
 func (s *Scenario) SystemPath() string {
 	if s.System == "" || filepath.IsAbs(s.System) || strings.HasPrefix(s.File, "catalogue:") || s.File == "" {
 		return s.System
@@ -130,11 +132,13 @@ func (s *Scenario) SystemPath() string {
 	if err != nil {
 		return here
 	}
-	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
-		if p := filepath.Join(dir, s.System); fileExists(p) {
+	// Up to the top of the scenario's git repository, and no further: a
+	// file of that name elsewhere on the machine is not this system's.
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if p := filepath.Join(dir, s.System); dir != abs && fileExists(p) {
 			return p
 		}
-		if filepath.Dir(dir) == dir {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil || filepath.Dir(dir) == dir {
 			return here
 		}
 	}

@@ -217,15 +217,15 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	// Prepared for every family the search may draw: a request-aware one
 	// needs a relay behind the proxy of each dependency it may be drawn
 	// on, which only preparing creates. Where the Toxiproxy is gameday's
-	// (it serves the request-aware families), every dependency's proxy
-	// gets one, so that each trial sees the kinds of request every
-	// dependency receives (docs/explore.md#request-kinds).
+	// own (the system file names none), every dependency's proxy gets
+	// one, so that each trial sees the kinds of request every dependency
+	// receives (docs/explore.md#request-kinds).
 	prep := base.Clone()
 	prep.Faults = nil
-	relayAll := slices.ContainsFunc(families, func(f string) bool {
-		fam, _ := explore.FamilyByName(f)
-		return fam.RequestAware
-	}) || sys.Toxiproxy == ""
+	// Only on gameday's own Toxiproxy: on one the user runs, a proxy
+	// made without a relay keeps none, and only the dependencies a
+	// request-aware family is drawn on need one.
+	relayAll := sys.Toxiproxy == ""
 	for _, t := range o.Space.Targets {
 		if !sys.Dependencies[t].Proxied() {
 			continue // a process alone: no proxy
@@ -285,7 +285,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "explore: stopped (%s): go on with the same command and -resume, which begins with trial %d\n", res.Stopped, res.ResumesAt())
 	}
 	if *first != "" && res.FirstBroken >= 0 {
-		tr := res.Trials[len(res.Trials)-1]
+		tr := res.Trials[res.FirstBroken]
 		fmt.Fprintf(stdout, "explore: trial %d broke %s (the first; %d trials drawn %s): no finding made of it (-first)\n", res.FirstBroken, strings.Join(tr.Broken, ", "), res.FirstBroken+1, res.Strategy)
 		return exitError{exitFailed, "explore found what breaks the books"}
 	}

@@ -22,6 +22,10 @@ type Observed struct {
 	// Hit maps a fault's name to the kinds of the requests it acted on,
 	// the most acted on first.
 	Hit map[string][]string `json:"hit,omitempty"`
+	// NearMiss: the books moved (a count of one of their facts above
+	// zero) and nothing was broken: an allowance spent, units stranded
+	// within it.
+	NearMiss bool `json:"near_miss,omitempty"`
 	// Signature is the trial's behaviour as a set of features, sorted: a
 	// fault's family on a kind of request it acted on; an answer the
 	// system gave, by outcome, and its share of the arrivals (any, a
@@ -105,11 +109,16 @@ func Observe(rec *runrecord.Record, sc *scenarios.Scenario, phases []Phase) Obse
 			feats["breaker "+dep+" "+t.State] = true
 		}
 	}
+	moved := false
 	for name, n := range rec.Invariants.ByName() {
 		if n > 0 && name != "dropped" {
 			feats["books "+name] = true
+			moved = true
 		}
 	}
+	o.NearMiss = moved && !slices.ContainsFunc(rec.InvariantChecks, func(c runrecord.ExpectationResult) bool {
+		return !c.Held && !c.NotChecked && c.Unjudged == "" && c.Invariant != "dropped"
+	})
 	for _, f := range rec.Faults {
 		if c := f.Cache; c != nil && (c.Evicted > 0 || c.Refused > 0) {
 			feats["cache "+f.Target+" pressed"] = true

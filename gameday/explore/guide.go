@@ -68,7 +68,7 @@ func (g *Guide) Learn(s Schedule, o Observed) []string {
 		}
 	}
 	if len(fresh) > 0 && len(s.Faults) > 0 {
-		if slices.ContainsFunc(o.Signature, func(f string) bool { return strings.HasPrefix(f, "books ") }) {
+		if o.NearMiss {
 			g.near = append(g.near, len(g.corpus))
 		}
 		g.corpus = append(g.corpus, s.clone())
@@ -218,8 +218,8 @@ func (g *Guide) mutateOnce(sp Space, r *rand.Rand, s *Schedule) string {
 		return ""
 	}
 	i := r.IntN(len(s.Faults))
-	// Half the time, a fault that acted on requests in the trial, when
-	// one did: where the behaviour came from.
+	// Half the time, a request-aware fault, when there is one: the
+	// faults whose aim a mutation can change.
 	var acted []int
 	for j, f := range s.Faults {
 		if fam, _ := FamilyByName(f.Family); fam.RequestAware {

@@ -63,6 +63,7 @@ func kindModel(phases []Phase, bug func(sc *scenarios.Scenario, f scenarios.Faul
 		for k := range feats {
 			ob.Signature = append(ob.Signature, k)
 		}
+		ob.NearMiss = feats["books orders_told_failed"] && !broken
 		slices.Sort(ob.Signature)
 		if broken {
 			return Outcome{Verdict: runrecord.VerdictFail, Broken: []string{"oversold"}, Observed: ob}, nil
@@ -166,7 +167,7 @@ func TestGuidedSearchIsSeededAndResumes(t *testing.T) {
 	// A random search's journal is not a guided one's.
 	o := guidedOptions(b, 3, 20, StrategyRandom)
 	o.Out, o.Done = t.TempDir(), done
-	if _, err := Search(context.Background(), o, run); err == nil || !strings.Contains(err.Error(), "draws random") {
+	if _, err := Search(context.Background(), o, run); err == nil || !strings.Contains(err.Error(), "drawn by a guided search, and this one is random") {
 		t.Errorf("a guided journal resumed as a random search: %v", err)
 	}
 }

@@ -137,8 +137,17 @@ type TrialRecord struct {
 	Idle     []string          `json:"idle,omitempty"`
 	Finding  *Finding          `json:"finding,omitempty"`
 	// Observed is what the trial showed: a guided search resumed learns
-	// it again, and so draws what the search run through drew.
+	// it again, and so draws what the search run through drew. Strategy
+	// is the search's ("": random, as journals before it was kept).
 	Observed *Observed `json:"observed,omitempty"`
+	Strategy string    `json:"strategy,omitempty"`
+}
+
+func orRandom(strategy string) string {
+	if strategy == "" {
+		return StrategyRandom
+	}
+	return strategy
 }
 
 // ReadJournal reads the trials a search's journal (trials.jsonl) records,
@@ -266,6 +275,9 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 	// The trials of the search resumed: each must be the trial this
 	// search draws in its place, or the journal is another search's.
 	for i, tr := range o.Done {
+		if tr.Strategy != strategy && !(tr.Strategy == "" && strategy == StrategyRandom) {
+			return nil, fmt.Errorf("explore: trial %d of the journal was drawn by a %s search, and this one is %s (start afresh, or resume with -strategy %s)", i, orRandom(tr.Strategy), strategy, orRandom(tr.Strategy))
+		}
 		s := draw(i)
 		if enc := s.Encode(); !bytes.Equal(enc, tr.Schedule) {
 			return nil, fmt.Errorf("explore: trial %d of the journal is not what seed %d draws %s from this space and base (another search's journal? start afresh): journal %s, drawn %s", i, o.Seed, strategy, tr.Schedule, enc)
@@ -280,6 +292,9 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 		res.tried(Tried{Schedule: s, Verdict: tr.Verdict, Broken: tr.Broken, Idle: tr.Idle, Observed: ob, New: learn(s, ob)})
 		if breaksAny(tr.Broken, o.StopAt) && tr.Verdict == runrecord.VerdictFail && res.FirstBroken < 0 {
 			res.FirstBroken = i
+			if o.StopAtFirst {
+				return res, nil
+			}
 		}
 		if tr.Finding != nil {
 			res.Findings = append(res.Findings, *tr.Finding)
@@ -335,6 +350,10 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 				return res, nil
 			}
 		}
+		if o.StopAtFirst {
+			// Counting trials to a bug: nothing else is made a finding.
+			continue
+		}
 		f, err := o.finding(ctx, s.withHits(out.Observed.Hit), out, res.Findings, run, fails)
 		var nc notCarriedOut
 		if errors.As(err, &nc) {
@@ -361,7 +380,7 @@ func Search(ctx context.Context, o Options, run Runner) (*Result, error) {
 		// A finding made whole is journaled even if the search was
 		// stopped meanwhile (its scenario is in Out); the next turn of
 		// the loop sees the interruption.
-		tr := TrialRecord{Schedule: s.Encode(), Verdict: out.Verdict, Broken: out.Broken, Idle: out.Idle, Finding: f, Observed: &out.Observed}
+		tr := TrialRecord{Schedule: s.Encode(), Verdict: out.Verdict, Broken: out.Broken, Idle: out.Idle, Finding: f, Observed: &out.Observed, Strategy: strategy}
 		if f != nil {
 			res.Findings = append(res.Findings, *f)
 		}

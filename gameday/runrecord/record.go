@@ -142,8 +142,11 @@ type DependencyRequests struct {
 }
 
 // RequestKind is how many requests of one kind a dependency received,
-// and when: PerSecond[i] is those that began in second i of the run (its
-// start is the fault timeline's, as a fault's at).
+// and when: PerSecond[i] is those that began in the i-th whole second of
+// the clock counted from the one the run started in (its start is the
+// fault timeline's, as a fault's at), so a second's requests are placed
+// to within a second, and second 0 may hold a few sent just before the
+// start (the books set up).
 type RequestKind struct {
 	Kind      string  `json:"kind"`
 	Count     int64   `json:"count"`

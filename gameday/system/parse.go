@@ -187,7 +187,10 @@ func (s *System) setDefaults() {
 		if d == nil {
 			continue
 		}
-		if d.Proxy == "" {
+		switch d.Proxy {
+		case NoProxy:
+			d.alone = true
+		case "":
 			d.Proxy = name
 		}
 		if p := d.Process; p != nil {

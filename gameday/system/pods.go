@@ -136,7 +136,7 @@ func parsePods(file string, data []byte, vars map[string]string, pods map[string
 			if cp.Proxy == dep { // the default: each pod's proxy needs a name of its own
 				cp.Proxy = name + "-" + dep
 			}
-			if other, dup := proxies[cp.Proxy]; dup {
+			if other, dup := proxies[cp.Proxy]; dup && cp.Proxied() {
 				return nil, &Error{File: file, Line: first.lines["dependencies."+dep], Field: "dependencies." + dep + ".proxy",
 					Msg: fmt.Sprintf("%s and %s both put %s behind proxy %q: give each pod's its own (${NAME} of the pod's values)", other, name, dep, cp.Proxy)}
 			}

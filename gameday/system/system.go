@@ -253,6 +253,10 @@ type Dependency struct {
 	// on; default 0.
 	Password string `yaml:"password"`
 	Database int    `yaml:"database"`
+
+	// alone: the file says proxy: none (a dependency named none is
+	// proxied like any other).
+	alone bool
 }
 
 // NoProxy is the value of Dependency.Proxy for a process alone.
@@ -261,7 +265,7 @@ const NoProxy = "none"
 // Proxied reports whether the dependency has a proxy in front of it: all
 // but a process alone (proxy: none), a process with no network address
 // (a queue worker), on which only process faults act.
-func (d *Dependency) Proxied() bool { return d.Proxy != NoProxy }
+func (d *Dependency) Proxied() bool { return !d.alone }
 
 // Protocols are the values of Dependency.Protocol: tcp is any other.
 var Protocols = []string{"http", "https", "redis", "postgres", "mysql", "tcp"}

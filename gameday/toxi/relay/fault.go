@@ -181,7 +181,7 @@ func (f *Fault) setMatch(m *HTTPMatch) {
 // are req (and, for an HTTP request, whose head is h), counting it when it
 // matches.
 func (f *Fault) takes(req []byte, h *head, kind string) bool {
-	if f.kind != "" && !strings.EqualFold(f.kind, kind) {
+	if f.kind != "" && !SameKind(f.kind, kind) {
 		return false
 	}
 	if f.match != nil && !f.match.Match(req) {

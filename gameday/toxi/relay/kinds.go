@@ -31,6 +31,11 @@ func Kind(req []byte) string {
 	case req[0] == '*':
 		return redisKind(req)
 	}
+	// A MySQL packet whose length is the read's is one, whatever its
+	// first byte: its length's low byte can look like a Postgres message.
+	if k, ok := mysqlKind(req); ok && mysqlLength(req) == len(req) {
+		return k
+	}
 	if k, ok := postgresKind(req); ok {
 		return k
 	}
@@ -47,6 +52,92 @@ func Kind(req []byte) string {
 		return k
 	}
 	return "other"
+}
+
+// SameKind reports whether a toxic's kind want names requests of kind
+// got: the same words, without case; a script by its hash either way, so
+// that EVALSHA 1a2b3c4d names the script's EVAL too (go-redis sends it
+// whole after Redis answers NOSCRIPT: after a restart).
+func SameKind(want, got string) bool {
+	if strings.EqualFold(want, got) {
+		return true
+	}
+	w, wh, ok1 := strings.Cut(want, " ")
+	g, gh, ok2 := strings.Cut(got, " ")
+	script := func(c string) bool {
+		c = strings.ToUpper(c)
+		return c == "EVAL" || c == "EVALSHA" || c == "EVAL_RO" || c == "EVALSHA_RO"
+	}
+	return ok1 && ok2 && script(w) && script(g) && strings.EqualFold(wh, gh) &&
+		strings.HasSuffix(strings.ToUpper(w), "_RO") == strings.HasSuffix(strings.ToUpper(g), "_RO")
+}
+
+// maxStatements bounds the prepared statements a connection's kinds are
+// remembered for.
+const maxStatements = 1024
+
+// statements are, for one connection, the kinds of the Postgres
+// statements it prepared, by name: a statement is run by name in a
+// request of its own (Bind, Execute), whose kind is the statement's.
+type statements map[string]string
+
+// kind names a request as Kind does, with what the connection prepared: a
+// Postgres request that runs a statement (Bind and Execute) is the
+// statement's kind ("UPDATE products"), one that only prepares it is
+// "PREPARE UPDATE products" (it changes nothing), one that runs a
+// statement prepared before this relay saw the connection is "EXECUTE".
+func (st *statements) kind(req []byte) string {
+	if len(req) < 5 || !strings.ContainsRune("PBDESHC", rune(req[0])) {
+		return Kind(req)
+	}
+	if *st == nil {
+		*st = statements{}
+	}
+	var parsed, bound string
+	executed, known := false, false
+	for pos := 0; pos+5 <= len(req); {
+		n := int(binary.BigEndian.Uint32(req[pos+1:]))
+		if n < 4 || n > 1<<30 {
+			break
+		}
+		body := req[pos+5 : min(pos+1+n, len(req))]
+		switch req[pos] {
+		case 'P':
+			name, rest, _ := bytes.Cut(body, []byte{0})
+			q, _, _ := bytes.Cut(rest, []byte{0})
+			parsed = SQLKind(string(q))
+			if len(*st) >= maxStatements {
+				clear(*st)
+			}
+			(*st)[string(name)] = parsed
+			known = true
+		case 'B':
+			_, rest, _ := bytes.Cut(body, []byte{0})
+			stmt, _, _ := bytes.Cut(rest, []byte{0})
+			bound = (*st)[string(stmt)]
+			known = true
+		case 'E':
+			executed = true
+		case 'D', 'S', 'H', 'C':
+			known = true
+		default:
+			return Kind(req)
+		}
+		pos += 1 + n
+	}
+	switch {
+	case !known:
+		return Kind(req)
+	case executed && bound != "":
+		return bound
+	case executed && parsed != "":
+		return parsed
+	case executed:
+		return "EXECUTE"
+	case parsed != "":
+		return "PREPARE " + parsed
+	}
+	return Kind(req)
 }
 
 // redisKind is a RESP array's first bulk string, upper-cased: the
@@ -171,6 +262,15 @@ func postgresKind(req []byte) (string, bool) {
 	return "", false
 }
 
+// mysqlLength is the length of the MySQL packet req begins with, its
+// header counted.
+func mysqlLength(req []byte) int {
+	if len(req) < 4 {
+		return -1
+	}
+	return (int(req[0]) | int(req[1])<<8 | int(req[2])<<16) + 4
+}
+
 // mysqlKind names a MySQL client packet: COM_QUERY (0x03) by its
 // statement, COM_STMT_PREPARE (0x16) by the statement prepared,
 // COM_STMT_EXECUTE (0x17) as "EXECUTE", the login (sequence 1) as
@@ -255,7 +355,11 @@ func SQLKind(q string) string {
 // parentheses), "" when there is none.
 func afterFrom(q string) string {
 	depth := 0
-	for len(q) > 0 {
+	for {
+		q = strings.TrimLeftFunc(q, unicode.IsSpace)
+		if q == "" {
+			return ""
+		}
 		w, rest := sqlWord(q)
 		if w == "" {
 			switch q[0] {
@@ -273,7 +377,6 @@ func afterFrom(q string) string {
 		}
 		q = rest
 	}
-	return ""
 }
 
 // sqlWord is q's next word after spaces (letters, digits, _, ., $, or a
@@ -327,7 +430,7 @@ func table(name string) string {
 	if name == "" {
 		return "?"
 	}
-	return strings.ToLower(name[:min(len(name), 48)])
+	return strings.ToValidUTF8(strings.ToLower(name[:min(len(name), 48)]), "")
 }
 
 // word is b upper-cased, cut to at most n characters, printable.
@@ -364,7 +467,7 @@ func HTTPKind(method, target string) string {
 	}
 	path = strings.Join(parts, "/")
 	if len(path) > 80 {
-		path = path[:80] + "…"
+		path = strings.ToValidUTF8(path[:80], "") + "…"
 	}
 	return word([]byte(method), 16) + " " + path
 }
@@ -417,6 +520,9 @@ func (k *kindCounts) count(kind string, at time.Time) {
 	m := k.kinds[kind]
 	if m == nil {
 		if len(k.kinds) >= maxKinds {
+			k.evict(sec)
+		}
+		if len(k.kinds) >= maxKinds {
 			kind = "other"
 			m = k.kinds[kind]
 		}
@@ -431,6 +537,16 @@ func (k *kindCounts) count(kind string, at time.Time) {
 			if s <= sec-keptSeconds {
 				delete(m, s)
 			}
+		}
+	}
+}
+
+// evict forgets the kinds not seen in the last keptSeconds: a relay that
+// lives for days keeps room for what its dependency receives now.
+func (k *kindCounts) evict(now int64) {
+	for kind, m := range k.kinds {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(m)), func(s int64) bool { return s > now-keptSeconds }) {
+			delete(k.kinds, kind)
 		}
 	}
 }

@@ -48,3 +48,54 @@ func TestKind(t *testing.T) {
 		}
 	}
 }
+
+func pgMsg(typ byte, parts ...string) []byte {
+	body := []byte{}
+	for _, p := range parts {
+		body = append(append(body, p...), 0)
+	}
+	b := []byte{typ, 0, 0, 0, 0}
+	binary.BigEndian.PutUint32(b[1:], uint32(len(body)+4))
+	return append(b, body...)
+}
+
+// A statement pgx prepares in a round trip of its own is named PREPARE
+// there, and its kind where it is run by name (Bind, Execute); one
+// parsed and run at once is its kind; one run by a name the relay never
+// saw prepared is EXECUTE.
+func TestKindOfPreparedStatements(t *testing.T) {
+	var st statements
+	steps := []struct {
+		req  []byte
+		want string
+	}{
+		{append(append(pgMsg('P', "stmt_1", "UPDATE products SET n = n - 1 WHERE sku = $1", ""), pgMsg('D', "Sstmt_1")...), pgMsg('S')...), "PREPARE UPDATE products"},
+		{append(append(pgMsg('B', "", "stmt_1", ""), pgMsg('E', "", "")...), pgMsg('S')...), "UPDATE products"},
+		{append(append(pgMsg('P', "", "commit"), pgMsg('B', "", "", "")...), pgMsg('E', "", "")...), "COMMIT"},
+		{append(pgMsg('B', "", "stmt_9", ""), pgMsg('E', "", "")...), "EXECUTE"},
+		{pgQuery("begin"), "BEGIN"},
+	}
+	for i, s := range steps {
+		if got := st.kind(s.req); got != s.want {
+			t.Errorf("request %d: %q, want %q", i, got, s.want)
+		}
+	}
+}
+
+func TestSameKind(t *testing.T) {
+	for _, c := range []struct {
+		want, got string
+		same      bool
+	}{
+		{"commit", "COMMIT", true},
+		{"EVALSHA ca159073", "EVAL ca159073", true},
+		{"EVAL ca159073", "EVALSHA CA159073", true},
+		{"EVALSHA ca159073", "EVALSHA ee854c39", false},
+		{"EVALSHA_RO ca159073", "EVALSHA ca159073", false},
+		{"UPDATE products", "PREPARE UPDATE products", false},
+	} {
+		if got := SameKind(c.want, c.got); got != c.same {
+			t.Errorf("SameKind(%q, %q) = %v", c.want, c.got, got)
+		}
+	}
+}

@@ -197,8 +197,10 @@ type pair struct {
 	reqLen   int64
 	whole    bool
 	answered bool
-	// kind is the request's kind (Kind), read from its first bytes.
-	kind string
+	// kind is the request's kind (Kind), read from its first bytes;
+	// stmts the kinds of the statements the connection prepared.
+	kind  string
+	stmts statements
 	// applies holds, per fault, whether it acts on this connection (its
 	// toxicity, drawn once per connection, as Toxiproxy draws its own).
 	applies map[*Pick]bool
@@ -277,7 +279,7 @@ func (p *pair) note(b []byte) {
 		p.req = p.req[:0]
 		p.reqLen = 0
 		p.whole = faulty
-		p.kind = Kind(b)
+		p.kind = p.stmts.kind(b)
 		p.r.seen.count(p.kind, time.Now())
 	}
 	p.reqLen += int64(len(b))
