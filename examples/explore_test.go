@@ -295,7 +295,8 @@ func mustAtoi(t *testing.T, s string) int {
 // GAMEDAY_EXPLORE_BUDGET (30) counted as the budget. A measurement, run
 // by hand: GAMEDAY_EXPLORE_STRATEGIES=1 go test ./examples -run
 // TestExploreStrategies -v -timeout 6h (GAMEDAY_EXPLORE_BUGS narrows it
-// to the bugs whose names contain one of its comma-separated words).
+// to the bugs whose names contain one of its comma-separated words,
+// GAMEDAY_EXPLORE_FROM starts at another seed than 1).
 func TestExploreStrategies(t *testing.T) {
 	if os.Getenv("GAMEDAY_EXPLORE_STRATEGIES") == "" {
 		t.Skip("a measurement: GAMEDAY_EXPLORE_STRATEGIES=1 runs it")
@@ -331,7 +332,7 @@ func TestExploreStrategies(t *testing.T) {
 			vars, base := c.vars(t), shortSale(t, c.system)
 			first := regexp.MustCompile(`explore: trial (\d+) broke`)
 			trials := map[string][]int{}
-			for seed := 1; seed <= seeds; seed++ {
+			for seed := envInt(t, "GAMEDAY_EXPLORE_FROM", 1); seed <= seeds; seed++ {
 				for _, strategy := range []string{"random", "guided"} {
 					output, code := runCmd(t, bin, "", vars, "explore", "-strategy", strategy, "-first", strings.Join(c.broken, ","),
 						"-budget", strconv.Itoa(budget), "-seed", strconv.Itoa(seed), "-quiet",
