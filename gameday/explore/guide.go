@@ -29,9 +29,9 @@ type Guide struct {
 	seen   map[string]bool
 	corpus []Schedule
 	// near are the places in corpus of the schedules whose trial moved
-	// the books without breaking them (a feature "books …": orders told
-	// failed within an allowance, stranded units): near misses, which a
-	// mutation starts from half the time.
+	// the books without breaking them (Observed.NearMiss: orders told
+	// failed within an allowance, stranded units allowed): near misses,
+	// which a mutation starts from half the time.
 	near []int
 }
 
