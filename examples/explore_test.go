@@ -208,19 +208,10 @@ func TestExploreWholeFamilies(t *testing.T) {
 	if err := testenv.GoBuild(bin, "../cmd/gameday"); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name, system string
-		vars         func(t *testing.T) map[string]string
-		broken       []string
-	}{
-		{"ticketshop hold expired while its charge completes", "ticketshop/gameday.yaml",
-			func(t *testing.T) map[string]string {
-				return ticketshop(t, true, "-pay-timeout", "2s", "-hold-ttl", "500ms")
-			}, []string{"units_created", "oversold"}},
-		{"pyshop unit given back after a lost reply", "pyshop/gameday.yaml",
-			func(t *testing.T) map[string]string { return pyshop(t, "compensating") },
-			[]string{"units_created", "oversold", "orders_without_charge"}},
-	} {
+	for _, c := range measured {
+		if c.name != "ticketshop hold expired while its charge completes" && c.name != "pyshop unit given back after a lost reply" {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			out := t.TempDir()
 			const budget = 40
@@ -253,6 +244,28 @@ func TestExploreWholeFamilies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// measured are the planted bugs the measurements by hand search, with
+// what each breaks.
+var measured = []struct {
+	name, system string
+	vars         func(t *testing.T) map[string]string
+	broken       []string
+}{
+	{"ticketshop charge retried without its key", "ticketshop/gameday.yaml",
+		func(t *testing.T) map[string]string { return ticketshop(t, true, "-fresh-key-retry") }, []string{"double_charges"}},
+	{"ticketshop hold expired while its charge completes", "ticketshop/gameday.yaml",
+		func(t *testing.T) map[string]string {
+			return ticketshop(t, true, "-pay-timeout", "2s", "-hold-ttl", "500ms")
+		}, []string{"units_created", "oversold"}},
+	{"ticketshop hold retried without its key", "ticketshop/gameday.yaml",
+		func(t *testing.T) map[string]string { return ticketshop(t, true, "-unkeyed-hold-retry") }, []string{"lost_units"}},
+	{"ticketshop sale undone after its answer was lost", "ticketshop/gameday.yaml",
+		func(t *testing.T) map[string]string { return ticketshop(t, true, "-void-on-sell-error") }, []string{"orders_without_charge"}},
+	{"pyshop unit given back after a lost reply", "pyshop/gameday.yaml",
+		func(t *testing.T) map[string]string { return pyshop(t, "compensating") },
+		[]string{"units_created", "oversold", "orders_without_charge"}},
 }
 
 // runCmd runs the command bin with args in dir ("": here), with vars in
@@ -306,25 +319,7 @@ func TestExploreStrategies(t *testing.T) {
 	if err := testenv.GoBuild(bin, "../cmd/gameday"); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		name, system string
-		vars         func(t *testing.T) map[string]string
-		broken       []string
-	}{
-		{"ticketshop charge retried without its key", "ticketshop/gameday.yaml",
-			func(t *testing.T) map[string]string { return ticketshop(t, true, "-fresh-key-retry") }, []string{"double_charges"}},
-		{"ticketshop hold expired while its charge completes", "ticketshop/gameday.yaml",
-			func(t *testing.T) map[string]string {
-				return ticketshop(t, true, "-pay-timeout", "2s", "-hold-ttl", "500ms")
-			}, []string{"units_created", "oversold"}},
-		{"ticketshop hold retried without its key", "ticketshop/gameday.yaml",
-			func(t *testing.T) map[string]string { return ticketshop(t, true, "-unkeyed-hold-retry") }, []string{"lost_units"}},
-		{"ticketshop sale undone after its answer was lost", "ticketshop/gameday.yaml",
-			func(t *testing.T) map[string]string { return ticketshop(t, true, "-void-on-sell-error") }, []string{"orders_without_charge"}},
-		{"pyshop unit given back after a lost reply", "pyshop/gameday.yaml",
-			func(t *testing.T) map[string]string { return pyshop(t, "compensating") },
-			[]string{"units_created", "oversold", "orders_without_charge"}},
-	} {
+	for _, c := range measured {
 		if only := os.Getenv("GAMEDAY_EXPLORE_BUGS"); only != "" && !slices.ContainsFunc(strings.Split(only, ","), func(w string) bool { return strings.Contains(c.name, w) }) {
 			continue
 		}
