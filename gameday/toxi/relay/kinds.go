@@ -87,7 +87,9 @@ type statements map[string]string
 // "PREPARE UPDATE products" (it changes nothing), one that runs a
 // statement prepared before this relay saw the connection is "EXECUTE".
 func (st *statements) kind(req []byte) string {
-	if len(req) < 5 || !strings.ContainsRune("PBDESHC", rune(req[0])) {
+	if len(req) < 5 || !strings.ContainsRune("PBDESHC", rune(req[0])) || mysqlLength(req) == len(req) {
+		// Not a run of Postgres messages, or a MySQL packet whose
+		// length's low byte looks like one: Kind tells them apart.
 		return Kind(req)
 	}
 	if *st == nil {

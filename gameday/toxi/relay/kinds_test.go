@@ -2,6 +2,7 @@ package relay
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 )
 
@@ -74,6 +75,8 @@ func TestKindOfPreparedStatements(t *testing.T) {
 		{append(append(pgMsg('P', "", "commit"), pgMsg('B', "", "", "")...), pgMsg('E', "", "")...), "COMMIT"},
 		{append(pgMsg('B', "", "stmt_9", ""), pgMsg('E', "", "")...), "EXECUTE"},
 		{pgQuery("begin"), "BEGIN"},
+		// A MySQL query of 0x150 bytes begins with 'P': it is still MySQL's.
+		{mysqlQuery("UPDATE holds SET n = 1" + strings.Repeat(" ", 0x150-1-len("UPDATE holds SET n = 1"))), "UPDATE holds"},
 	}
 	for i, s := range steps {
 		if got := st.kind(s.req); got != s.want {
